@@ -1,0 +1,143 @@
+# jpbpf top-level build.  Everything goes to $(O) (default build/).
+#   make            build jpbpf, the agent, BPF objects and skeletons
+#   make test       install missing deps, build a sanitizer variant, run tests
+#   make demo       run the main job on a bundled workload
+#   make bench      measured figures (bench/)
+#   make install    PREFIX=/usr/local DESTDIR=
+# Variables: O=dir (output), SAN=1 (ASan+UBSan), CC=gcc|clang, V=1 (verbose)
+
+O        ?= build
+CC       ?= cc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+PREFIX   ?= /usr/local
+JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac 2>/dev/null || echo /usr/lib/jvm/java-17-openjdk-amd64/bin/javac))))
+VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo 0.1.0)
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
+CFLAGS   ?= -O2 -g
+BASEFLAGS := -std=c11 -D_GNU_SOURCE -fPIC -MMD -MP $(WARN) -Iuser -Iuser/bundle -I$(O) \
+	     -DJPBPF_VERSION='"$(VERSION)"'
+ifeq ($(SAN),1)
+BASEFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+LDSAN     := -fsanitize=address,undefined
+endif
+ALL_CFLAGS := $(BASEFLAGS) $(CFLAGS)
+LIBS     := -lbpf -lelf -ldw -lipt -ljansson -lz -lpthread -lm
+
+# ---- sources -----------------------------------------------------------
+BUNDLE_SRCS := $(sort $(wildcard user/bundle/*.c))
+USER_SRCS   := $(sort $(filter-out user/bundle/% user/cli/main.c,$(shell find user -name '*.c')))
+MAIN_SRC    := user/cli/main.c
+AGENT_SRCS  := $(sort $(wildcard agent/*.c))
+SIM_SRCS    := $(sort $(wildcard tests/sim/*.c))
+UNIT_SRCS   := $(sort $(wildcard tests/unit/test_*.c))
+BPF_SRCS    := $(sort $(wildcard bpf/*.bpf.c))
+
+obj = $(patsubst %.c,$(O)/obj/%.o,$(1))
+BUNDLE_OBJS := $(call obj,$(BUNDLE_SRCS))
+USER_OBJS   := $(call obj,$(USER_SRCS))
+AGENT_OBJS  := $(call obj,$(AGENT_SRCS))
+SIM_OBJS    := $(call obj,$(SIM_SRCS))
+BPF_OBJS    := $(patsubst bpf/%.bpf.c,$(O)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS       := $(patsubst bpf/%.bpf.c,$(O)/bpf/%.skel.h,$(BPF_SRCS))
+UNIT_BINS   := $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(UNIT_SRCS))
+
+BIN_JPBPF := $(O)/jpbpf
+LIB_AGENT := $(O)/libjpbpf-agent.so
+BIN_SIM   := $(if $(SIM_SRCS),$(O)/jpbpf-sim)
+LIB_BUNDLE := $(O)/libjpbpf-bundle.a
+LIB_USER   := $(O)/libjpbpf.a
+
+.PHONY: all test unit-tests demo bench install clean deps workloads check-clang
+all: $(BIN_JPBPF) $(if $(AGENT_SRCS),$(LIB_AGENT)) $(BIN_SIM) $(BPF_OBJS) $(SKELS)
+
+# ---- C objects ------------------------------------------------------------
+$(O)/obj/%.o: %.c | $(SKELS)
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(O)/obj/agent/%.o: ALL_CFLAGS += -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux -fvisibility=hidden
+
+$(LIB_BUNDLE): $(BUNDLE_OBJS)
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(LIB_USER): $(USER_OBJS)
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BIN_JPBPF): $(call obj,$(MAIN_SRC)) $(LIB_USER) $(LIB_BUNDLE)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDSAN) -o $@ $^ $(LIBS)
+
+$(LIB_AGENT): $(AGENT_OBJS) $(LIB_BUNDLE)
+	@echo "  LD      $@"
+	$(Q)$(CC) -shared $(LDSAN) -Wl,--no-undefined -o $@ $^ -ljansson -lz -lelf -ldw -lpthread -ldl
+
+$(O)/jpbpf-sim: $(SIM_OBJS) $(LIB_USER) $(LIB_BUNDLE)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDSAN) -o $@ $^ $(LIBS)
+
+# ---- BPF --------------------------------------------------------------------
+BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+$(O)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/vmlinux.h
+	@mkdir -p $(@D)
+	@echo "  BPF     $<"
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
+		-Ivmlinux -Ibpf -c $< -o $@
+
+$(O)/bpf/%.skel.h: $(O)/bpf/%.bpf.o
+	@echo "  SKEL    $@"
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@
+
+# ---- tests ------------------------------------------------------------------
+$(O)/tests/unit/%: tests/unit/%.c $(LIB_USER) $(LIB_BUNDLE) $(wildcard tests/unit/*.h)
+	@mkdir -p $(@D)
+	@echo "  TEST    $@"
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $(LDSAN) -o $@ $< $(LIB_USER) $(LIB_BUNDLE) $(LIBS) -lcmocka
+
+unit-tests: $(UNIT_BINS) $(BIN_JPBPF) $(BIN_SIM)
+
+workloads:
+	$(Q)tests/workloads/build $(O)/workloads
+
+deps:
+	$(Q)scripts/install-deps
+
+# The sanitizer variant runs the tests; the plain build serves the agent
+# (it is loaded into a JVM, where ASan's runtime cannot be preloaded sanely)
+# and the BPF objects.  The clang build is a warnings gate.
+test: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory O=$(O)/asan SAN=1 unit-tests
+	$(Q)$(MAKE) --no-print-directory check-clang
+	$(Q)tests/run --build $(O) --san-build $(O)/asan
+
+check-clang:
+	$(Q)$(MAKE) --no-print-directory O=$(O)/clang CC=$(CLANG) all $(if $(UNIT_SRCS),unit-tests)
+
+demo: deps all
+	$(Q)scripts/demo $(O)
+
+bench: deps all
+	$(Q)bench/run $(O)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/jpbpf $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 $(BIN_JPBPF) $(DESTDIR)$(PREFIX)/bin/jpbpf
+	$(if $(AGENT_SRCS),install -m 0755 $(LIB_AGENT) $(DESTDIR)$(PREFIX)/lib/jpbpf/)
+	$(if $(BIN_SIM),install -m 0755 $(BIN_SIM) $(DESTDIR)$(PREFIX)/bin/jpbpf-sim)
+	install -m 0644 docs/jpbpf.1 $(DESTDIR)$(PREFIX)/share/man/man1/jpbpf.1
+
+clean:
+	rm -rf $(O)
+
+-include $(shell find $(O)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,25 @@
+# Shared helpers for integration tests (sourced).  Each test prints TAP:
+#   ok N - what          not ok N - what          ok N - what # SKIP why
+# Use: . "$(dirname "$0")/lib.sh"; then t_ok / t_fail / t_check / t_skip.
+_t_n=0
+t_ok()   { _t_n=$((_t_n + 1)); echo "ok $_t_n - $*"; }
+t_fail() { _t_n=$((_t_n + 1)); echo "not ok $_t_n - $*"; }
+t_skip() { _t_n=$((_t_n + 1)); echo "ok $_t_n - $1 # SKIP $2"; }
+# t_check "description" command...: ok if the command succeeds.
+t_check() {
+	local what=$1; shift
+	if "$@"; then t_ok "$what"; else t_fail "$what"; fi
+}
+# t_expect_exit CODE "description" command...: ok if it exits with CODE.
+t_expect_exit() {
+	local code=$1 what=$2; shift 2
+	"$@" >"$TESTTMP/out.$$" 2>"$TESTTMP/err.$$"
+	local rc=$?
+	if [ "$rc" -eq "$code" ]; then t_ok "$what"; else
+		t_fail "$what (exit $rc, wanted $code)"
+		sed 's/^/# /' "$TESTTMP/err.$$"
+	fi
+}
+t_done() { echo "1..$_t_n"; }
+: "${TESTTMP:=$(mktemp -d)}"
+: "${JPBPF:=build/jpbpf}"

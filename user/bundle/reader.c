@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Stream reader.  It trusts nothing in the file: every length is bounded by
+ * JPB_MAX_PAYLOAD and by the file's size, and every record's CRC is checked
+ * before its payload is handed out.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "bundle.h"
+#include "bundle_int.h"
+#include "codec.h"
+
+#define READ_CHUNK (1u << 20)
+
+struct jpb_reader {
+	int fd;
+	char name[256];
+	uint64_t file_size;
+	uint8_t *buf;     /* holds file bytes [buf_off, buf_off + buf_len) */
+	size_t buf_cap;
+	size_t buf_len;
+	size_t buf_pos;   /* next unread byte in buf */
+	uint64_t buf_off;
+	int sticky_err;
+	int64_t bad_offset;
+	char errmsg[512];
+};
+
+static int reader_fail(struct jpb_reader *r, int err, uint64_t off,
+		       const char *why)
+{
+	r->sticky_err = err;
+	r->bad_offset = (int64_t)off;
+	snprintf(r->errmsg, sizeof(r->errmsg),
+		 "%s: record at offset %llu %s", r->name,
+		 (unsigned long long)off, why);
+	return err;
+}
+
+/* Make at least N unread bytes available, or report how many exist. */
+static int ensure(struct jpb_reader *r, size_t n, size_t *avail)
+{
+	size_t have = r->buf_len - r->buf_pos;
+	if (have >= n) {
+		*avail = have;
+		return 0;
+	}
+	memmove(r->buf, r->buf + r->buf_pos, have);
+	r->buf_off += r->buf_pos;
+	r->buf_pos = 0;
+	r->buf_len = have;
+	size_t want = n > READ_CHUNK ? n : READ_CHUNK;
+	if (want > r->buf_cap) {
+		uint8_t *p = realloc(r->buf, want);
+		if (!p)
+			return jpb_err_nomem;
+		r->buf = p;
+		r->buf_cap = want;
+	}
+	while (r->buf_len < n) {
+		ssize_t k = read(r->fd, r->buf + r->buf_len,
+				 r->buf_cap - r->buf_len);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return jpb_err_io;
+		if (k == 0)
+			break;
+		r->buf_len += (size_t)k;
+	}
+	*avail = r->buf_len;
+	return 0;
+}
+
+static int check_stream_header(struct jpb_reader *r)
+{
+	size_t avail;
+	int err = ensure(r, JPB_STREAM_HDR_SIZE, &avail);
+	if (err)
+		return err;
+	const uint8_t *h = r->buf;
+	if (avail < JPB_STREAM_HDR_SIZE || memcmp(h, JPB_STREAM_MAGIC, 8)) {
+		snprintf(r->errmsg, sizeof(r->errmsg),
+			 "%s: not a jpbpf stream (bad magic)", r->name);
+		return jpb_err_bad_magic;
+	}
+	uint32_t hdr_size = jpb_le32(h + 12);
+	if (jpb_le16(h + 8) != JPB_FORMAT_MAJOR || hdr_size < 16 ||
+	    hdr_size > 4096) {
+		snprintf(r->errmsg, sizeof(r->errmsg),
+			 "%s: format version %u.%u not supported (this is %u.%u)",
+			 r->name, jpb_le16(h + 8), jpb_le16(h + 10),
+			 JPB_FORMAT_MAJOR, JPB_FORMAT_MINOR);
+		return jpb_err_bad_version;
+	}
+	err = ensure(r, hdr_size, &avail);
+	if (err)
+		return err;
+	if (avail < hdr_size)
+		return reader_fail(r, jpb_err_truncated, 0, "truncated");
+	r->buf_pos = hdr_size;
+	return 0;
+}
+
+static int open_fd(int fd, const char *name, struct jpb_reader **out)
+{
+	struct stat st;
+	struct jpb_reader *r = calloc(1, sizeof(*r));
+	if (!r) {
+		close(fd);
+		return jpb_err_nomem;
+	}
+	r->fd = fd;
+	r->bad_offset = -1;
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	r->file_size = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+	int err = check_stream_header(r);
+	if (err) {
+		if (err == jpb_err_truncated || err == jpb_err_corrupt) {
+			*out = r; /* reads as an empty, damaged stream */
+			return 0;
+		}
+		jpb_reader_free(r);
+		return err;
+	}
+	*out = r;
+	return 0;
+}
+
+int jpb_reader_open_path(const char *path, struct jpb_reader **out)
+{
+	if (!path || !out)
+		return jpb_err_invalid;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? jpb_err_not_found : jpb_err_io;
+	return open_fd(fd, path, out);
+}
+
+int jpb_reader_open(struct jpb_bundle *b, const char *name,
+		    struct jpb_reader **out)
+{
+	char rel[300], path[4096];
+	if (!b || !name || !out)
+		return jpb_err_invalid;
+	snprintf(rel, sizeof(rel), "%s.jpb", name);
+	int err = jpb_bundle_path(b, rel, path, sizeof(path));
+	if (err)
+		return err;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		jpb_bundle_set_err(b, "%s: %s", rel, strerror(e));
+		return e == ENOENT ? jpb_err_not_found : jpb_err_io;
+	}
+	err = open_fd(fd, name, out);
+	if (err)
+		jpb_bundle_set_err(b, "%s: %s", rel, jpb_errstr(err));
+	return err;
+}
+
+int jpb_reader_next(struct jpb_reader *r, struct jpb_record *rec)
+{
+	if (!r || !rec)
+		return jpb_err_invalid;
+	if (r->sticky_err)
+		return r->sticky_err;
+	uint64_t off = r->buf_off + r->buf_pos;
+	size_t avail;
+	int err = ensure(r, JPB_REC_HDR_SIZE, &avail);
+	if (err)
+		return reader_fail(r, err, off, "unreadable");
+	if (avail == 0)
+		return jpb_err_eos;
+	if (avail < JPB_REC_HDR_SIZE)
+		return reader_fail(r, jpb_err_truncated, off, "truncated");
+	uint8_t h[JPB_REC_HDR_SIZE];
+	memcpy(h, r->buf + r->buf_pos, sizeof(h));
+	uint32_t size = jpb_le32(h + 4);
+	if (size > JPB_MAX_PAYLOAD)
+		return reader_fail(r, jpb_err_corrupt, off,
+				   "corrupt (length field too large)");
+	size_t total = JPB_REC_HDR_SIZE + (size_t)jpb_padded(size);
+	if (off + JPB_REC_HDR_SIZE + size > r->file_size)
+		return reader_fail(r, jpb_err_truncated, off, "truncated");
+	err = ensure(r, JPB_REC_HDR_SIZE + size, &avail);
+	if (err)
+		return reader_fail(r, err, off, "unreadable");
+	if (avail < JPB_REC_HDR_SIZE + size)
+		return reader_fail(r, jpb_err_truncated, off, "truncated");
+	const uint8_t *payload = r->buf + r->buf_pos + JPB_REC_HDR_SIZE;
+	uint32_t stored = jpb_le32(h + 16);
+	jpb_st32(h + 16, 0);
+	uLong crc = crc32(crc32(0L, h, sizeof(h)), payload, size);
+	if ((uint32_t)crc != stored)
+		return reader_fail(r, jpb_err_corrupt, off,
+				   "corrupt (checksum mismatch)");
+	rec->type = jpb_le16(h);
+	rec->time_ns = jpb_le64(h + 8);
+	rec->offset = off;
+	rec->payload = payload;
+	rec->size = size;
+	/* Padding after the last record may be cut off; that loses nothing. */
+	r->buf_pos += total < avail ? total : avail;
+	return 0;
+}
+
+int64_t jpb_reader_bad_offset(const struct jpb_reader *r)
+{
+	return r->bad_offset;
+}
+
+uint64_t jpb_reader_file_size(const struct jpb_reader *r)
+{
+	return r->file_size;
+}
+
+const char *jpb_reader_errmsg(const struct jpb_reader *r)
+{
+	return r->errmsg;
+}
+
+void jpb_reader_free(struct jpb_reader *r)
+{
+	if (!r)
+		return;
+	close(r->fd);
+	free(r->buf);
+	free(r);
+}

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: MIT
+/* Stream writer: whole records only ever reach write(2) together. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "bundle.h"
+#include "bundle_int.h"
+#include "codec.h"
+
+/* Flush once this much is buffered; large payloads bypass the buffer. */
+#define WRITER_BUF_SIZE (256u << 10)
+
+struct jpb_writer {
+	int fd;
+	char name[256];
+	struct jpb_buf buf;
+	uint64_t records;
+	uint64_t bytes;
+	int first_err;
+	char errmsg[512];
+};
+
+static int writer_fail(struct jpb_writer *w, int err, int errnum,
+		       const char *what)
+{
+	if (!w->first_err) {
+		w->first_err = err;
+		snprintf(w->errmsg, sizeof(w->errmsg), "%s: %s: %s", w->name,
+			 what, errnum ? strerror(errnum) : jpb_errstr(err));
+	}
+	return err;
+}
+
+static int write_all(struct jpb_writer *w, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(w->fd, p, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			int e = errno;
+			return writer_fail(w, jpb_errno_code(e), e, "write");
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+int jpb_writer_open(struct jpb_bundle *b, const char *name,
+		    struct jpb_writer **out)
+{
+	char rel[300], path[4096];
+	if (!b || !name || !*name || !out || strstr(name, ".."))
+		return jpb_err_invalid;
+	snprintf(rel, sizeof(rel), "%s.jpb", name);
+	int err = jpb_bundle_path(b, rel, path, sizeof(path));
+	if (err)
+		return err;
+	err = jpb_mkdirs_for(b, path);
+	if (err)
+		return err;
+	struct jpb_writer *w = calloc(1, sizeof(*w));
+	if (!w)
+		return jpb_err_nomem;
+	snprintf(w->name, sizeof(w->name), "%s", name);
+	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (w->fd < 0) {
+		int e = errno;
+		jpb_bundle_set_err(b, "%s: cannot create: %s", rel, strerror(e));
+		free(w);
+		return jpb_errno_code(e);
+	}
+	uint8_t hdr[JPB_STREAM_HDR_SIZE] = { 0 };
+	memcpy(hdr, JPB_STREAM_MAGIC, 8);
+	jpb_st16(hdr + 8, JPB_FORMAT_MAJOR);
+	jpb_st16(hdr + 10, JPB_FORMAT_MINOR);
+	jpb_st32(hdr + 12, JPB_STREAM_HDR_SIZE);
+	err = write_all(w, hdr, sizeof(hdr));
+	if (err) {
+		jpb_bundle_set_err(b, "%s", w->errmsg);
+		close(w->fd);
+		free(w);
+		return err;
+	}
+	w->bytes = sizeof(hdr);
+	*out = w;
+	return 0;
+}
+
+static void frame_header(uint8_t *h, uint16_t type, uint64_t time_ns,
+			 const void *payload, uint32_t size)
+{
+	memset(h, 0, JPB_REC_HDR_SIZE);
+	jpb_st16(h, type);
+	jpb_st32(h + 4, size);
+	jpb_st64(h + 8, time_ns);
+	uLong crc = crc32(0L, h, JPB_REC_HDR_SIZE);
+	if (size)
+		crc = crc32(crc, payload, size);
+	jpb_st32(h + 16, (uint32_t)crc);
+}
+
+int jpb_writer_put(struct jpb_writer *w, uint16_t type, uint64_t time_ns,
+		   const void *payload, uint32_t size)
+{
+	static const uint8_t zeros[8];
+	if (!w || (size && !payload) || size > JPB_MAX_PAYLOAD)
+		return jpb_err_invalid;
+	if (w->first_err)
+		return w->first_err;
+	uint8_t h[JPB_REC_HDR_SIZE];
+	frame_header(h, type, time_ns, payload, size);
+	size_t pad = (size_t)(jpb_padded(size) - size);
+	size_t total = JPB_REC_HDR_SIZE + size + pad;
+	if (w->buf.len + total > WRITER_BUF_SIZE) {
+		int err = jpb_writer_flush(w, 0);
+		if (err)
+			return err;
+	}
+	if (jpb_buf_reserve(&w->buf, total))
+		return writer_fail(w, jpb_err_nomem, 0, "buffer");
+	jpb_buf_put(&w->buf, h, sizeof(h));
+	jpb_buf_put(&w->buf, payload, size);
+	jpb_buf_put(&w->buf, zeros, pad);
+	w->records++;
+	w->bytes += total;
+	if (w->buf.len >= WRITER_BUF_SIZE)
+		return jpb_writer_flush(w, 0);
+	return 0;
+}
+
+int jpb_writer_flush(struct jpb_writer *w, int durable)
+{
+	if (!w)
+		return jpb_err_invalid;
+	if (w->first_err)
+		return w->first_err;
+	int err = write_all(w, w->buf.data, w->buf.len);
+	if (err)
+		return err;
+	jpb_buf_reset(&w->buf);
+	if (durable && fsync(w->fd) != 0 && errno != EINVAL) {
+		int e = errno;
+		return writer_fail(w, jpb_errno_code(e), e, "fsync");
+	}
+	return 0;
+}
+
+int jpb_writer_close(struct jpb_writer *w)
+{
+	if (!w)
+		return jpb_err_invalid;
+	jpb_writer_flush(w, 1);
+	if (close(w->fd) != 0 && !w->first_err) {
+		int e = errno;
+		writer_fail(w, jpb_errno_code(e), e, "close");
+	}
+	int err = w->first_err;
+	jpb_buf_fini(&w->buf);
+	free(w);
+	return err;
+}
+
+uint64_t jpb_writer_records(const struct jpb_writer *w)
+{
+	return w->records;
+}
+
+uint64_t jpb_writer_bytes(const struct jpb_writer *w)
+{
+	return w->bytes;
+}
+
+const char *jpb_writer_errmsg(const struct jpb_writer *w)
+{
+	return w->errmsg;
+}

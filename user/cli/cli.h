@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/* The jpbpf command line: subcommands and their shared conventions. */
+#ifndef JPBPF_CLI_H
+#define JPBPF_CLI_H
+
+#include <stdio.h>
+
+/* Exit codes, the same for every subcommand (docs/jpbpf.1). */
+enum cli_exit {
+	CLI_OK = 0,
+	CLI_FAIL = 1,        /* runtime failure: bad input, I/O, target gone */
+	CLI_USAGE = 2,       /* usage error or unsupported environment */
+};
+
+/* Each subcommand: argv[0] is its name; returns an exit code. */
+int cmd_record(int argc, char **argv);
+int cmd_decode(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+
+/* The one-shot `jpbpf -p PID`: record, decode, summary. */
+int cmd_oneshot(int argc, char **argv);
+
+/* "jpbpf: <fmt>\n" on stderr. */
+void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* For subcommands that a later release implements: says so, exits 2. */
+int cli_not_implemented(const char *what);
+
+/* Parse a positive duration/size; returns 0 or -1 with a message. */
+int cli_parse_u64(const char *opt, const char *s, unsigned long long *out);
+
+#endif /* JPBPF_CLI_H */

@@ -1,8 +1,73 @@
 /* SPDX-License-Identifier: MIT */
-/* Record types of the "truth" domain, written by the simulator (docs/FORMAT.md). */
+/*
+ * Ground truth (stream "truth"): what each thread really executed, written
+ * by the agent in truth mode (JVMTI SingleStep + method entry/exit +
+ * exceptions) and read by the simulator and `jpbpf eval`.  Never read by
+ * the decoder.
+ */
 #ifndef JPBPF_RECORDS_TRUTH_H
 #define JPBPF_RECORDS_TRUTH_H
 
 #include "records.h"
+
+enum {
+	JPB_REC_TRUTH_METHOD = 0x0401,
+	JPB_REC_TRUTH_EVENTS = 0x0402,
+};
+
+/* A method that appears in truth events.  IDs are dense from 1, unique
+ * within the bundle. */
+struct jpb_rec_truth_method {
+	uint32_t method_id;
+	uint32_t access_flags;   /* JVM ACC_* */
+	struct jpb_str class_sig; /* "Ljava/lang/String;" */
+	struct jpb_str name;
+	struct jpb_str signature; /* "(I)V" */
+	struct jpb_bytes bytecode; /* the method's code (GetBytecodes), may be empty (native/abstract) */
+};
+
+/* A batch of consecutive events of one thread.  `events` is a packed
+ * array of struct jpb_truth_event (8 bytes each, little-endian). */
+struct jpb_rec_truth_events {
+	uint32_t tid;   /* host tid, 0 if unknown */
+	uint32_t nstid; /* gettid() in the target */
+	uint64_t seq;   /* index of the first event in this thread's sequence */
+	struct jpb_bytes events;
+};
+
+enum jpb_truth_kind {
+	JPB_TRUTH_BYTECODE = 0,  /* about to execute (method, bci, opcode) */
+	JPB_TRUTH_ENTRY = 1,     /* method entered (bci 0); native methods too */
+	JPB_TRUTH_EXIT = 2,      /* method returned normally */
+	JPB_TRUTH_EXIT_EXC = 3,  /* method popped by an exception */
+	JPB_TRUTH_THROW = 4,     /* exception thrown at (method, bci) */
+	JPB_TRUTH_CATCH = 5,     /* caught; (method, bci) is the handler */
+};
+
+struct jpb_truth_event {
+	uint32_t method_id;
+	uint16_t bci;
+	uint8_t opcode; /* for BYTECODE; 0 otherwise */
+	uint8_t kind;   /* enum jpb_truth_kind */
+};
+#define JPB_TRUTH_EVENT_SIZE 8u
+
+static inline void jpb_truth_event_get(const uint8_t *p,
+				       struct jpb_truth_event *e)
+{
+	e->method_id = jpb_le32(p);
+	e->bci = jpb_le16(p + 4);
+	e->opcode = p[6];
+	e->kind = p[7];
+}
+
+static inline void jpb_truth_event_put(uint8_t *p,
+				       const struct jpb_truth_event *e)
+{
+	jpb_st32(p, e->method_id);
+	jpb_st16(p + 4, e->bci);
+	p[6] = e->opcode;
+	p[7] = e->kind;
+}
 
 #endif /* JPBPF_RECORDS_TRUTH_H */

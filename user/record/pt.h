@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Intel PT recording through perf_event_open (docs/RECORDING.md).
+ *
+ * Three layers, so that what needs no hardware is unit-tested here:
+ *   probe   sysfs (intel_pt PMU type, caps/, format/), perf_event_paranoid,
+ *           capabilities and CPUID 0x14/0x15, all read below a root
+ *           directory that tests replace with a fake tree;
+ *   config  attr.config built from the PMU's format/ bit positions;
+ *   rings   AUX ring arithmetic (full-trace copy, snapshot extraction,
+ *           PERF_RECORD_AUX flags, loss accounting) on plain memory;
+ * and the recorder, which opens the events, mmaps the data and AUX areas
+ * and drains them into the bundle using the layers above.
+ *
+ * Error codes are negative `enum pt_error` values named by pt_errstr(); the
+ * functions that can fail for an environmental reason also fill a one-line
+ * reason (`why`) naming the cause and what still works.
+ */
+#ifndef JPBPF_RECORD_PT_H
+#define JPBPF_RECORD_PT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "bundle.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum pt_error {
+	pt_ok = 0,
+	pt_err_no_pmu = -1,    /* no intel_pt PMU: CPU, VM or kernel lacks PT */
+	pt_err_paranoid = -2,  /* kernel.perf_event_paranoid forbids it */
+	pt_err_perm = -3,      /* missing CAP_PERFMON / CAP_SYS_ADMIN / ptrace */
+	pt_err_sysfs = -4,     /* intel_pt sysfs present but unreadable/odd */
+	pt_err_unsupported = -5, /* an option this PMU does not have */
+	pt_err_invalid = -6,   /* bad argument */
+	pt_err_nomem = -7,
+	pt_err_io = -8,        /* a system call failed; see `why` */
+	pt_err_bundle = -9,    /* writing the bundle failed; see `why` */
+	pt_err_overflow = -10, /* ring pointers inconsistent (head-tail > size) */
+};
+
+const char *pt_errstr(int err);
+
+/* ------------------------------------------------------------------ */
+/* Probe.                                                             */
+
+/* One format/<name> file: "config:LO" or "config:LO-HI".  Only fields in
+ * attr.config are used by jpbpf; others are kept with word != 0. */
+#define PT_MAX_FORMATS 32
+#define PT_MAX_CAPS 32
+#define PT_NAME_MAX 32
+
+struct pt_format {
+	char name[PT_NAME_MAX];
+	unsigned word; /* 0 = config, 1 = config1, 2 = config2 */
+	unsigned lo, hi;
+};
+
+struct pt_cap {
+	char name[PT_NAME_MAX];
+	uint32_t value; /* caps/ files are hex */
+};
+
+/* CPUID facts the decoder (libipt pt_config) needs.  Leaves 0x14/0x15/0x16
+ * are read only on GenuineIntel with a max basic leaf that has them. */
+struct pt_cpuid {
+	char vendor[13];
+	uint32_t max_leaf;
+	uint32_t family, model, stepping;
+	int has_leaf14;
+	uint32_t leaf14_0[4];  /* eax..edx of 0x14 subleaf 0 */
+	uint32_t leaf14_1[4];  /* subleaf 1 (if subleaf 0 eax >= 1) */
+	int has_leaf15;
+	uint32_t tsc_ctc_den;  /* 0x15 eax */
+	uint32_t tsc_ctc_num;  /* 0x15 ebx */
+	uint32_t crystal_hz;   /* 0x15 ecx, 0 if not enumerated */
+	uint32_t base_mhz;     /* 0x16 eax, 0 if absent */
+};
+
+/* cpuid(leaf, subleaf, regs[4]): the real instruction or a test fake. */
+typedef void (*pt_cpuid_fn)(uint32_t leaf, uint32_t subleaf,
+			    uint32_t regs[4]);
+
+struct pt_caps {
+	int pmu_type; /* intel_pt/type: attr.type */
+	struct pt_format formats[PT_MAX_FORMATS];
+	size_t nformats;
+	struct pt_cap caps[PT_MAX_CAPS];
+	size_t ncaps;
+	uint32_t max_nonturbo_ratio; /* intel_pt/max_nonturbo_ratio, 0 if absent */
+	uint32_t tsc_art_num, tsc_art_den; /* intel_pt/tsc_art_ratio "N:D" */
+	int paranoid;           /* kernel.perf_event_paranoid */
+	uint64_t mlock_kb;      /* kernel.perf_event_mlock_kb, 0 if unreadable */
+	int cap_perfmon;        /* CAP_PERFMON or CAP_SYS_ADMIN effective */
+	int cap_ipc_lock;       /* AUX pages beyond mlock_kb allowed */
+	int ncpus;              /* online CPUs (sysfs cpu/online) */
+	struct pt_cpuid cpuid;
+};
+
+/* Probe PT below ROOT ("/" normally; tests pass a fake tree holding
+ * sys/bus/event_source/devices/intel_pt/..., proc/sys/kernel/
+ * perf_event_paranoid, proc/self/status and sys/devices/system/cpu/online).
+ * Returns 0 when PT can be used for user-space tracing, else a negative
+ * pt_error with a one-line reason in WHY naming the cause and what still
+ * works (--no-pt, decoding elsewhere).  CAPS is filled as far as probed
+ * (pmu_type 0 when there is no PMU).  CPUID is read only when ROOT is "/". */
+int pt_probe(const char *sysfs_root, struct pt_caps *caps, char *why,
+	     size_t size);
+
+/* The sysfs part of the probe alone, with CPUID from FN (NULL: none). */
+int pt_probe_with(const char *root, pt_cpuid_fn fn, struct pt_caps *caps,
+		  char *why, size_t size);
+
+/* Fill CPUID facts through FN, honouring the Intel/max-leaf guards. */
+void pt_cpuid_read(pt_cpuid_fn fn, struct pt_cpuid *out);
+
+/* The host's cpuid instruction (x86 only; zeros elsewhere). */
+void pt_cpuid_native(uint32_t leaf, uint32_t subleaf, uint32_t regs[4]);
+
+const struct pt_format *pt_caps_format(const struct pt_caps *caps,
+				       const char *name);
+/* caps/<name> value; returns 0 if present, -1 if not. */
+int pt_caps_get(const struct pt_caps *caps, const char *name, uint32_t *v);
+
+/* Parse one format file's text ("config:14-17\n") into F. */
+int pt_format_parse(const char *name, const char *text, struct pt_format *f);
+
+/* ------------------------------------------------------------------ */
+/* Configuration.                                                     */
+
+enum pt_mode {
+	PT_MODE_PER_CPU = 0,    /* default: per-CPU rings, inherit on */
+	PT_MODE_PER_THREAD = 1, /* one ring per thread, no inherit */
+};
+
+struct pt_config {
+	enum pt_mode mode;
+	int branch;         /* branch tracing (TNT/TIP); on by default */
+	int tsc;            /* TSC packets; on */
+	int mtc;            /* MTC packets; on if caps/mtc */
+	unsigned mtc_period;  /* encoded 0..15, freq = CTC >> period; 3 */
+	int cyc;            /* CYC packets; off (bandwidth) */
+	unsigned cyc_thresh;  /* encoded 0..15 */
+	int noretcomp;      /* disable return compression; off */
+	int psb_period_set;
+	unsigned psb_period;  /* encoded 0..15: 2^(period+11) bytes */
+	int exclude_kernel; /* user space only; on */
+	int context_switch; /* perf SWITCH records as a cross-check; on */
+	uint64_t aux_size;  /* AUX bytes per ring, power of 2; 4 MiB */
+	uint64_t data_size; /* data area bytes (w/o header page), pow2; 64 KiB*/
+	uint64_t snapshot_size; /* 0: full trace; else bytes kept per ring */
+};
+
+void pt_config_default(struct pt_config *cfg);
+
+/* attr.config for CFG from CAPS' format bit positions.  Fails with
+ * pt_err_unsupported and a reason when CFG asks for something the PMU
+ * lacks (no such format file, period not in caps/mtc_periods...). */
+int pt_config_word(const struct pt_caps *caps, const struct pt_config *cfg,
+		   uint64_t *config, char *why, size_t size);
+
+/* Put VAL into format field NAME of *WORDS (config, config1, config2). */
+int pt_format_set(const struct pt_caps *caps, const char *name, uint64_t val,
+		  uint64_t words[3]);
+
+/* Check sizes (powers of two, snapshot <= aux) and the mlock budget. */
+int pt_config_check(const struct pt_caps *caps, const struct pt_config *cfg,
+		    char *why, size_t size);
+
+/* meta.json "pt" object: caps, formats, cpuid, config and config word,
+ * mode, sizes.  New reference; NULL on allocation failure. */
+json_t *pt_meta_json(const struct pt_caps *caps, const struct pt_config *cfg,
+		     uint64_t config);
+
+/* ------------------------------------------------------------------ */
+/* Ring arithmetic (pt_aux.c, pt_snapshot.c): pure, no syscalls.       */
+
+/* Up to two pieces of a ring, oldest first. */
+struct pt_span {
+	uint64_t off; /* offset in the ring, < size */
+	uint64_t len;
+};
+
+/* The spans holding [tail, head) of a ring of SIZE (a power of two)
+ * bytes; tail/head are the free-running perf pointers.  Returns the
+ * number of spans (0..2) or pt_err_overflow when head - tail > size. */
+int pt_ring_spans(uint64_t size, uint64_t tail, uint64_t head,
+		  struct pt_span sp[2]);
+
+/* Copy [tail, head) out of BASE into DST (which holds head - tail
+ * bytes).  Returns bytes copied or a negative pt_error. */
+int64_t pt_ring_copy(const uint8_t *base, uint64_t size, uint64_t tail,
+		     uint64_t head, uint8_t *dst);
+
+/* Kernel PERF_AUX_FLAG_* values as documented in uapi perf_event.h. */
+#define PT_AUX_TRUNCATED 0x01u /* AUX filled: trace stopped, data lost */
+#define PT_AUX_OVERWRITE 0x02u /* snapshot mode: data was overwritten */
+#define PT_AUX_PARTIAL 0x04u   /* record holds gaps (PMU-specific) */
+#define PT_AUX_COLLISION 0x08u /* sample collided with another */
+
+/* Loss and volume counters of one ring (or all, summed). */
+struct pt_stats {
+	uint64_t bytes;        /* AUX bytes written to the bundle */
+	uint64_t aux_records;  /* PERF_RECORD_AUX seen */
+	uint64_t truncated;    /* ... with TRUNCATED */
+	uint64_t partial;
+	uint64_t collision;
+	uint64_t overwrite;
+	uint64_t lost;         /* PERF_RECORD_LOST: sideband records lost */
+	uint64_t lost_samples;
+	uint64_t aux_gap_bytes; /* AUX bytes the kernel reported but that were
+				 * overwritten before we copied them */
+	uint64_t snapshots;
+};
+
+/* Account one PERF_RECORD_AUX (flags as the kernel gave them). */
+void pt_stats_aux(struct pt_stats *st, uint64_t size, uint64_t flags);
+void pt_stats_add(struct pt_stats *sum, const struct pt_stats *one);
+
+/* Snapshot (overwrite) mode: the kernel moves only aux_head; nothing
+ * consumes.  Given the ring SIZE, the head, and whether the ring has
+ * wrapped, the spans holding the newest min(WANT, available) bytes,
+ * oldest first.  Returns the number of spans (0..2). */
+int pt_snapshot_spans(uint64_t size, uint64_t head, int wrapped,
+		      uint64_t want, struct pt_span sp[2]);
+
+/* Has a ring wrapped since it was zeroed?  Like perf's intel-pt snapshot
+ * code: a ring is zero-filled when mapped; if any of the bytes just after
+ * the head (up to the end, at most 512 checked) are non-zero, the PMU has
+ * written there before, i.e. wrapped.  HEAD may be free-running. */
+int pt_snapshot_wrapped(const uint8_t *base, uint64_t size, uint64_t head);
+
+/* Offset of the first PSB packet at or after START within a linear buffer
+ * of LEN bytes, or -1.  A decoder can start there without loss of sync. */
+int64_t pt_find_psb(const uint8_t *buf, uint64_t len, uint64_t start);
+
+/* ------------------------------------------------------------------ */
+/* The recorder.                                                      */
+
+struct pt_recorder;
+
+struct pt_target {
+	pid_t pid;          /* the JVM (tgid) */
+	const char *stream_prefix; /* "pt" */
+};
+
+/* Open PT for every thread of TARGET->pid (from /proc/PID/task) in
+ * CFG->mode, mmap each ring's data and AUX areas and create its stream in
+ * BUNDLE ("pt/cpuN" per CPU, "pt/tidN" per thread).  In full-trace mode
+ * the events are enabled on return; records go to the bundle only from
+ * pt_recorder_drain().  On failure *out is NULL and WHY says why. */
+int pt_recorder_open(struct pt_recorder **out, struct jpb_bundle *bundle,
+		     const struct pt_caps *caps, const struct pt_config *cfg,
+		     const struct pt_target *target, char *why, size_t size);
+
+/* A thread the BPF fork/exec events found.  Per-CPU mode: new threads are
+ * covered by inheritance, this returns 0 at once unless TID was not a
+ * descendant of a traced thread (then it gets events of its own).
+ * Per-thread mode: opens TID's event and ring. */
+int pt_recorder_add_thread(struct pt_recorder *r, pid_t tid);
+
+/* A thread exited: per-thread mode drains and closes its ring. */
+int pt_recorder_thread_exit(struct pt_recorder *r, pid_t tid);
+
+/* File descriptors to poll() for POLLIN (AUX watermark / data wake-ups).
+ * Fills up to MAX and returns how many there are in total. */
+size_t pt_recorder_fds(const struct pt_recorder *r, int *fds, size_t max);
+
+/* Copy whatever is ready from every ring into the bundle: sideband
+ * (ITRACE_START, AUX, LOST, SWITCH) and, in full-trace mode, AUX data.
+ * Acts on a pending snapshot trigger.  Never blocks. */
+int pt_recorder_drain(struct pt_recorder *r);
+
+/* Take a snapshot now (snapshot mode): briefly disable the events, save
+ * the newest snapshot_size bytes of every ring, re-enable. */
+int pt_recorder_snapshot(struct pt_recorder *r);
+
+/* Ask for a snapshot at the next drain.  Async-signal-safe (SIGUSR2
+ * handlers) and callable from the BPF event thread (a probe-hit trigger). */
+void pt_recorder_trigger(struct pt_recorder *r);
+
+void pt_recorder_stats(const struct pt_recorder *r, struct pt_stats *st);
+
+/* The last error's context. */
+const char *pt_recorder_errmsg(const struct pt_recorder *r);
+
+/* Disable the events, drain what is left (a final snapshot in snapshot
+ * mode), write a loss record for every known loss, close the streams and
+ * free R.  Returns the first error seen over the recorder's life. */
+int pt_recorder_close(struct pt_recorder *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* JPBPF_RECORD_PT_H */

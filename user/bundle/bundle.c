@@ -200,7 +200,8 @@ int jpb_bundle_list_streams(struct jpb_bundle *b, const char *const **names,
 		free_streams(b);
 		return err;
 	}
-	qsort(b->streams, b->nstreams, sizeof(*b->streams), cmp_names);
+	if (b->nstreams)
+		qsort(b->streams, b->nstreams, sizeof(*b->streams), cmp_names);
 	*names = (const char *const *)b->streams;
 	*count = b->nstreams;
 	return 0;

@@ -52,7 +52,8 @@ static int ensure(struct jpb_reader *r, size_t n, size_t *avail)
 		*avail = have;
 		return 0;
 	}
-	memmove(r->buf, r->buf + r->buf_pos, have);
+	if (have)
+		memmove(r->buf, r->buf + r->buf_pos, have);
 	r->buf_off += r->buf_pos;
 	r->buf_pos = 0;
 	r->buf_len = have;

@@ -64,7 +64,7 @@ $(O)/obj/%.o: %.c | $(SKELS)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(O)/obj/agent/%.o: ALL_CFLAGS += -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux -fvisibility=hidden
+$(O)/obj/agent/%.o: ALL_CFLAGS += -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux -fvisibility=hidden
 
 $(LIB_BUNDLE): $(BUNDLE_OBJS)
 	@echo "  AR      $@"

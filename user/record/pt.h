@@ -58,7 +58,7 @@ const char *pt_errstr(int err);
 
 struct pt_format {
 	char name[PT_NAME_MAX];
-	unsigned word; /* 0 = config, 1 = config1, 2 = config2 */
+	unsigned word; /* 0 = config, 1 = config1, 2 = config2, 3 = config3 */
 	unsigned lo, hi;
 };
 
@@ -72,6 +72,8 @@ struct pt_cap {
 struct pt_cpuid {
 	char vendor[13];
 	uint32_t max_leaf;
+	int hypervisor;        /* CPUID.1:ECX[31]: running in a VM */
+	int pt_bit;            /* CPUID.(7,0):EBX[25]: the CPU has Intel PT */
 	uint32_t family, model, stepping;
 	int has_leaf14;
 	uint32_t leaf14_0[4];  /* eax..edx of 0x14 subleaf 0 */
@@ -99,7 +101,9 @@ struct pt_caps {
 	uint64_t mlock_kb;      /* kernel.perf_event_mlock_kb, 0 if unreadable */
 	int cap_perfmon;        /* CAP_PERFMON or CAP_SYS_ADMIN effective */
 	int cap_ipc_lock;       /* AUX pages beyond mlock_kb allowed */
-	int ncpus;              /* online CPUs (sysfs cpu/online) */
+	int nr_cpus;            /* highest online CPU + 1 (cpu/online) */
+	int ncpus_online;       /* online CPUs */
+	uint64_t memlock_kb;    /* RLIMIT_MEMLOCK soft limit, KiB */
 	struct pt_cpuid cpuid;
 };
 
@@ -143,13 +147,13 @@ struct pt_config {
 	enum pt_mode mode;
 	int branch;         /* branch tracing (TNT/TIP); on by default */
 	int tsc;            /* TSC packets; on */
-	int mtc;            /* MTC packets; on if caps/mtc */
+	int mtc;            /* MTC packets: 1 on, 0 off, -1 (default) if caps/mtc */
 	unsigned mtc_period;  /* encoded 0..15, freq = CTC >> period; 3 */
 	int cyc;            /* CYC packets; off (bandwidth) */
 	unsigned cyc_thresh;  /* encoded 0..15 */
 	int noretcomp;      /* disable return compression; off */
-	int psb_period_set;
-	unsigned psb_period;  /* encoded 0..15: 2^(period+11) bytes */
+	int psb_period;     /* encoded 0..15: a PSB every 2^(n+11) bytes;
+			     * -1 (default): 3 if caps allow, else PMU default */
 	int exclude_kernel; /* user space only; on */
 	int context_switch; /* perf SWITCH records as a cross-check; on */
 	uint64_t aux_size;  /* AUX bytes per ring, power of 2; 4 MiB */
@@ -165,13 +169,17 @@ void pt_config_default(struct pt_config *cfg);
 int pt_config_word(const struct pt_caps *caps, const struct pt_config *cfg,
 		   uint64_t *config, char *why, size_t size);
 
-/* Put VAL into format field NAME of *WORDS (config, config1, config2). */
+/* Put VAL into format field NAME of WORDS (config, config1..3).  Fails
+ * with pt_err_unsupported when the PMU has no such field, pt_err_invalid
+ * when VAL does not fit it. */
 int pt_format_set(const struct pt_caps *caps, const char *name, uint64_t val,
-		  uint64_t words[3]);
+		  uint64_t words[4]);
 
-/* Check sizes (powers of two, snapshot <= aux) and the mlock budget. */
+/* Check sizes (powers of two, snapshot <= aux), kernel tracing against
+ * perf_event_paranoid, and the locked-memory budget of NRINGS rings
+ * (perf_event_mlock_kb x CPUs + RLIMIT_MEMLOCK unless CAP_IPC_LOCK). */
 int pt_config_check(const struct pt_caps *caps, const struct pt_config *cfg,
-		    char *why, size_t size);
+		    unsigned nrings, char *why, size_t size);
 
 /* meta.json "pt" object: caps, formats, cpuid, config and config word,
  * mode, sizes.  New reference; NULL on allocation failure. */
@@ -223,22 +231,58 @@ struct pt_stats {
 void pt_stats_aux(struct pt_stats *st, uint64_t size, uint64_t flags);
 void pt_stats_add(struct pt_stats *sum, const struct pt_stats *one);
 
-/* Snapshot (overwrite) mode: the kernel moves only aux_head; nothing
- * consumes.  Given the ring SIZE, the head, and whether the ring has
- * wrapped, the spans holding the newest min(WANT, available) bytes,
+/* Snapshot (overwrite) mode: the kernel moves only aux_head, which for
+ * Intel PT is an offset inside the ring (not free-running), and nothing
+ * consumes.  OLD is the head at the previous snapshot (0 at first).  If
+ * the ring has wrapped, all SIZE bytes ending at HEAD are valid; if not,
+ * only those written since OLD ([OLD, HEAD), itself possibly crossing the
+ * end once).  Of those, the spans of the newest min(WANT, valid) bytes,
  * oldest first.  Returns the number of spans (0..2). */
-int pt_snapshot_spans(uint64_t size, uint64_t head, int wrapped,
-		      uint64_t want, struct pt_span sp[2]);
+int pt_snapshot_spans(uint64_t size, uint64_t head, uint64_t old,
+		      int wrapped, uint64_t want, struct pt_span sp[2]);
 
-/* Has a ring wrapped since it was zeroed?  Like perf's intel-pt snapshot
- * code: a ring is zero-filled when mapped; if any of the bytes just after
- * the head (up to the end, at most 512 checked) are non-zero, the PMU has
- * written there before, i.e. wrapped.  HEAD may be free-running. */
+/* Has a zero-filled ring been overwritten past its end?  Perf's first-wrap
+ * test, made exact: the PMU writes from offset 0 on, so until it wraps the
+ * bytes from HEAD to the end are still zero.  Checks the last (at most)
+ * 4 KiB of the ring that lie at or after HEAD.  The caller keeps the
+ * answer sticky: once wrapped, always wrapped.  (A false "not wrapped"
+ * needs 4 KiB of trace zeros, which PT's PAD packet 0x00 could only give
+ * on an idle ring; a false "wrapped" cannot happen.) */
 int pt_snapshot_wrapped(const uint8_t *base, uint64_t size, uint64_t head);
 
 /* Offset of the first PSB packet at or after START within a linear buffer
  * of LEN bytes, or -1.  A decoder can start there without loss of sync. */
 int64_t pt_find_psb(const uint8_t *buf, uint64_t len, uint64_t start);
+
+/* Sideband: one record of the perf data area.  jpbpf opens its events
+ * with sample_id_all and sample_type TID | TIME | CPU, so every non-sample
+ * record ends with {u32 pid, tid; u64 time; u32 cpu, res}. */
+#define PT_SB_ID_SIZE 24u
+
+struct pt_sb {
+	uint32_t type;  /* PERF_RECORD_* */
+	uint16_t misc;  /* PERF_RECORD_MISC_* (SWITCH_OUT...) */
+	uint32_t pid, tid, cpu; /* from sample_id */
+	uint64_t time;          /* sample_id time (the attr's clockid) */
+	uint64_t aux_offset, aux_size, aux_flags; /* PERF_RECORD_AUX */
+	uint32_t itrace_pid, itrace_tid;          /* PERF_RECORD_ITRACE_START */
+	uint64_t lost_id, lost;  /* PERF_RECORD_LOST / LOST_SAMPLES */
+	uint32_t np_pid, np_tid; /* SWITCH_CPU_WIDE: next/prev task */
+};
+
+/* Parse one whole record (header included) of LEN bytes.  Types jpbpf
+ * does not use parse with only type/misc set.  pt_err_overflow when the
+ * record is shorter than its type's layout. */
+int pt_sb_parse(const uint8_t *rec, size_t len, struct pt_sb *sb);
+
+/* The next record of a data ring of SIZE (power of two) bytes between
+ * *TAIL and HEAD (free-running): copied to TMP when it wraps, parsed into
+ * SB, *TAIL advanced.  Returns 1 for a record, 0 when the ring is empty,
+ * pt_err_overflow for a header that cannot be right (size 0, beyond
+ * head, larger than TMPSIZE): the caller then skips to HEAD and counts
+ * the skipped bytes as lost. */
+int pt_sb_next(const uint8_t *base, uint64_t size, uint64_t *tail,
+	       uint64_t head, uint8_t *tmp, size_t tmpsize, struct pt_sb *sb);
 
 /* ------------------------------------------------------------------ */
 /* The recorder.                                                      */

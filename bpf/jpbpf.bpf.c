@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * jpbpf kernel side: scheduling, thread lifecycle and HotSpot code-cache
+ * USDT events of the traced JVM, timed with bpf_ktime_get_ns().
+ *
+ * Only tasks whose tgid is in `traced_tgids` (or, when `filter_cgroup` is
+ * set, whose cgroup-v2 id is in `traced_cgroups`) produce events; nothing
+ * about other tasks leaves the kernel.  A failed ring buffer reservation is
+ * counted in the per-CPU `lost` array, which the loader reports.
+ *
+ * No helper or kfunc of this kernel reads the TSC, so times are
+ * CLOCK_MONOTONIC only; user space writes TSC calibration pairs
+ * (docs/CLOCK.md).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/usdt.bpf.h>
+
+#include "jpbpf.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+const volatile bool filter_cgroup = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} traced_tgids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u64);
+	__type(value, __u8);
+} traced_cgroups SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20); /* the loader may resize */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost SEC(".maps");
+
+static __always_inline __u64 task_cgroup_id(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
+}
+
+static __always_inline bool traced(struct task_struct *t)
+{
+	__u32 tgid = BPF_CORE_READ(t, tgid);
+	if (tgid == 0) /* idle */
+		return false;
+	if (bpf_map_lookup_elem(&traced_tgids, &tgid))
+		return true;
+	if (filter_cgroup) {
+		__u64 id = task_cgroup_id(t);
+		return bpf_map_lookup_elem(&traced_cgroups, &id) != NULL;
+	}
+	return false;
+}
+
+static __always_inline void count_lost(void)
+{
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&lost, &zero);
+	if (n)
+		*n += 1; /* per-CPU slot: no other writer */
+}
+
+static __always_inline void *reserve(__u64 size, __u32 kind)
+{
+	struct jpbpf_ev_hdr *h = bpf_ringbuf_reserve(&events, size, 0);
+	if (!h) {
+		count_lost();
+		return NULL;
+	}
+	h->kind = kind;
+	h->cpu = bpf_get_smp_processor_id();
+	h->time_ns = bpf_ktime_get_ns();
+	return h;
+}
+
+static __always_inline __u32 ns_tid(struct task_struct *t)
+{
+	struct pid *p = BPF_CORE_READ(t, thread_pid);
+	unsigned int level = BPF_CORE_READ(p, level);
+	struct upid up = {};
+	bpf_core_read(&up, sizeof(up), &p->numbers[level & 31]);
+	return up.nr;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next, unsigned int prev_state)
+{
+	if (!traced(prev) && !traced(next))
+		return 0;
+	struct jpbpf_ev_switch *e = reserve(sizeof(*e), JPBPF_EV_SWITCH);
+	if (!e)
+		return 0;
+	e->prev_tid = prev->pid;
+	e->prev_tgid = prev->tgid;
+	e->next_tid = next->pid;
+	e->next_tgid = next->tgid;
+	e->prev_state = prev_state;
+	e->preempt = preempt;
+	e->pad = 0;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+static __always_inline struct jpbpf_ev_task *task_event(struct task_struct *t,
+							__u32 kind)
+{
+	struct jpbpf_ev_task *e = reserve(sizeof(*e), kind);
+	if (!e)
+		return NULL;
+	e->tid = BPF_CORE_READ(t, pid);
+	e->tgid = BPF_CORE_READ(t, tgid);
+	e->nstid = ns_tid(t);
+	e->parent_tid = 0;
+	e->parent_tgid = 0;
+	e->exit_code = 0;
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), t->comm);
+	e->path[0] = 0;
+	return e;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	/* A new thread shares the traced tgid and so is traced from its
+	 * first switch on; a child process is reported but not followed. */
+	if (!traced(parent))
+		return 0;
+	struct jpbpf_ev_task *e = task_event(child, JPBPF_EV_FORK);
+	if (!e)
+		return 0;
+	e->parent_tid = parent->pid;
+	e->parent_tgid = parent->tgid;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p)
+{
+	if (!traced(p))
+		return 0;
+	struct jpbpf_ev_task *e = task_event(p, JPBPF_EV_EXIT);
+	if (!e)
+		return 0;
+	e->exit_code = p->exit_code;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid,
+	     struct linux_binprm *bprm)
+{
+	if (!traced(p))
+		return 0;
+	struct jpbpf_ev_task *e = task_event(p, JPBPF_EV_EXEC);
+	if (!e)
+		return 0;
+	e->parent_tid = old_pid;
+	bpf_probe_read_kernel_str(e->path, sizeof(e->path),
+				  BPF_CORE_READ(bprm, filename));
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+static __always_inline void read_name(char *dst, __u32 cap, const char *src,
+				      int len)
+{
+	__u32 n = len < 0 ? 0 : (__u32)len;
+	if (n > cap - 1)
+		n = cap - 1;
+	/* Hide the bound from clang so that the mask below survives and the
+	 * verifier sees n < cap (cap is a power of two). */
+	barrier_var(n);
+	n &= cap - 1;
+	if (bpf_probe_read_user(dst, n, src) != 0)
+		n = 0;
+	barrier_var(n);
+	dst[n & (cap - 1)] = 0;
+}
+
+static __always_inline int method_event(__u32 kind, const char *cls,
+					int cls_len, const char *name,
+					int name_len, const char *sig,
+					int sig_len, __u64 code, int size)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct jpbpf_ev_method *e = reserve(sizeof(*e), kind);
+	if (!e)
+		return 0;
+	e->tid = (__u32)id;
+	e->tgid = id >> 32;
+	e->code_addr = code;
+	e->code_size = size < 0 ? 0 : size;
+	e->class_len = cls_len < 0 ? 0 : cls_len;
+	e->method_len = name_len < 0 ? 0 : name_len;
+	e->sig_len = sig_len < 0 ? 0 : sig_len;
+	read_name(e->class_name, JPBPF_CLASS_LEN, cls, cls_len);
+	read_name(e->method_name, JPBPF_METHOD_LEN, name, name_len);
+	read_name(e->signature, JPBPF_SIG_LEN, sig, sig_len);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* hotspot:compiled__method__load(class, len, name, len, sig, len, code, size) */
+SEC("usdt")
+int BPF_USDT(on_method_load, const char *cls, int cls_len, const char *name,
+	     int name_len, const char *sig, int sig_len, __u64 code, int size)
+{
+	return method_event(JPBPF_EV_METHOD_LOAD, cls, cls_len, name,
+			    name_len, sig, sig_len, code, size);
+}
+
+/* hotspot:compiled__method__unload(class, len, name, len, sig, len) */
+SEC("usdt")
+int BPF_USDT(on_method_unload, const char *cls, int cls_len, const char *name,
+	     int name_len, const char *sig, int sig_len)
+{
+	return method_event(JPBPF_EV_METHOD_UNLOAD, cls, cls_len, name,
+			    name_len, sig, sig_len, 0, 0);
+}

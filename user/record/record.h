@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `jpbpf record`: load the BPF program, follow one JVM, attach the agent,
+ * and drain everything into a bundle until the duration ends, a signal
+ * arrives or the target exits.  The bundle is finished (flushed, synced,
+ * meta.json final) on every path that created it.
+ */
+#ifndef JPBPF_RECORD_H
+#define JPBPF_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum jpb_record_error {
+	jpb_record_ok = 0,
+	jpb_record_err_env = -1,    /* unsupported environment/permission: exit 2 */
+	jpb_record_err_target = -2, /* no such process: exit 1 */
+	jpb_record_err_io = -3,     /* bundle I/O failed: exit 1 */
+	jpb_record_err_internal = -4,
+};
+
+struct jpb_record_opts {
+	pid_t pid;
+	const char *output;       /* bundle directory */
+	uint64_t duration_ms;     /* 0: until a signal or the target exits */
+	int cgroup;               /* also trace every task of the target's cgroup */
+	const char *btf_path;     /* NULL: the running kernel's */
+	const char *agent_path;   /* NULL: look it up; "" : no agent */
+	uint32_t ringbuf_kb;      /* 0: 4096 */
+	int status_line;          /* print "events, lost, bytes" once a second */
+};
+
+struct jpb_record_result {
+	uint64_t events;  /* sched records from BPF */
+	uint64_t lost;    /* ring buffer reservation failures */
+	uint64_t bytes;   /* bytes written to "sched" */
+	int target_exited;
+	int usdt;         /* USDT probes attached */
+	int agent;        /* agent attached */
+};
+
+/* Record as OPTS says.  On error ERRMSG holds one line without the
+ * "jpbpf: " prefix. */
+int jpb_record_run(const struct jpb_record_opts *opts,
+		   struct jpb_record_result *res, char *errmsg, size_t size);
+
+/* The signal that ends a recording (SIGINT/SIGTERM) sets this flag; the
+ * recorder installs the handler.  Exposed for tests. */
+void jpb_record_request_stop(void);
+
+#endif /* JPBPF_RECORD_H */

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: MIT
+/* BPF ring buffer events to "sched" records. */
+#include "record/sched_events.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "records.h"
+#include "records_sched.h"
+
+/* The BPF side's shared structs; bpf/ is not on the include path. */
+#include "../../bpf/jpbpf.h"
+
+/* A C string from a fixed buffer that the kernel NUL-terminates, but
+ * that is not trusted to be. */
+static struct jpb_str fixed_str(const char *p, size_t cap)
+{
+	struct jpb_str s = { p, (uint32_t)strnlen(p, cap) };
+	return s;
+}
+
+static int put(struct jpb_sched_sink *s, uint16_t type, uint64_t t,
+	       const void *rec)
+{
+	int err = jpb_writer_put_rec(s->w, jpb_rectype_find(type), t, rec,
+				     &s->scratch);
+	if (err && !s->err)
+		s->err = err;
+	if (!err)
+		s->n.events++;
+	return err;
+}
+
+static int on_switch(struct jpb_sched_sink *s, const struct jpbpf_ev_switch *e)
+{
+	struct jpb_rec_sched_switch r = {
+		.cpu = e->hdr.cpu, .preempt = e->preempt,
+		.prev_tid = e->prev_tid, .prev_tgid = e->prev_tgid,
+		.next_tid = e->next_tid, .next_tgid = e->next_tgid,
+		.prev_state = e->prev_state,
+	};
+	s->n.switches++;
+	return put(s, JPB_REC_SCHED_SWITCH, e->hdr.time_ns, &r);
+}
+
+static int on_task(struct jpb_sched_sink *s, const struct jpbpf_ev_task *e)
+{
+	struct jpb_str comm = fixed_str(e->comm, sizeof(e->comm));
+	char name[JPBPF_COMM_LEN + 1];
+	snprintf(name, sizeof(name), "%.*s", (int)comm.len, comm.ptr);
+	switch (e->hdr.kind) {
+	case JPBPF_EV_FORK: {
+		struct jpb_rec_sched_fork r = {
+			.cpu = e->hdr.cpu, .parent_tid = e->parent_tid,
+			.parent_tgid = e->parent_tgid, .child_tid = e->tid,
+			.child_tgid = e->tgid, .child_nstid = e->nstid,
+			.comm = comm,
+		};
+		s->n.forks++;
+		if (s->on_thread && e->tgid == e->parent_tgid)
+			s->on_thread(s->ctx, JPB_THREAD_START, e->tid, e->nstid,
+				     e->tgid, name);
+		return put(s, JPB_REC_SCHED_FORK, e->hdr.time_ns, &r);
+	}
+	case JPBPF_EV_EXIT: {
+		struct jpb_rec_sched_exit r = {
+			.cpu = e->hdr.cpu, .tid = e->tid, .tgid = e->tgid,
+			.nstid = e->nstid, .exit_code = e->exit_code,
+			.comm = comm,
+		};
+		s->n.exits++;
+		if (s->on_thread)
+			s->on_thread(s->ctx, JPB_THREAD_END, e->tid, e->nstid,
+				     e->tgid, name);
+		return put(s, JPB_REC_SCHED_EXIT, e->hdr.time_ns, &r);
+	}
+	default: {
+		struct jpb_rec_sched_exec r = {
+			.cpu = e->hdr.cpu, .tid = e->tid, .tgid = e->tgid,
+			.old_tid = e->parent_tid, .comm = comm,
+			.filename = fixed_str(e->path, sizeof(e->path)),
+		};
+		s->n.execs++;
+		return put(s, JPB_REC_SCHED_EXEC, e->hdr.time_ns, &r);
+	}
+	}
+}
+
+static struct jpb_str name_str(const char *buf, size_t cap, uint32_t full,
+			       uint32_t *flags, uint32_t cut_flag)
+{
+	struct jpb_str s = fixed_str(buf, cap);
+	if (s.len < full)
+		*flags |= cut_flag;
+	return s;
+}
+
+static int on_method(struct jpb_sched_sink *s, const struct jpbpf_ev_method *e)
+{
+	struct jpb_rec_usdt_method r = {
+		.cpu = e->hdr.cpu, .tid = e->tid, .tgid = e->tgid,
+		.code_addr = e->code_addr, .code_size = e->code_size,
+	};
+	r.class_name = name_str(e->class_name, sizeof(e->class_name),
+				e->class_len, &r.flags, JPB_USDT_CLASS_CUT);
+	r.method_name = name_str(e->method_name, sizeof(e->method_name),
+				 e->method_len, &r.flags, JPB_USDT_METHOD_CUT);
+	r.signature = name_str(e->signature, sizeof(e->signature), e->sig_len,
+			       &r.flags, JPB_USDT_SIG_CUT);
+	int load = e->hdr.kind == JPBPF_EV_METHOD_LOAD;
+	if (load)
+		s->n.loads++;
+	else
+		s->n.unloads++;
+	return put(s, load ? JPB_REC_USDT_METHOD_LOAD : JPB_REC_USDT_METHOD_UNLOAD,
+		   e->hdr.time_ns, &r);
+}
+
+int jpb_sched_sink_event(struct jpb_sched_sink *s, const void *data,
+			 size_t size)
+{
+	struct jpbpf_ev_hdr h;
+	if (size < sizeof(h)) {
+		s->n.malformed++;
+		return 0;
+	}
+	memcpy(&h, data, sizeof(h));
+	switch (h.kind) {
+	case JPBPF_EV_SWITCH:
+		if (size >= sizeof(struct jpbpf_ev_switch))
+			return on_switch(s, data);
+		break;
+	case JPBPF_EV_FORK:
+	case JPBPF_EV_EXIT:
+	case JPBPF_EV_EXEC:
+		if (size >= sizeof(struct jpbpf_ev_task))
+			return on_task(s, data);
+		break;
+	case JPBPF_EV_METHOD_LOAD:
+	case JPBPF_EV_METHOD_UNLOAD:
+		if (size >= sizeof(struct jpbpf_ev_method))
+			return on_method(s, data);
+		break;
+	}
+	s->n.malformed++;
+	return 0;
+}
+
+void jpb_sched_sink_fini(struct jpb_sched_sink *s)
+{
+	jpb_buf_fini(&s->scratch);
+}

@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: MIT
 /* The `jpbpf info` sections, one per writer domain. */
 #include "info.h"
+
+extern const struct info_section info_section_jvm;
+extern const struct info_section info_section_truth;
 extern const struct info_section info_section_sched;
 extern const struct info_section info_section_usdt;
 
 const struct info_section *const info_sections[] = {
+	&info_section_jvm,
+	&info_section_truth,
 	&info_section_sched,
 	&info_section_usdt,
 	NULL,

@@ -1,0 +1,582 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The jpbpf JVMTI agent: lifecycle and options (docs/AGENT.md).
+ *
+ *   -agentpath:libjpbpf-agent.so=out=DIR[,truth][,noclasses][,nocode]
+ *                               [,batch_ms=N][,maxmem=MB]
+ *
+ * or the same string through the attach protocol.  Every JVMTI call's
+ * result is checked; on any failure at start the agent releases what it
+ * took and returns an error, leaving the JVM running.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "agent.h"
+#include "vmstructs.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* JVMTI callbacks have no user pointer: this is the session they serve.
+ * A finished session is kept (never freed) because a callback of its
+ * environment may still be running on another thread. */
+static struct agent *g_agent;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct agent *agent_get(void)
+{
+	return __atomic_load_n(&g_agent, __ATOMIC_ACQUIRE);
+}
+
+uint64_t agent_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint32_t agent_gettid(void)
+{
+	return (uint32_t)syscall(SYS_gettid);
+}
+
+void agent_log(const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "jpbpf-agent: %s\n", line);
+}
+
+static int parse_uint(const char *v, int *out)
+{
+	char *end;
+	errno = 0;
+	long n = strtol(v, &end, 10);
+	if (errno || end == v || *end || n < 0 || n > 1000000)
+		return -1;
+	*out = (int)n;
+	return 0;
+}
+
+static int parse_opt(struct agent_opts *o, char *kv, char *err, size_t size)
+{
+	char *v = strchr(kv, '=');
+	if (v)
+		*v++ = 0;
+	int maxmem = 0;
+	if (!strcmp(kv, "out") && v && *v) {
+		if (strlen(v) >= sizeof(o->out)) {
+			snprintf(err, size, "out= path too long");
+			return -1;
+		}
+		snprintf(o->out, sizeof(o->out), "%s", v);
+	} else if (!strcmp(kv, "truth") && !v) {
+		o->truth = 1;
+	} else if (!strcmp(kv, "noclasses") && !v) {
+		o->no_classes = 1;
+	} else if (!strcmp(kv, "nocode") && !v) {
+		o->no_code = 1;
+	} else if (!strcmp(kv, "batch_ms") && v && !parse_uint(v, &o->batch_ms) &&
+		   o->batch_ms > 0) {
+	} else if (!strcmp(kv, "maxmem") && v && !parse_uint(v, &maxmem) &&
+		   maxmem > 0) {
+		o->max_mb = maxmem;
+	} else {
+		snprintf(err, size, "bad option '%s%s%s' (known: out=DIR, truth, "
+			 "noclasses, nocode, batch_ms=N, maxmem=MB)",
+			 kv, v ? "=" : "", v ? v : "");
+		return -1;
+	}
+	return 0;
+}
+
+/* Exposed (hidden visibility) for the unit test of option parsing. */
+AGENT_LOCAL int agent_parse_options(struct agent_opts *o, const char *s,
+				    char *err, size_t size);
+int agent_parse_options(struct agent_opts *o, const char *s, char *err,
+			size_t size)
+{
+	memset(o, 0, sizeof(*o));
+	o->batch_ms = 8;
+	if (!s || !*s) {
+		snprintf(err, size, "no options: out=DIR is required");
+		return -1;
+	}
+	if (strlen(s) >= sizeof(o->raw)) {
+		snprintf(err, size, "option string too long");
+		return -1;
+	}
+	snprintf(o->raw, sizeof(o->raw), "%s", s);
+	char copy[sizeof(o->raw)], *save = NULL;
+	snprintf(copy, sizeof(copy), "%s", s);
+	for (char *kv = strtok_r(copy, ",", &save); kv;
+	     kv = strtok_r(NULL, ",", &save))
+		if (parse_opt(o, kv, err, size))
+			return -1;
+	if (!o->out[0]) {
+		snprintf(err, size, "out=DIR is required");
+		return -1;
+	}
+	return 0;
+}
+
+/* Pid facts: the init pid namespace has a fixed inode number. */
+static void pid_facts(struct agent *a)
+{
+	char link[64] = "";
+	ssize_t n = readlink("/proc/self/ns/pid", link, sizeof(link) - 1);
+	a->nspid = (uint32_t)getpid();
+	if (n > 0)
+		link[n] = 0;
+	if (strcmp(link, "pid:[4026531836]") == 0) {
+		a->same_pidns = 1;
+		a->host_pid = a->nspid;
+		return;
+	}
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned first, last;
+		if (sscanf(line, "NSpid: %u", &first) != 1)
+			continue;
+		char *p = strrchr(line, '\t');
+		if (p && sscanf(p, "%u", &last) == 1 && last == a->nspid &&
+		    first != last)
+			a->host_pid = first;
+	}
+	if (f)
+		fclose(f);
+}
+
+static char *get_prop(jvmtiEnv *e, const char *name)
+{
+	char *v = NULL;
+	if ((*e)->GetSystemProperty(e, name, &v) != JVMTI_ERROR_NONE)
+		return NULL;
+	return v;
+}
+
+static void put_info(struct agent *a)
+{
+	jvmtiEnv *e = a->jvmti;
+	char *ver = get_prop(e, "java.version");
+	char *vm = get_prop(e, "java.vm.name");
+	char *vmv = get_prop(e, "java.vm.version");
+	/* java.version is set only after Agent_OnLoad; the VM version
+	 * ("17.0.15+6-Debian-1") starts with it. */
+	char ver_buf[64] = "";
+	if (!ver && vmv) {
+		snprintf(ver_buf, sizeof(ver_buf), "%.*s",
+			 (int)strcspn(vmv, "+-"), vmv);
+	}
+	const char *version = ver ? ver : ver_buf;
+	struct jpb_rec_jvm_info r = {
+		.pid = a->host_pid,
+		.nspid = a->nspid,
+		.late_attach = (uint32_t)a->late_attach,
+		.flags = (a->opts.truth ? JPB_JVM_F_TRUTH : 0) |
+			 (a->debug_nonsafepoints ? JPB_JVM_F_DEBUG_NONSAFEPOINTS
+						 : 0),
+		.jdk_version = jpb_str_c(version),
+		.vm_name = jpb_str_c(vm),
+		.vm_version = jpb_str_c(vmv),
+		.options = jpb_str_c(a->opts.raw),
+		.libjvm = jpb_str_c(vms_libjvm_path()),
+		.libjvm_base = vms_libjvm_base(),
+	};
+	aq_put_rec(&a->q, AS_JVM, JPB_REC_JVM_INFO, agent_now(), &r);
+	void *meta = NULL;
+	if (jpb_meta_load(a->q.bundle, &meta) == jpb_err_not_found) {
+		json_t *m = jpb_meta_new_base();
+		json_t *j = json_pack("{s:s?, s:s?, s:i, s:i, s:s, s:b}",
+				      "jdk_version", version, "vm_name", vm,
+				      "pid", (json_int_t)a->host_pid,
+				      "nspid", (json_int_t)a->nspid,
+				      "agent_options", a->opts.raw,
+				      "late_attach", a->late_attach);
+		if (m && j && json_object_set_new(m, "jvm", j) == 0) {
+			j = NULL;
+			if (jpb_meta_save(a->q.bundle, m) != 0)
+				agent_log("cannot write meta.json: %s",
+					  jpb_bundle_errmsg(a->q.bundle));
+		}
+		json_decref(j);
+		json_decref(m);
+	}
+	if (ver)
+		(*e)->Deallocate(e, (unsigned char *)ver);
+	if (vm)
+		(*e)->Deallocate(e, (unsigned char *)vm);
+	if (vmv)
+		(*e)->Deallocate(e, (unsigned char *)vmv);
+}
+
+static int add_capabilities(struct agent *a, char *err, size_t size)
+{
+	jvmtiEnv *e = a->jvmti;
+	jvmtiCapabilities pot, want;
+	memset(&want, 0, sizeof(want));
+	if ((*e)->GetPotentialCapabilities(e, &pot) != JVMTI_ERROR_NONE) {
+		snprintf(err, size, "GetPotentialCapabilities failed");
+		return -1;
+	}
+	want.can_generate_compiled_method_load_events = 1;
+	want.can_generate_all_class_hook_events = pot.can_generate_all_class_hook_events;
+	want.can_generate_early_class_hook_events =
+		!a->late_attach && pot.can_generate_early_class_hook_events;
+	want.can_retransform_classes = pot.can_retransform_classes;
+	want.can_retransform_any_class = pot.can_retransform_any_class;
+	want.can_get_bytecodes = 1;
+	if (a->opts.truth) {
+		if (!pot.can_generate_single_step_events) {
+			snprintf(err, size, "truth mode needs SingleStep, which "
+				 "only an agent loaded at start-up can have "
+				 "(-agentpath)");
+			return -1;
+		}
+		want.can_generate_single_step_events = 1;
+		want.can_generate_method_entry_events = 1;
+		want.can_generate_method_exit_events = 1;
+		want.can_generate_exception_events = 1;
+	}
+	jvmtiError rc = (*e)->AddCapabilities(e, &want);
+	if (rc != JVMTI_ERROR_NONE) {
+		snprintf(err, size, "AddCapabilities failed (JVMTI error %d)",
+			 (int)rc);
+		return -1;
+	}
+	return 0;
+}
+
+static void stop_session(struct agent *a, const char *why);
+
+static void JNICALL on_vm_init(jvmtiEnv *e, JNIEnv *jni, jthread t)
+{
+	(void)e;
+	struct agent *a = agent_get();
+	if (!a || a->stopped)
+		return;
+	interp_record(a);
+	threads_record_all(a, jni);
+	threads_record(a, jni, t, JPB_THREAD_START, 1);
+}
+
+static void JNICALL on_vm_death(jvmtiEnv *e, JNIEnv *jni)
+{
+	(void)e;
+	(void)jni;
+	struct agent *a = agent_get();
+	if (a)
+		stop_session(a, "VM death");
+}
+
+static void JNICALL on_thread_start(jvmtiEnv *e, JNIEnv *jni, jthread t)
+{
+	(void)e;
+	struct agent *a = agent_get();
+	if (a && !a->stopped)
+		threads_record(a, jni, t, JPB_THREAD_START, 1);
+}
+
+static void JNICALL on_thread_end(jvmtiEnv *e, JNIEnv *jni, jthread t)
+{
+	(void)e;
+	struct agent *a = agent_get();
+	if (!a || a->stopped)
+		return;
+	if (a->opts.truth)
+		truth_thread_end(a);
+	threads_record(a, jni, t, JPB_THREAD_END, 1);
+}
+
+static const jvmtiEvent base_events[] = {
+	JVMTI_EVENT_VM_INIT,
+	JVMTI_EVENT_VM_DEATH,
+	JVMTI_EVENT_THREAD_START,
+	JVMTI_EVENT_THREAD_END,
+	JVMTI_EVENT_CLASS_FILE_LOAD_HOOK,
+	JVMTI_EVENT_COMPILED_METHOD_LOAD,
+	JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
+	JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
+};
+
+static const jvmtiEvent truth_events[] = {
+	JVMTI_EVENT_SINGLE_STEP,
+	JVMTI_EVENT_METHOD_ENTRY,
+	JVMTI_EVENT_METHOD_EXIT,
+	JVMTI_EVENT_EXCEPTION,
+	JVMTI_EVENT_EXCEPTION_CATCH,
+};
+
+static int enable_events(struct agent *a, char *err, size_t size)
+{
+	jvmtiEnv *e = a->jvmti;
+	jvmtiEventCallbacks cb;
+	memset(&cb, 0, sizeof(cb));
+	cb.VMInit = on_vm_init;
+	cb.VMDeath = on_vm_death;
+	cb.ThreadStart = on_thread_start;
+	cb.ThreadEnd = on_thread_end;
+	cb.ClassFileLoadHook = classes_on_load;
+	cb.CompiledMethodLoad = jit_on_load;
+	cb.CompiledMethodUnload = jit_on_unload;
+	cb.DynamicCodeGenerated = jit_on_dynamic;
+	if (a->opts.truth)
+		truth_callbacks(&cb);
+	jvmtiError rc = (*e)->SetEventCallbacks(e, &cb, (jint)sizeof(cb));
+	for (size_t i = 0; rc == JVMTI_ERROR_NONE &&
+			   i < sizeof(base_events) / sizeof(base_events[0]); i++) {
+		if (a->late_attach && base_events[i] == JVMTI_EVENT_VM_INIT)
+			continue;
+		rc = (*e)->SetEventNotificationMode(e, JVMTI_ENABLE,
+						    base_events[i], NULL);
+	}
+	for (size_t i = 0; a->opts.truth && rc == JVMTI_ERROR_NONE &&
+			   i < sizeof(truth_events) / sizeof(truth_events[0]); i++)
+		rc = (*e)->SetEventNotificationMode(e, JVMTI_ENABLE,
+						    truth_events[i], NULL);
+	if (rc != JVMTI_ERROR_NONE) {
+		snprintf(err, size, "enabling JVMTI events failed (error %d)",
+			 (int)rc);
+		return -1;
+	}
+	return 0;
+}
+
+static void disable_events(struct agent *a)
+{
+	jvmtiEnv *e = a->jvmti;
+	for (size_t i = 0; i < sizeof(base_events) / sizeof(base_events[0]); i++)
+		(*e)->SetEventNotificationMode(e, JVMTI_DISABLE, base_events[i],
+					       NULL);
+	for (size_t i = 0; a->opts.truth &&
+			   i < sizeof(truth_events) / sizeof(truth_events[0]); i++)
+		(*e)->SetEventNotificationMode(e, JVMTI_DISABLE, truth_events[i],
+					       NULL);
+}
+
+static void put_summary(struct agent *a, const char *why)
+{
+	aq_note(&a->q, JPB_NOTE_INFO,
+		"agent stops (%s): %llu classes, %llu compiled methods, "
+		"%llu code blobs", why,
+		(unsigned long long)a->n_classes,
+		(unsigned long long)a->n_nmethods,
+		(unsigned long long)a->n_blobs);
+}
+
+/* The writer thread saw the recorder's stop file.  Only flags may be
+ * touched here: this thread is not attached to the JVM. */
+static int on_stop_file(void)
+{
+	struct agent *a = agent_get();
+	if (!a)
+		return 0;
+	if (a->opts.truth)
+		truth_flush_all(a);
+	put_summary(a, "stop requested");
+	__atomic_store_n(&a->stopped, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static void stop_session(struct agent *a, const char *why)
+{
+	pthread_mutex_lock(&a->stop_lock);
+	if (a->finished) {
+		pthread_mutex_unlock(&a->stop_lock);
+		return;
+	}
+	a->finished = 1;
+	if (!a->stopped) {
+		if (a->opts.truth)
+			truth_flush_all(a);
+		put_summary(a, why);
+	}
+	__atomic_store_n(&a->stopped, 1, __ATOMIC_RELEASE);
+	int err = aq_finish(&a->q);
+	if (err)
+		agent_log("%s: recording incomplete: %s", a->opts.out,
+			  a->q.errmsg[0] ? a->q.errmsg : jpb_errstr(err));
+	pthread_mutex_unlock(&a->stop_lock);
+}
+
+/* Release a session that failed to start; nothing of it is live. */
+static void abandon(struct agent *a)
+{
+	if (a->jvmti)
+		(*a->jvmti)->DisposeEnvironment(a->jvmti);
+	if (a->q.bundle)
+		jpb_bundle_free(a->q.bundle);
+	if (a->published)
+		return; /* a callback may still hold it */
+	methods_free(a->methods);
+	free(a);
+}
+
+static int open_bundle(struct agent *a, char *err, size_t size)
+{
+	struct jpb_bundle *b = NULL;
+	int rc = jpb_bundle_create(&b, a->opts.out);
+	if (rc) {
+		snprintf(err, size, "%s: cannot create bundle: %s", a->opts.out,
+			 jpb_errstr(rc));
+		return -1;
+	}
+	a->q.bundle = b;
+	if (a->opts.max_mb)
+		a->q.max_bytes = (uint64_t)a->opts.max_mb << 20;
+	snprintf(a->q.stop_file, sizeof(a->q.stop_file), "%s/agent.stop",
+		 a->opts.out);
+	snprintf(a->q.done_file, sizeof(a->q.done_file), "%s/agent.done",
+		 a->opts.out);
+	unlink(a->q.stop_file);
+	unlink(a->q.done_file);
+	a->q.on_stop_request = on_stop_file;
+	if (aq_start(&a->q, b, a->opts.truth, err, size) != 0)
+		return -1;
+	return 0;
+}
+
+static void replay(struct agent *a, JNIEnv *jni)
+{
+	jvmtiEnv *e = a->jvmti;
+	interp_record(a);
+	threads_record_all(a, jni);
+	a->replaying = 1;
+	if ((*e)->GenerateEvents(e, JVMTI_EVENT_DYNAMIC_CODE_GENERATED) !=
+	    JVMTI_ERROR_NONE)
+		aq_note(&a->q, JPB_NOTE_WARN, "GenerateEvents(dynamic code) failed");
+	if ((*e)->GenerateEvents(e, JVMTI_EVENT_COMPILED_METHOD_LOAD) !=
+	    JVMTI_ERROR_NONE)
+		aq_note(&a->q, JPB_NOTE_WARN,
+			"GenerateEvents(compiled methods) failed");
+	a->replaying = 0;
+	if (!a->debug_nonsafepoints)
+		aq_note(&a->q, JPB_NOTE_WARN,
+			"methods compiled before attach have coarse pc maps "
+			"(flag JPB_NM_F_COARSE); run the JVM with "
+			"-XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints "
+			"for full precision");
+	classes_retransform_all(a, jni);
+}
+
+static int read_debug_nonsafepoints(void)
+{
+	uint64_t addr;
+	uint8_t v = 0;
+	if (vms_flag_addr("DebugNonSafepoints", &addr) != 0 ||
+	    vms_read(addr, &v, 1) != 0)
+		return 0;
+	return v != 0;
+}
+
+/* Another session of this library is live: a second attach reuses it. */
+static int already_running(const char *options)
+{
+	struct agent *cur = agent_get();
+	if (!cur || cur->stopped)
+		return 0;
+	agent_log("already recording to %s; ignoring the new load (%s)",
+		  cur->opts.out, options ? options : "");
+	return 1;
+}
+
+static jint start(JavaVM *vm, char *options, int late)
+{
+	char err[512] = "";
+	pthread_mutex_lock(&g_lock);
+	if (already_running(options)) {
+		pthread_mutex_unlock(&g_lock);
+		return JNI_OK;
+	}
+	struct agent *a = calloc(1, sizeof(*a));
+	if (!a) {
+		pthread_mutex_unlock(&g_lock);
+		agent_log("out of memory");
+		return JNI_ERR;
+	}
+	a->vm = vm;
+	a->late_attach = late;
+	pthread_mutex_init(&a->stop_lock, NULL);
+	pid_facts(a);
+	vms_init();
+	if (agent_parse_options(&a->opts, options, err, sizeof(err)) != 0)
+		goto fail;
+	if ((*vm)->GetEnv(vm, (void **)&a->jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
+		a->jvmti = NULL;
+		snprintf(err, sizeof(err), "JVMTI 1.2 not available");
+		goto fail;
+	}
+	if (add_capabilities(a, err, sizeof(err)) != 0)
+		goto fail;
+	a->methods = methods_new();
+	if (!a->methods || (a->opts.truth && truth_init(a) != 0)) {
+		snprintf(err, sizeof(err), "out of memory");
+		goto fail;
+	}
+	if (open_bundle(a, err, sizeof(err)) != 0)
+		goto fail;
+	a->debug_nonsafepoints = read_debug_nonsafepoints();
+	struct agent *old = g_agent;
+	a->published = 1;
+	__atomic_store_n(&g_agent, a, __ATOMIC_RELEASE);
+	put_info(a);
+	if (enable_events(a, err, sizeof(err)) != 0) {
+		__atomic_store_n(&g_agent, old, __ATOMIC_RELEASE);
+		disable_events(a);
+		aq_note(&a->q, JPB_NOTE_ERROR, "%s", err);
+		a->stopped = 1;
+		aq_finish(&a->q);
+		goto fail;
+	}
+	/* A finished earlier session's environment is retired now that
+	 * this one is live, so its callbacks stop. */
+	if (old && old->jvmti)
+		(*old->jvmti)->DisposeEnvironment(old->jvmti);
+	pthread_mutex_unlock(&g_lock);
+	if (late) {
+		JNIEnv *jni = NULL;
+		if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK)
+			jni = NULL;
+		replay(a, jni);
+	}
+	return JNI_OK;
+fail:
+	pthread_mutex_unlock(&g_lock);
+	agent_log("not started: %s", err);
+	abandon(a);
+	return JNI_ERR;
+}
+
+EXPORT JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options,
+					   void *reserved)
+{
+	(void)reserved;
+	return start(vm, options, 0);
+}
+
+EXPORT JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options,
+					     void *reserved)
+{
+	(void)reserved;
+	return start(vm, options, 1);
+}
+
+EXPORT JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
+{
+	(void)vm;
+	struct agent *a = agent_get();
+	if (a)
+		stop_session(a, "unload");
+}

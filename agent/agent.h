@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals of the jpbpf JVMTI agent (docs/AGENT.md).
+ *
+ * JVMTI callbacks carry no user pointer, so the one session lives in a
+ * process-wide `struct agent` reached through agent_get().  Callbacks
+ * never write to disk: they encode a record and hand it to the writer
+ * thread (aq_*), which owns the bundle's stream writers.
+ */
+#ifndef JPBPF_AGENT_H
+#define JPBPF_AGENT_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include <jvmti.h>
+
+#include "bundle.h"
+#include "records.h"
+#include "records_jvm.h"
+#include "records_truth.h"
+
+#define AGENT_LOCAL __attribute__((visibility("hidden")))
+
+enum agent_stream { AS_JVM = 0, AS_TRUTH = 1, AS_COUNT };
+
+struct aq_item {
+	struct aq_item *next;
+	uint16_t type;
+	uint8_t stream;
+	uint64_t time_ns;
+	uint32_t size;
+	uint8_t *data; /* owned, malloc'd */
+};
+
+/* The writer queue: callbacks append, the writer thread drains. */
+struct aq {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct aq_item *head, *tail;
+	uint64_t queued_bytes;
+	uint64_t max_bytes;  /* beyond this, records are dropped and counted */
+	uint64_t dropped[AS_COUNT];
+	uint64_t dropped_first_ns, dropped_last_ns;
+	int stop;     /* drain, then exit */
+	int running;
+	pthread_t thread;
+	struct jpb_bundle *bundle;
+	struct jpb_writer *w[AS_COUNT];
+	int write_err;
+	char errmsg[512];
+	char stop_file[4096]; /* polled: the recorder asks us to stop */
+	char done_file[4096]; /* written once the streams are closed */
+	int (*on_stop_request)(void);
+};
+
+struct agent_opts {
+	char out[4096];
+	int truth;
+	int no_classes;
+	int no_code;     /* don't copy compiled code bytes */
+	int batch_ms;    /* retransform batch target pause */
+	int max_mb;      /* writer backlog limit */
+	char raw[1024];
+};
+
+struct method_table;
+
+struct agent {
+	jvmtiEnv *jvmti;
+	JavaVM *vm;
+	struct agent_opts opts;
+	int late_attach;
+	int debug_nonsafepoints; /* -XX:+DebugNonSafepoints given */
+	int replaying; /* inside GenerateEvents on attach */
+	int stopped;  /* nothing more is recorded */
+	int finished; /* streams closed */
+	int published; /* g_agent pointed at it: never freed */
+	pthread_mutex_t stop_lock;
+	struct aq q;
+	struct method_table *methods;
+	uint32_t host_pid, nspid;
+	int same_pidns; /* host tid == gettid() */
+	/* counters for the notes at the end */
+	uint64_t n_classes, n_class_fail, n_nmethods, n_blobs;
+	uint64_t n_retransform_batches, max_pause_ns, total_pause_ns;
+	void *truth; /* struct truth state, truth mode only */
+};
+
+AGENT_LOCAL struct agent *agent_get(void);
+AGENT_LOCAL uint64_t agent_now(void);
+AGENT_LOCAL uint32_t agent_gettid(void);
+
+/* queue.c */
+AGENT_LOCAL int aq_start(struct aq *q, struct jpb_bundle *b, int truth,
+			 char *err, size_t size);
+AGENT_LOCAL void aq_put_raw(struct aq *q, int stream, uint16_t type,
+			    uint64_t time_ns, uint8_t *data, uint32_t size);
+AGENT_LOCAL void aq_put_rec(struct aq *q, int stream, uint16_t type,
+			    uint64_t time_ns, const void *rec);
+AGENT_LOCAL void aq_note(struct aq *q, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+AGENT_LOCAL int aq_finish(struct aq *q);
+
+/* methods.c: jmethodID -> identity, each emitted once. */
+AGENT_LOCAL struct method_table *methods_new(void);
+AGENT_LOCAL void methods_free(struct method_table *t);
+/* Emit a JPB_REC_JVM_METHOD for M if not done yet. */
+AGENT_LOCAL void methods_note(struct agent *a, jmethodID m);
+
+/* threads.c */
+AGENT_LOCAL void threads_record(struct agent *a, JNIEnv *jni, jthread t,
+				uint32_t event, int on_thread);
+AGENT_LOCAL void threads_record_all(struct agent *a, JNIEnv *jni);
+
+/* jit.c */
+AGENT_LOCAL void JNICALL jit_on_load(jvmtiEnv *e, jmethodID m, jint size,
+				     const void *addr, jint map_len,
+				     const jvmtiAddrLocationMap *map,
+				     const void *compile_info);
+AGENT_LOCAL void JNICALL jit_on_unload(jvmtiEnv *e, jmethodID m,
+				       const void *addr);
+AGENT_LOCAL void JNICALL jit_on_dynamic(jvmtiEnv *e, const char *name,
+					const void *addr, jint length);
+
+/* classes.c */
+AGENT_LOCAL void JNICALL classes_on_load(jvmtiEnv *e, JNIEnv *jni,
+					 jclass redefined, jobject loader,
+					 const char *name, jobject pd,
+					 jint len, const unsigned char *data,
+					 jint *new_len, unsigned char **new_data);
+AGENT_LOCAL void classes_retransform_all(struct agent *a, JNIEnv *jni);
+
+/* interp.c */
+AGENT_LOCAL void interp_record(struct agent *a);
+
+/* truth.c */
+AGENT_LOCAL int truth_init(struct agent *a);
+AGENT_LOCAL void truth_callbacks(jvmtiEventCallbacks *cb);
+AGENT_LOCAL void truth_thread_end(struct agent *a);
+AGENT_LOCAL void truth_flush_all(struct agent *a);
+
+/* Log a one-line message on the target's stderr. */
+AGENT_LOCAL void agent_log(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+#endif /* JPBPF_AGENT_H */

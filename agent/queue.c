@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The writer thread.  Java threads only take a mutex for a list append;
+ * encoding happens on their side, disk I/O only here.  Past max_bytes of
+ * backlog records are dropped and counted, and a JPB_REC_LOSS says so.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "agent.h"
+
+static const char *const stream_names[AS_COUNT] = { "jvm", "truth" };
+
+void aq_put_raw(struct aq *q, int stream, uint16_t type, uint64_t time_ns,
+		uint8_t *data, uint32_t size)
+{
+	struct aq_item *it = malloc(sizeof(*it));
+	pthread_mutex_lock(&q->lock);
+	if (!it || !q->running || q->stop ||
+	    q->queued_bytes + size > q->max_bytes) {
+		q->dropped[stream]++;
+		if (!q->dropped_first_ns)
+			q->dropped_first_ns = time_ns;
+		q->dropped_last_ns = time_ns;
+		pthread_mutex_unlock(&q->lock);
+		free(it);
+		free(data);
+		return;
+	}
+	it->next = NULL;
+	it->type = type;
+	it->stream = (uint8_t)stream;
+	it->time_ns = time_ns;
+	it->size = size;
+	it->data = data;
+	if (q->tail)
+		q->tail->next = it;
+	else
+		q->head = it;
+	q->tail = it;
+	q->queued_bytes += size;
+	pthread_cond_signal(&q->cond);
+	pthread_mutex_unlock(&q->lock);
+}
+
+void aq_put_rec(struct aq *q, int stream, uint16_t type, uint64_t time_ns,
+		const void *rec)
+{
+	const struct jpb_rectype *t = jpb_rectype_find(type);
+	struct jpb_buf b = { 0 };
+	if (!t || jpb_rec_encode(t, rec, &b) != 0) {
+		jpb_buf_fini(&b);
+		aq_put_raw(q, stream, type, time_ns, NULL, UINT32_MAX);
+		return;
+	}
+	aq_put_raw(q, stream, type, time_ns, b.data, (uint32_t)b.len);
+}
+
+void aq_note(struct aq *q, int level, const char *fmt, ...)
+{
+	char text[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	struct jpb_rec_note n = { (uint32_t)level, jpb_str_c("agent"),
+				  jpb_str_c(text) };
+	aq_put_rec(q, AS_JVM, JPB_REC_NOTE, agent_now(), &n);
+}
+
+static void write_item(struct aq *q, struct aq_item *it)
+{
+	struct jpb_writer *w = q->w[it->stream];
+	if (!w || q->write_err)
+		return;
+	int err = jpb_writer_put(w, it->type, it->time_ns, it->data, it->size);
+	if (err) {
+		q->write_err = err;
+		snprintf(q->errmsg, sizeof(q->errmsg), "%s",
+			 jpb_writer_errmsg(w));
+		agent_log("write failed, recording stops: %s", q->errmsg);
+	}
+}
+
+static int stop_requested(struct aq *q)
+{
+	struct stat st;
+	return q->stop_file[0] && stat(q->stop_file, &st) == 0;
+}
+
+/* Waits at most 50 ms so the stop file is noticed promptly. */
+static struct aq_item *take_all(struct aq *q, int *stop)
+{
+	pthread_mutex_lock(&q->lock);
+	if (!q->head && !q->stop) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 50 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&q->cond, &q->lock, &ts);
+	}
+	struct aq_item *list = q->head;
+	q->head = q->tail = NULL;
+	q->queued_bytes = 0;
+	*stop = q->stop;
+	pthread_mutex_unlock(&q->lock);
+	return list;
+}
+
+static void put_losses(struct aq *q);
+
+static void close_streams(struct aq *q)
+{
+	put_losses(q);
+	for (int i = 0; i < AS_COUNT; i++) {
+		if (!q->w[i])
+			continue;
+		int rc = jpb_writer_close(q->w[i]);
+		if (rc && !q->write_err)
+			q->write_err = rc;
+		q->w[i] = NULL;
+	}
+	if (q->done_file[0]) {
+		FILE *f = fopen(q->done_file, "w");
+		if (f) {
+			fprintf(f, "%s\n", q->write_err ? q->errmsg : "ok");
+			fclose(f);
+		}
+	}
+}
+
+static void *writer_main(void *arg)
+{
+	struct aq *q = arg;
+	int stop = 0, asked = 0;
+	while (!stop) {
+		struct aq_item *it = take_all(q, &stop);
+		while (it) {
+			struct aq_item *next = it->next;
+			write_item(q, it);
+			free(it->data);
+			free(it);
+			it = next;
+		}
+		if (!stop && !asked && stop_requested(q)) {
+			asked = 1;
+			/* The callback makes the event handlers return at
+			 * once; what they queued so far is still written. */
+			if (q->on_stop_request)
+				q->on_stop_request();
+			pthread_mutex_lock(&q->lock);
+			q->stop = 1;
+			pthread_mutex_unlock(&q->lock);
+			stop = 0; /* one more drain round */
+			continue;
+		}
+		for (int i = 0; i < AS_COUNT && !stop; i++)
+			if (q->w[i])
+				jpb_writer_flush(q->w[i], 0);
+	}
+	close_streams(q);
+	return NULL;
+}
+
+int aq_start(struct aq *q, struct jpb_bundle *b, int truth, char *err,
+	     size_t size)
+{
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->cond, NULL);
+	q->bundle = b;
+	if (!q->max_bytes)
+		q->max_bytes = 512u << 20;
+	for (int i = 0; i < AS_COUNT; i++) {
+		if (i == AS_TRUTH && !truth)
+			continue;
+		int rc = jpb_writer_open(b, stream_names[i], &q->w[i]);
+		if (rc) {
+			snprintf(err, size, "%s: %s", stream_names[i],
+				 jpb_bundle_errmsg(b)[0] ? jpb_bundle_errmsg(b)
+							 : jpb_errstr(rc));
+			for (int j = 0; j < i; j++)
+				if (q->w[j])
+					jpb_writer_close(q->w[j]);
+			memset(q->w, 0, sizeof(q->w));
+			return rc;
+		}
+	}
+	q->running = 1;
+	if (pthread_create(&q->thread, NULL, writer_main, q) != 0) {
+		q->running = 0;
+		snprintf(err, size, "cannot start the writer thread");
+		for (int i = 0; i < AS_COUNT; i++)
+			if (q->w[i])
+				jpb_writer_close(q->w[i]);
+		memset(q->w, 0, sizeof(q->w));
+		return jpb_err_nomem;
+	}
+	return 0;
+}
+
+static void put_losses(struct aq *q)
+{
+	for (int i = 0; i < AS_COUNT; i++) {
+		if (!q->dropped[i] || !q->w[i])
+			continue;
+		struct jpb_rec_loss l = { jpb_str_c(stream_names[i]),
+					  UINT32_MAX, q->dropped[i],
+					  q->dropped_first_ns,
+					  q->dropped_last_ns };
+		struct jpb_buf b = { 0 };
+		if (jpb_rec_encode(jpb_rectype_find(JPB_REC_LOSS), &l, &b) == 0)
+			jpb_writer_put(q->w[i], JPB_REC_LOSS, agent_now(),
+				       b.data, (uint32_t)b.len);
+		jpb_buf_fini(&b);
+	}
+}
+
+/* Drain everything queued, write the loss counts, close the streams
+ * (the writer thread does that as it exits).  Call once.  Returns the
+ * first write error, 0 if none. */
+int aq_finish(struct aq *q)
+{
+	if (!q->running)
+		return q->write_err;
+	pthread_mutex_lock(&q->lock);
+	q->stop = 1;
+	pthread_cond_signal(&q->cond);
+	pthread_mutex_unlock(&q->lock);
+	pthread_join(q->thread, NULL);
+	pthread_mutex_lock(&q->lock);
+	q->running = 0;
+	pthread_mutex_unlock(&q->lock);
+	return q->write_err;
+}

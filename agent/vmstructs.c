@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: MIT
+/* Reading HotSpot's VMStructs tables and libjvm.so's .symtab. */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <gelf.h>
+
+#include "vmstructs.h"
+
+/* Process facts, immutable after the first vms_init(): the tables are
+ * part of libjvm.so and never move. */
+static struct {
+	int ok;
+	char path[4096];
+	uint64_t base;
+	uint64_t structs, types;
+	uint64_t s_type, s_field, s_static, s_offset, s_addr, s_stride;
+	uint64_t t_name, t_size, t_stride;
+} vms;
+static pthread_once_t vms_once = PTHREAD_ONCE_INIT;
+
+int vms_read(uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len };
+	struct iovec remote = { (void *)(uintptr_t)addr, len };
+	if (!addr)
+		return -1;
+	ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	if (n == (ssize_t)len)
+		return 0;
+	/* process_vm_readv may be forbidden (seccomp); then trust the
+	 * caller's pointer only if it lies in a readable mapping. */
+	if (n < 0) {
+		int fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -1;
+		ssize_t k = pread(fd, buf, len, (off_t)addr);
+		close(fd);
+		return k == (ssize_t)len ? 0 : -1;
+	}
+	return -1;
+}
+
+int vms_read_u64(uint64_t addr, uint64_t *v)
+{
+	return vms_read(addr, v, sizeof(*v));
+}
+
+int vms_read_i32(uint64_t addr, int32_t *v)
+{
+	return vms_read(addr, v, sizeof(*v));
+}
+
+static int find_libjvm(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	const char *n = info->dlpi_name;
+	size_t len = n ? strlen(n) : 0;
+	if (len < 9 || strcmp(n + len - 9, "libjvm.so") != 0)
+		return 0;
+	snprintf(vms.path, sizeof(vms.path), "%s", n);
+	vms.base = info->dlpi_addr;
+	return 1;
+}
+
+static uint64_t sym_u64(void *h, const char *name)
+{
+	uint64_t *p = dlsym(h, name);
+	return p ? *p : UINT64_MAX;
+}
+
+static void init_once(void)
+{
+	if (!dl_iterate_phdr(find_libjvm, NULL))
+		return;
+	void *h = dlopen(vms.path, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return;
+	uint64_t *structs = dlsym(h, "gHotSpotVMStructs");
+	uint64_t *types = dlsym(h, "gHotSpotVMTypes");
+	vms.s_type = sym_u64(h, "gHotSpotVMStructEntryTypeNameOffset");
+	vms.s_field = sym_u64(h, "gHotSpotVMStructEntryFieldNameOffset");
+	vms.s_static = sym_u64(h, "gHotSpotVMStructEntryIsStaticOffset");
+	vms.s_offset = sym_u64(h, "gHotSpotVMStructEntryOffsetOffset");
+	vms.s_addr = sym_u64(h, "gHotSpotVMStructEntryAddressOffset");
+	vms.s_stride = sym_u64(h, "gHotSpotVMStructEntryArrayStride");
+	vms.t_name = sym_u64(h, "gHotSpotVMTypeEntryTypeNameOffset");
+	vms.t_size = sym_u64(h, "gHotSpotVMTypeEntrySizeOffset");
+	vms.t_stride = sym_u64(h, "gHotSpotVMTypeEntryArrayStride");
+	dlclose(h);
+	if (!structs || !types || vms.s_stride == UINT64_MAX ||
+	    vms.t_stride == UINT64_MAX || vms.s_type == UINT64_MAX ||
+	    vms.s_field == UINT64_MAX || vms.s_static == UINT64_MAX ||
+	    vms.s_offset == UINT64_MAX || vms.s_addr == UINT64_MAX ||
+	    vms.t_name == UINT64_MAX || vms.t_size == UINT64_MAX)
+		return;
+	vms.structs = *structs;
+	vms.types = *types;
+	vms.ok = vms.structs && vms.types;
+}
+
+int vms_init(void)
+{
+	pthread_once(&vms_once, init_once);
+	return vms.ok ? 0 : -1;
+}
+
+const char *vms_libjvm_path(void)
+{
+	return vms.path;
+}
+
+uint64_t vms_libjvm_base(void)
+{
+	return vms.base;
+}
+
+static int str_eq(uint64_t p, const char *s)
+{
+	char buf[128];
+	size_t n = strlen(s) + 1;
+	if (!p || n > sizeof(buf) || vms_read(p, buf, n) != 0)
+		return 0;
+	return memcmp(buf, s, n) == 0;
+}
+
+/* The VMStructs entry for TYPE::FIELD, or 0. */
+static uint64_t find_entry(const char *type, const char *field)
+{
+	if (vms_init() != 0)
+		return 0;
+	for (uint64_t e = vms.structs;; e += vms.s_stride) {
+		uint64_t tn, fn;
+		if (vms_read_u64(e + vms.s_type, &tn) != 0 || !tn)
+			return 0;
+		if (vms_read_u64(e + vms.s_field, &fn) != 0)
+			return 0;
+		if (str_eq(tn, type) && str_eq(fn, field))
+			return e;
+	}
+}
+
+int vms_field_offset(const char *type, const char *field, uint64_t *off)
+{
+	uint64_t e = find_entry(type, field);
+	int32_t is_static;
+	if (!e || vms_read_i32(e + vms.s_static, &is_static) != 0 || is_static)
+		return -1;
+	return vms_read_u64(e + vms.s_offset, off);
+}
+
+int vms_static_addr(const char *type, const char *field, uint64_t *addr)
+{
+	uint64_t e = find_entry(type, field);
+	int32_t is_static;
+	if (!e || vms_read_i32(e + vms.s_static, &is_static) != 0 || !is_static)
+		return -1;
+	return vms_read_u64(e + vms.s_addr, addr);
+}
+
+int vms_type_size(const char *type, uint64_t *size)
+{
+	if (vms_init() != 0)
+		return -1;
+	for (uint64_t e = vms.types;; e += vms.t_stride) {
+		uint64_t tn;
+		if (vms_read_u64(e + vms.t_name, &tn) != 0 || !tn)
+			return -1;
+		if (str_eq(tn, type))
+			return vms_read_u64(e + vms.t_size, size);
+	}
+}
+
+int vms_flag_addr(const char *name, uint64_t *addr)
+{
+	uint64_t flags_p, num_p, flags, num, size, off_name, off_addr;
+	if (vms_static_addr("JVMFlag", "flags", &flags_p) != 0 ||
+	    vms_static_addr("JVMFlag", "numFlags", &num_p) != 0 ||
+	    vms_read_u64(flags_p, &flags) != 0 ||
+	    vms_read_u64(num_p, &num) != 0 ||
+	    vms_type_size("JVMFlag", &size) != 0 ||
+	    vms_field_offset("JVMFlag", "_name", &off_name) != 0 ||
+	    vms_field_offset("JVMFlag", "_addr", &off_addr) != 0)
+		return -1;
+	for (uint64_t i = 0; i < num && i < 100000; i++) {
+		uint64_t f = flags + i * size, np;
+		if (vms_read_u64(f + off_name, &np) != 0)
+			return -1;
+		if (np && str_eq(np, name))
+			return vms_read_u64(f + off_addr, addr);
+	}
+	return -1;
+}
+
+uint32_t vms_thread_tid(JNIEnv *jni, jobject thread)
+{
+	if (!jni || !thread)
+		return 0;
+	uint64_t off_os, off_tid, jt, os;
+	int32_t tid;
+	if (vms_field_offset("JavaThread", "_osthread", &off_os) != 0 ||
+	    vms_field_offset("OSThread", "_thread_id", &off_tid) != 0)
+		return 0;
+	jclass c = (*jni)->GetObjectClass(jni, thread);
+	if (!c)
+		return 0;
+	jfieldID f = (*jni)->GetFieldID(jni, c, "eetop", "J");
+	(*jni)->DeleteLocalRef(jni, c);
+	if (!f) {
+		(*jni)->ExceptionClear(jni);
+		return 0;
+	}
+	jt = (uint64_t)(*jni)->GetLongField(jni, thread, f);
+	if (!jt || vms_read_u64(jt + off_os, &os) != 0 ||
+	    vms_read_i32(os + off_tid, &tid) != 0 || tid <= 0)
+		return 0;
+	return (uint32_t)tid;
+}
+
+static int symtab_scan(Elf *elf, const char *name, uint64_t *value,
+		       uint64_t *size)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d || !sh.sh_entsize)
+			return -1;
+		size_t n = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Sym s;
+			if (!gelf_getsym(d, (int)i, &s))
+				continue;
+			const char *sn = elf_strptr(elf, sh.sh_link, s.st_name);
+			if (sn && strcmp(sn, name) == 0) {
+				*value = s.st_value;
+				*size = s.st_size;
+				return 0;
+			}
+		}
+	}
+	return -1;
+}
+
+int vms_symtab_lookup(const char *name, uint64_t *addr, uint64_t *size)
+{
+	if (vms_init() != 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	int fd = open(vms.path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	uint64_t v = 0;
+	int rc = elf ? symtab_scan(elf, name, &v, size) : -1;
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	if (rc == 0)
+		*addr = vms.base + v;
+	return rc;
+}

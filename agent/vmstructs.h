@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * HotSpot's serviceability tables (gHotSpotVMStructs, gHotSpotVMTypes and
+ * the flag table), read by name at run time: no offset of any JDK build is
+ * compiled in.  Memory of live VM objects is read with process_vm_readv
+ * on ourselves, so a stale pointer gives an error, never a crash.
+ */
+#ifndef JPBPF_AGENT_VMSTRUCTS_H
+#define JPBPF_AGENT_VMSTRUCTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jni.h>
+
+#define VMS_LOCAL __attribute__((visibility("hidden")))
+
+/* Finds libjvm.so and its tables once; 0 or -1 (then every lookup
+ * fails).  Thread-safe. */
+VMS_LOCAL int vms_init(void);
+VMS_LOCAL const char *vms_libjvm_path(void);
+VMS_LOCAL uint64_t vms_libjvm_base(void);
+
+/* Offset of a non-static field, or the address of a static one. */
+VMS_LOCAL int vms_field_offset(const char *type, const char *field,
+			       uint64_t *off);
+VMS_LOCAL int vms_static_addr(const char *type, const char *field,
+			      uint64_t *addr);
+VMS_LOCAL int vms_type_size(const char *type, uint64_t *size);
+/* Address of a -XX flag's value. */
+VMS_LOCAL int vms_flag_addr(const char *name, uint64_t *addr);
+
+/* Copy LEN bytes at ADDR of this process; 0 or -1 if unmapped. */
+VMS_LOCAL int vms_read(uint64_t addr, void *buf, size_t len);
+VMS_LOCAL int vms_read_u64(uint64_t addr, uint64_t *v);
+VMS_LOCAL int vms_read_i32(uint64_t addr, int32_t *v);
+
+/* A Java thread's Linux tid (in the target's pid namespace) from
+ * java.lang.Thread.eetop -> JavaThread::_osthread -> OSThread::_thread_id;
+ * 0 if any step is unavailable. */
+VMS_LOCAL uint32_t vms_thread_tid(JNIEnv *jni, jobject thread);
+
+/* Value of the .symtab symbol NAME of libjvm.so (load address applied),
+ * with its size; 0 or -1. */
+VMS_LOCAL int vms_symtab_lookup(const char *name, uint64_t *addr,
+				uint64_t *size);
+
+#endif /* JPBPF_AGENT_VMSTRUCTS_H */

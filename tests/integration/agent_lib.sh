@@ -1,0 +1,52 @@
+# Helpers for the agent_*.sh suites (sourced after lib.sh; not a suite).
+#   agent_setup        builds agent_check and the workloads into $TESTTMP
+#   agent_jdks         prints "NAME JAVA" for each JDK present
+#   agent_json FILE KEY  a top-level number or string of a one-line JSON
+top=$(cd "$(dirname "$0")/../.." && pwd)
+: "${BUILD:=$top/build}"
+: "${AGENT:=$BUILD/libjpbpf-agent.so}"
+: "${JPBPF_PLAIN:=$BUILD/jpbpf}"
+CHECK=$TESTTMP/agent_check
+WL=$TESTTMP/workloads
+
+agent_setup() {
+	if [ ! -f "$AGENT" ]; then
+		echo "Bail out! $AGENT not built"
+		exit 1
+	fi
+	# Suites may run one after another in the same TESTTMP: build once.
+	if [ ! -x "$CHECK" ]; then
+		cc -std=c11 -D_GNU_SOURCE -O1 -I"$top/user" -I"$top/user/bundle" \
+			"$top/tests/integration/agent_check.c" \
+			"$BUILD/libjpbpf-bundle.a" -ljansson -lz -o "$CHECK.tmp" &&
+			mv "$CHECK.tmp" "$CHECK" || { echo "Bail out! agent_check"; exit 1; }
+	fi
+	if [ ! -f "$WL/.done" ]; then
+		"$top/tests/workloads/build" "$WL" >/dev/null &&
+			touch "$WL/.done" || { echo "Bail out! workloads"; exit 1; }
+	fi
+}
+
+agent_jdks() {
+	local j
+	for j in /usr/lib/jvm/java-17-openjdk-amd64 /usr/lib/jvm/temurin-25-jdk-amd64; do
+		[ -x "$j/bin/java" ] && echo "$(basename "$j" | cut -d- -f1-2) $j/bin/java"
+	done
+}
+
+# agent_json FILE KEY: value of "KEY": in a one-line JSON object.
+agent_json() {
+	python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."): v=v[k]
+print(v)' "$1" "$2" 2>/dev/null
+}
+
+# wait_for FILE SECONDS: poll until FILE exists.
+wait_for() {
+	local i=0
+	while [ ! -e "$1" ] && [ $i -lt $(($2 * 10)) ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ -e "$1" ]
+}

@@ -263,13 +263,18 @@ static void stop_session(struct agent *a, const char *why);
 
 static void JNICALL on_vm_init(jvmtiEnv *e, JNIEnv *jni, jthread t)
 {
-	(void)e;
 	struct agent *a = agent_get();
 	if (!a || a->stopped)
 		return;
 	interp_record(a);
 	threads_record_all(a, jni);
 	threads_record(a, jni, t, JPB_THREAD_START, 1);
+	if (a->opts.truth &&
+	    (*e)->SetEventNotificationMode(e, JVMTI_ENABLE,
+					   JVMTI_EVENT_SINGLE_STEP,
+					   NULL) != JVMTI_ERROR_NONE)
+		aq_note(&a->q, JPB_NOTE_ERROR,
+			"truth: cannot enable SingleStep: no bytecode events");
 }
 
 static void JNICALL on_vm_death(jvmtiEnv *e, JNIEnv *jni)
@@ -311,8 +316,9 @@ static const jvmtiEvent base_events[] = {
 	JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
 };
 
+/* SingleStep is enabled at VMInit: enabled in the OnLoad phase HotSpot
+ * never puts the threads in interpreter-only mode and posts nothing. */
 static const jvmtiEvent truth_events[] = {
-	JVMTI_EVENT_SINGLE_STEP,
 	JVMTI_EVENT_METHOD_ENTRY,
 	JVMTI_EVENT_METHOD_EXIT,
 	JVMTI_EVENT_EXCEPTION,
@@ -364,6 +370,9 @@ static void disable_events(struct agent *a)
 			   i < sizeof(truth_events) / sizeof(truth_events[0]); i++)
 		(*e)->SetEventNotificationMode(e, JVMTI_DISABLE, truth_events[i],
 					       NULL);
+	if (a->opts.truth)
+		(*e)->SetEventNotificationMode(e, JVMTI_DISABLE,
+					       JVMTI_EVENT_SINGLE_STEP, NULL);
 }
 
 static void put_summary(struct agent *a, const char *why)

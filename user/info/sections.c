@@ -6,11 +6,13 @@ extern const struct info_section info_section_jvm;
 extern const struct info_section info_section_truth;
 extern const struct info_section info_section_sched;
 extern const struct info_section info_section_usdt;
+extern const struct info_section info_section_pt;
 
 const struct info_section *const info_sections[] = {
 	&info_section_jvm,
 	&info_section_truth,
 	&info_section_sched,
 	&info_section_usdt,
+	&info_section_pt,
 	NULL,
 };

@@ -26,6 +26,7 @@
 #include <jansson.h>
 
 #include "bundle.h"
+#include "codec.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -283,6 +284,48 @@ int pt_sb_parse(const uint8_t *rec, size_t len, struct pt_sb *sb);
  * the skipped bytes as lost. */
 int pt_sb_next(const uint8_t *base, uint64_t size, uint64_t *tail,
 	       uint64_t head, uint8_t *tmp, size_t tmpsize, struct pt_sb *sb);
+
+/* ------------------------------------------------------------------ */
+/* One mapped ring (pt_drain.c): the seam between the system calls of  */
+/* pt_record.c and the logic that moves data into the bundle, which    */
+/* tests drive with a fake user page, data area and AUX area.          */
+
+struct jpb_writer;
+
+struct pt_ring_view {
+	void *user_page;    /* struct perf_event_mmap_page */
+	uint8_t *data;      /* data area */
+	uint64_t data_size;
+	uint8_t *aux;       /* AUX area */
+	uint64_t aux_size;
+	int overwrite;      /* snapshot mode: AUX mapped read-only */
+	uint32_t cpu;       /* JPB_PT_NO_CPU for a per-thread ring */
+	uint32_t tid;       /* 0 for a per-CPU ring */
+	uint64_t config;
+	struct jpb_writer *w; /* the ring's stream */
+	struct jpb_buf scratch; /* record encoding; jpb_buf_fini when done */
+	/* snapshot state */
+	uint64_t snap_old;
+	int wrapped;
+	uint32_t snapshots;
+	struct pt_stats st;
+	char errmsg[256];
+};
+
+/* Write the ring's pt_ring record (perf clock of its user page). */
+int pt_view_begin(struct pt_ring_view *v);
+
+/* Move everything the kernel published: sideband records from the data
+ * area (and data_tail forward), then, in full-trace mode, AUX bytes
+ * [aux_tail, aux_head) as pt_aux_data chunks (and aux_tail forward).
+ * Every loss (TRUNCATED/PARTIAL/COLLISION AUX records, PERF_RECORD_LOST,
+ * unparsable sideband) also becomes a JPB_REC_LOSS record. */
+int pt_view_drain(struct pt_ring_view *v);
+
+/* Snapshot mode, with the ring's events disabled (so aux_head is
+ * current): save the newest WANT bytes written since the last snapshot
+ * (or the whole ring once it has wrapped) as pt_aux_data records. */
+int pt_view_snapshot(struct pt_ring_view *v, uint64_t want);
 
 /* ------------------------------------------------------------------ */
 /* The recorder.                                                      */

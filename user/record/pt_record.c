@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: MIT
+/* The PT recorder's system calls: perf_event_open per (thread, CPU) or per
+ * thread, the data and AUX mmaps, enable/disable, and the loop glue.
+ * Everything that moves bytes is in pt_drain.c, which is unit-tested on
+ * fake rings; this file cannot run without Intel PT. */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "records_pt.h"
+#include "record/pt.h"
+
+struct pt_ring {
+	struct pt_ring_view v;
+	void *base;     /* user page + data area */
+	size_t base_len;
+	void *auxmap;
+	int *fds;       /* fds[0] owns the mmaps; the rest SET_OUTPUT to it */
+	size_t nfds, capfds;
+	pid_t tid;      /* per-thread ring */
+	int cpu;        /* per-CPU ring, else -1 */
+};
+
+struct pt_recorder {
+	struct jpb_bundle *b;
+	struct pt_caps caps;
+	struct pt_config cfg;
+	uint64_t config;
+	pid_t pid;
+	const char *prefix;
+	struct pt_ring **rings;
+	size_t nrings, caprings;
+	pid_t *tids;
+	size_t ntids, captids;
+	int trigger; /* set by pt_recorder_trigger, atomically */
+	int err;
+	char errmsg[512];
+};
+
+static int fail(struct pt_recorder *r, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct pt_recorder *r, int err, const char *fmt, ...)
+{
+	va_list ap;
+	if (r->err)
+		return err; /* keep the first cause */
+	va_start(ap, fmt);
+	vsnprintf(r->errmsg, sizeof(r->errmsg), fmt, ap);
+	va_end(ap);
+	r->err = err;
+	return err;
+}
+
+static int grow(void **p, size_t *cap, size_t n, size_t elem)
+{
+	if (n < *cap)
+		return 0;
+	size_t c = *cap ? *cap * 2 : 16;
+	void *q = realloc(*p, c * elem);
+	if (!q)
+		return pt_err_nomem;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+static void fill_attr(const struct pt_recorder *r, struct perf_event_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = (uint32_t)r->caps.pmu_type;
+	a->config = r->config;
+	a->disabled = 1; /* all events start together in pt_enable() */
+	a->exclude_kernel = !!r->cfg.exclude_kernel;
+	a->exclude_hv = 1;
+	/* Per-CPU rings follow new threads by inheritance; the kernel
+	 * refuses to mmap inherited per-thread (cpu == -1) events. */
+	a->inherit = r->cfg.mode == PT_MODE_PER_CPU;
+	a->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+	a->sample_id_all = 1; /* the sideband layout pt_sb_parse expects */
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC; /* the bundle's clock */
+	a->context_switch = !!r->cfg.context_switch;
+	a->watermark = 1;
+	a->wakeup_watermark = (uint32_t)(r->cfg.data_size / 2);
+	if (!r->cfg.snapshot_size)
+		a->aux_watermark = (uint32_t)(r->cfg.aux_size / 4);
+}
+
+static int ring_map(struct pt_recorder *r, struct pt_ring *g, int fd)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	g->base_len = (size_t)page + r->cfg.data_size;
+	g->base = mmap(NULL, g->base_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       fd, 0);
+	if (g->base == MAP_FAILED) {
+		g->base = NULL;
+		return fail(r, errno == EPERM ? pt_err_perm : pt_err_io,
+			    "pt: mmap of the %" PRIu64 "-byte data area: %s",
+			    r->cfg.data_size, strerror(errno));
+	}
+	struct perf_event_mmap_page *pg = g->base;
+	pg->aux_offset = (uint64_t)page + r->cfg.data_size;
+	pg->aux_size = r->cfg.aux_size;
+	/* A read-only AUX mapping is the kernel's overwrite (snapshot) mode. */
+	int prot = PROT_READ | (r->cfg.snapshot_size ? 0 : PROT_WRITE);
+	g->auxmap = mmap(NULL, r->cfg.aux_size, prot, MAP_SHARED, fd,
+			 (off_t)pg->aux_offset);
+	if (g->auxmap == MAP_FAILED) {
+		g->auxmap = NULL;
+		return fail(r, errno == EPERM ? pt_err_perm : pt_err_io,
+			    "pt: mmap of the %" PRIu64 " KiB AUX area: %s%s",
+			    r->cfg.aux_size >> 10, strerror(errno),
+			    errno == EPERM ? " (locked-memory limit: "
+			    "kernel.perf_event_mlock_kb; try a smaller "
+			    "--buffer-size or CAP_IPC_LOCK)" : "");
+	}
+	g->v.user_page = pg;
+	/* data_offset/data_size exist since Linux 4.1; before, the data
+	 * area follows the user page. */
+	g->v.data = (uint8_t *)g->base + (pg->data_offset ? pg->data_offset
+							  : (uint64_t)page);
+	g->v.data_size = pg->data_size ? pg->data_size : r->cfg.data_size;
+	g->v.aux = g->auxmap;
+	g->v.aux_size = r->cfg.aux_size;
+	g->v.overwrite = !!r->cfg.snapshot_size;
+	g->v.config = r->config;
+	return 0;
+}
+
+static struct pt_ring *ring_new(struct pt_recorder *r, int fd, int cpu,
+				pid_t tid)
+{
+	char name[64];
+	struct pt_ring *g = calloc(1, sizeof(*g));
+	if (!g || grow((void **)&r->rings, &r->caprings, r->nrings,
+		       sizeof(*r->rings))) {
+		free(g);
+		fail(r, pt_err_nomem, "pt: out of memory");
+		return NULL;
+	}
+	r->rings[r->nrings++] = g;
+	g->cpu = cpu;
+	g->tid = tid;
+	g->v.cpu = cpu >= 0 ? (uint32_t)cpu : JPB_PT_NO_CPU;
+	g->v.tid = cpu >= 0 ? 0 : (uint32_t)tid;
+	if (cpu >= 0)
+		snprintf(name, sizeof(name), "%s/cpu%d", r->prefix, cpu);
+	else
+		snprintf(name, sizeof(name), "%s/tid%d", r->prefix, (int)tid);
+	if (ring_map(r, g, fd))
+		return NULL;
+	int err = jpb_writer_open(r->b, name, &g->v.w);
+	if (err) {
+		fail(r, pt_err_bundle, "pt: creating stream %s: %s", name,
+		     jpb_errstr(err));
+		return NULL;
+	}
+	if (pt_view_begin(&g->v)) {
+		fail(r, pt_err_bundle, "%s", g->v.errmsg);
+		return NULL;
+	}
+	return g;
+}
+
+static struct pt_ring *ring_for(struct pt_recorder *r, int cpu, pid_t tid)
+{
+	for (size_t i = 0; i < r->nrings; i++)
+		if (cpu >= 0 ? r->rings[i]->cpu == cpu :
+			       r->rings[i]->cpu < 0 && r->rings[i]->tid == tid)
+			return r->rings[i];
+	return NULL;
+}
+
+/* Why perf_event_open said no, as the user can act on it. */
+static int open_error(struct pt_recorder *r, int e, pid_t tid, int cpu)
+{
+	if (e == EACCES || e == EPERM)
+		return fail(r, pt_err_perm, "pt: perf_event_open(tid %d, cpu %d): "
+			    "%s: tracing another user's process needs "
+			    "CAP_PERFMON (and ptrace access); "
+			    "kernel.perf_event_paranoid is %d", (int)tid, cpu,
+			    strerror(e), r->caps.paranoid);
+	if (e == EMFILE || e == ENFILE)
+		return fail(r, pt_err_io, "pt: out of file descriptors after "
+			    "%zu rings: per-CPU mode opens one event per "
+			    "thread and CPU; raise 'ulimit -n' or use "
+			    "--pt-per-thread", r->nrings);
+	return fail(r, e == EINVAL || e == EOPNOTSUPP ? pt_err_unsupported
+						      : pt_err_io,
+		    "pt: perf_event_open(type %d, config 0x%" PRIx64 ", tid %d, "
+		    "cpu %d): %s", r->caps.pmu_type, r->config, (int)tid, cpu,
+		    strerror(e));
+}
+
+/* One event for TID on CPU (-1: any CPU, per-thread mode).  A thread
+ * that exited meanwhile (ESRCH) and an offline CPU (ENODEV) are skipped. */
+static int open_event(struct pt_recorder *r, pid_t tid, int cpu, int enable)
+{
+	struct perf_event_attr a;
+	fill_attr(r, &a);
+	a.disabled = !enable;
+	int fd = (int)syscall(SYS_perf_event_open, &a, tid, cpu, -1,
+			      PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return errno == ESRCH || errno == ENODEV ? 0 :
+			open_error(r, errno, tid, cpu);
+	struct pt_ring *g = ring_for(r, cpu, tid);
+	if (!g && !(g = ring_new(r, fd, cpu, tid))) {
+		close(fd);
+		return r->err;
+	}
+	if (grow((void **)&g->fds, &g->capfds, g->nfds, sizeof(int))) {
+		close(fd);
+		return fail(r, pt_err_nomem, "pt: out of memory");
+	}
+	g->fds[g->nfds++] = fd;
+	if (g->nfds > 1 && ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, g->fds[0]))
+		return fail(r, pt_err_io, "pt: redirecting tid %d to %s ring: %s",
+			    (int)tid, cpu >= 0 ? "the CPU" : "its", strerror(errno));
+	return 0;
+}
+
+static int known(const struct pt_recorder *r, pid_t tid)
+{
+	for (size_t i = 0; i < r->ntids; i++)
+		if (r->tids[i] == tid)
+			return 1;
+	return 0;
+}
+
+static int open_thread(struct pt_recorder *r, pid_t tid, int enable)
+{
+	if (grow((void **)&r->tids, &r->captids, r->ntids, sizeof(pid_t)))
+		return fail(r, pt_err_nomem, "pt: out of memory");
+	r->tids[r->ntids++] = tid;
+	if (r->cfg.mode == PT_MODE_PER_THREAD)
+		return open_event(r, tid, -1, enable);
+	for (int cpu = 0; cpu < r->caps.nr_cpus; cpu++) {
+		int err = open_event(r, tid, cpu, enable);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Open every thread of the target; threads that appear while we do so
+ * and were not created by an already-traced thread show up on a rescan. */
+static int open_all(struct pt_recorder *r)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)r->pid);
+	for (int pass = 0; pass < 4; pass++) {
+		size_t before = r->ntids;
+		DIR *d = opendir(path);
+		if (!d)
+			return fail(r, pt_err_io, "pt: %s: %s", path, strerror(errno));
+		struct dirent *e;
+		int err = 0;
+		while (!err && (e = readdir(d))) {
+			pid_t tid = (pid_t)atoi(e->d_name);
+			if (tid > 0 && !known(r, tid))
+				err = open_thread(r, tid, 0);
+		}
+		closedir(d);
+		if (err)
+			return err;
+		if (r->ntids == before)
+			break;
+	}
+	if (!r->nrings)
+		return fail(r, pt_err_io, "pt: process %d has no thread left to "
+			    "trace", (int)r->pid);
+	return 0;
+}
+
+static int each_fd(struct pt_recorder *r, unsigned long req)
+{
+	for (size_t i = 0; i < r->nrings; i++)
+		for (size_t k = 0; k < r->rings[i]->nfds; k++)
+			if (ioctl(r->rings[i]->fds[k], req, 0) && errno != ESRCH)
+				return fail(r, pt_err_io, "pt: %s: %s",
+					    req == PERF_EVENT_IOC_ENABLE ?
+					    "enable" : "disable", strerror(errno));
+	return 0;
+}
+
+/* Per-CPU mode opens threads x CPUs descriptors. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+int pt_recorder_open(struct pt_recorder **out, struct jpb_bundle *bundle,
+		     const struct pt_caps *caps, const struct pt_config *cfg,
+		     const struct pt_target *target, char *why, size_t size)
+{
+	*out = NULL;
+	if (!bundle || !caps || !cfg || !target || target->pid <= 0) {
+		snprintf(why, size, "pt: invalid arguments");
+		return pt_err_invalid;
+	}
+	struct pt_recorder *r = calloc(1, sizeof(*r));
+	if (!r) {
+		snprintf(why, size, "pt: out of memory");
+		return pt_err_nomem;
+	}
+	r->b = bundle;
+	r->caps = *caps;
+	r->cfg = *cfg;
+	r->pid = target->pid;
+	r->prefix = target->stream_prefix ? target->stream_prefix : "pt";
+	int err = pt_config_word(caps, cfg, &r->config, why, size);
+	if (!err)
+		err = pt_config_check(caps, cfg, cfg->mode == PT_MODE_PER_CPU ?
+				      (unsigned)caps->ncpus_online : 1, why, size);
+	if (!err) {
+		raise_nofile();
+		err = open_all(r);
+		if (!err)
+			err = each_fd(r, PERF_EVENT_IOC_ENABLE);
+		if (err)
+			snprintf(why, size, "%s", r->errmsg);
+	}
+	if (err) {
+		r->err = 0; /* close's own result is not the cause */
+		pt_recorder_close(r);
+		return err;
+	}
+	*out = r;
+	return 0;
+}
+
+int pt_recorder_add_thread(struct pt_recorder *r, pid_t tid)
+{
+	if (tid <= 0)
+		return pt_err_invalid;
+	if (known(r, tid))
+		return 0;
+	if (r->cfg.mode == PT_MODE_PER_THREAD)
+		return open_thread(r, tid, 1);
+	/* Per-CPU: a thread created by a traced thread inherited its
+	 * events; opening more would compete for the same PT hardware. */
+	if (grow((void **)&r->tids, &r->captids, r->ntids, sizeof(pid_t)))
+		return fail(r, pt_err_nomem, "pt: out of memory");
+	r->tids[r->ntids++] = tid;
+	return 0;
+}
+
+static void ring_free(struct pt_recorder *r, struct pt_ring *g)
+{
+	for (size_t k = 0; k < g->nfds; k++)
+		close(g->fds[k]);
+	if (g->v.w) {
+		int err = jpb_writer_close(g->v.w);
+		if (err)
+			fail(r, pt_err_bundle, "pt: closing stream: %s",
+			     jpb_errstr(err));
+	}
+	if (g->auxmap)
+		munmap(g->auxmap, r->cfg.aux_size);
+	if (g->base)
+		munmap(g->base, g->base_len);
+	jpb_buf_fini(&g->v.scratch);
+	free(g->fds);
+	free(g);
+}
+
+static int drain_ring(struct pt_recorder *r, struct pt_ring *g)
+{
+	if (!g->v.w)
+		return 0;
+	int err = pt_view_drain(&g->v);
+	return err ? fail(r, err, "%s", g->v.errmsg) : 0;
+}
+
+int pt_recorder_thread_exit(struct pt_recorder *r, pid_t tid)
+{
+	/* Per-CPU rings outlive threads.  A snapshot-mode ring stays mapped
+	 * until the next trigger saves it: nothing is written before. */
+	if (r->cfg.mode != PT_MODE_PER_THREAD || r->cfg.snapshot_size)
+		return 0;
+	for (size_t i = 0; i < r->nrings; i++) {
+		struct pt_ring *g = r->rings[i];
+		if (g->tid != tid)
+			continue;
+		int err = drain_ring(r, g);
+		ring_free(r, g);
+		r->rings[i] = r->rings[--r->nrings];
+		return err;
+	}
+	return 0;
+}
+
+size_t pt_recorder_fds(const struct pt_recorder *r, int *fds, size_t max)
+{
+	for (size_t i = 0; i < r->nrings && i < max; i++)
+		fds[i] = r->rings[i]->fds[0];
+	return r->nrings;
+}
+
+void pt_recorder_trigger(struct pt_recorder *r)
+{
+	__atomic_store_n(&r->trigger, 1, __ATOMIC_RELAXED);
+}
+
+int pt_recorder_snapshot(struct pt_recorder *r)
+{
+	if (!r->cfg.snapshot_size)
+		return 0;
+	/* aux_head is published when the events stop. */
+	int err = each_fd(r, PERF_EVENT_IOC_DISABLE);
+	for (size_t i = 0; !err && i < r->nrings; i++) {
+		struct pt_ring_view *v = &r->rings[i]->v;
+		if ((err = pt_view_snapshot(v, r->cfg.snapshot_size)))
+			fail(r, err, "%s", v->errmsg);
+	}
+	int e2 = each_fd(r, PERF_EVENT_IOC_ENABLE);
+	return err ? err : e2;
+}
+
+int pt_recorder_drain(struct pt_recorder *r)
+{
+	int err = 0;
+	if (__atomic_exchange_n(&r->trigger, 0, __ATOMIC_RELAXED))
+		err = pt_recorder_snapshot(r);
+	for (size_t i = 0; !err && i < r->nrings; i++)
+		err = drain_ring(r, r->rings[i]);
+	return err;
+}
+
+void pt_recorder_stats(const struct pt_recorder *r, struct pt_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	for (size_t i = 0; i < r->nrings; i++)
+		pt_stats_add(st, &r->rings[i]->v.st);
+}
+
+const char *pt_recorder_errmsg(const struct pt_recorder *r)
+{
+	return r->errmsg;
+}
+
+int pt_recorder_close(struct pt_recorder *r)
+{
+	if (!r)
+		return 0;
+	each_fd(r, PERF_EVENT_IOC_DISABLE);
+	for (size_t i = 0; i < r->nrings; i++) {
+		struct pt_ring_view *v = &r->rings[i]->v;
+		if (!v->w || !v->aux)
+			continue; /* a ring whose opening failed */
+		drain_ring(r, r->rings[i]);
+		/* the end of a snapshot recording is a trigger too */
+		if (r->cfg.snapshot_size &&
+		    pt_view_snapshot(v, r->cfg.snapshot_size))
+			fail(r, pt_err_bundle, "%s", v->errmsg);
+	}
+	for (size_t i = 0; i < r->nrings; i++)
+		ring_free(r, r->rings[i]);
+	int err = r->err;
+	free(r->rings);
+	free(r->tids);
+	free(r);
+	return err;
+}

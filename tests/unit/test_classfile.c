@@ -1,0 +1,445 @@
+// SPDX-License-Identifier: MIT
+/* Class file parser: hand-made classes with every constant pool tag,
+ * precise errors with offsets, and truncation/bit-flip robustness. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "java/cfg.h"
+#include "java/classfile.h"
+#include "jclass_build.h"
+
+/* Constant pool indices of the rich class, for the checks. */
+static struct {
+	uint16_t integer, flt, lng, dbl, str, fref, mref, iref, mtype, bsm_mh,
+		impl_mh, dyn, indy, module, package, after_long;
+} ix;
+
+static const uint8_t rich_code[] = {
+	0x03,             /* 0: iconst_0 */
+	0x3c,             /* 1: istore_1 */
+	0x1b,             /* 2: iload_1 */
+	0x3c,             /* 3: istore_1 */
+	0xb1,             /* 4: return */
+};
+
+/* A class with every constant pool tag, a BootstrapMethods attribute for
+ * a lambda, two methods (one abstract) and a SourceFile. */
+static uint8_t *rich_class(size_t *len)
+{
+	struct jb j;
+	jb_init(&j, "pkg/Rich", "java/lang/Object", 0x0421);
+	jb_iface(&j, "java/lang/Runnable");
+	uint8_t i42[] = { 3, 0, 0, 0, 42 };
+	uint8_t f1[] = { 4, 0x3f, 0x80, 0, 0 };
+	uint8_t l7[] = { 5, 0, 0, 0, 1, 0, 0, 0, 7 };
+	uint8_t d2[] = { 6, 0x40, 0, 0, 0, 0, 0, 0, 0 };
+	ix.integer = jb_cp_raw(&j, i42, sizeof(i42), 1);
+	ix.flt = jb_cp_raw(&j, f1, sizeof(f1), 1);
+	ix.lng = jb_cp_raw(&j, l7, sizeof(l7), 2);
+	ix.dbl = jb_cp_raw(&j, d2, sizeof(d2), 2);
+	ix.after_long = (uint16_t)(ix.lng + 1);
+	ix.str = jb_cp2(&j, 8, jb_utf8(&j, "hi"), -1);
+	ix.fref = jb_ref(&j, 9, "pkg/Rich", "count", "I");
+	ix.mref = jb_ref(&j, 10, "pkg/Rich", "lambda$run$0", "()V");
+	ix.iref = jb_ref(&j, 11, "java/lang/Runnable", "run", "()V");
+	ix.mtype = jb_cp2(&j, 16, jb_utf8(&j, "()V"), -1);
+	uint16_t meta = jb_ref(&j, 10, "java/lang/invoke/LambdaMetafactory",
+			       "metafactory", "(Ljava/lang/invoke/MethodHandles"
+			       "$Lookup;)Ljava/lang/invoke/CallSite;");
+	ix.bsm_mh = jb_method_handle(&j, 6, meta);
+	ix.impl_mh = jb_method_handle(&j, 6, ix.mref);
+	ix.dyn = jb_cp2(&j, 17, 0, jb_nat(&j, "constant", "I"));
+	ix.indy = jb_cp2(&j, 18, 0, jb_nat(&j, "run", "()Ljava/lang/Runnable;"));
+	ix.module = jb_cp2(&j, 19, jb_utf8(&j, "java.base"), -1);
+	ix.package = jb_cp2(&j, 20, jb_utf8(&j, "pkg"), -1);
+
+	struct jb_exc exc[] = { { 0, 4, 4, "java/lang/Exception" },
+				{ 2, 4, 4, NULL } };
+	uint16_t lines[] = { 4, 12, 0, 10, 2, 11 }; /* unsorted on purpose */
+	jb_method(&j, 0x0001, "run", "()V", rich_code, sizeof(rich_code), exc,
+		  2, lines, 3);
+	jb_method(&j, 0x0401, "abs", "(IJ)Ljava/lang/String;", NULL, 0, NULL,
+		  0, NULL, 0);
+
+	struct jb_buf bsm = { 0 };
+	jb_u2(&bsm, 1);
+	jb_u2(&bsm, ix.bsm_mh);
+	jb_u2(&bsm, 3);
+	jb_u2(&bsm, ix.mtype);
+	jb_u2(&bsm, ix.impl_mh);
+	jb_u2(&bsm, ix.mtype);
+	jb_attr(&j, "BootstrapMethods", bsm.p, bsm.n);
+	free(bsm.p);
+	uint16_t src = jb_utf8(&j, "Rich.java");
+	uint8_t sf[2] = { (uint8_t)(src >> 8), (uint8_t)src };
+	jb_attr(&j, "SourceFile", sf, 2);
+	return jb_finish(&j, len);
+}
+
+static void test_rich_class(void **state)
+{
+	(void)state;
+	size_t len;
+	uint8_t *data = rich_class(&len);
+	struct jcf *cf;
+	struct java_diag d = { 0 };
+	assert_int_equal(jcf_parse(&cf, data, len, &d), java_ok);
+	free(data); /* the jcf holds its own copy */
+
+	unsigned major, minor;
+	jcf_version(cf, &major, &minor);
+	assert_int_equal(major, 61);
+	assert_int_equal(minor, 0);
+	assert_int_equal(jcf_access_flags(cf), 0x0421);
+	assert_string_equal(jcf_this_class(cf), "pkg/Rich");
+	assert_string_equal(jcf_super_class(cf), "java/lang/Object");
+	assert_int_equal(jcf_interface_count(cf), 1);
+	assert_string_equal(jcf_interface(cf, 0), "java/lang/Runnable");
+	assert_null(jcf_interface(cf, 1));
+	assert_string_equal(jcf_source_file(cf), "Rich.java");
+
+	assert_int_equal(jcf_method_count(cf), 2);
+	const struct jcf_method *m = jcf_method(cf, 0);
+	assert_string_equal(m->name, "run");
+	assert_string_equal(m->descriptor, "()V");
+	assert_int_equal(m->access_flags, 0x0001);
+	assert_int_equal(m->code_length, sizeof(rich_code));
+	assert_memory_equal(m->code, rich_code, sizeof(rich_code));
+	assert_int_equal(m->max_stack, 8);
+	assert_int_equal(m->nexc, 2);
+	assert_int_equal(m->exc[0].start_pc, 0);
+	assert_int_equal(m->exc[0].end_pc, 4);
+	assert_int_equal(m->exc[0].handler_pc, 4);
+	assert_string_equal(m->exc[0].catch_class, "java/lang/Exception");
+	assert_int_equal(m->exc[1].catch_type, 0);
+	assert_null(m->exc[1].catch_class);
+	assert_int_equal(m->nlines, 3);
+	assert_int_equal(m->lines[0].start_pc, 0); /* sorted */
+	assert_int_equal(jcf_line_at(m, 0), 10);
+	assert_int_equal(jcf_line_at(m, 1), 10);
+	assert_int_equal(jcf_line_at(m, 2), 11);
+	assert_int_equal(jcf_line_at(m, 3), 11);
+	assert_int_equal(jcf_line_at(m, 4), 12);
+
+	const struct jcf_method *a = jcf_method(cf, 1);
+	assert_null(a->code);
+	assert_int_equal(a->code_length, 0);
+	assert_int_equal(jcf_line_at(a, 0), -1);
+	assert_ptr_equal(jcf_method_find(cf, "abs", "(IJ)Ljava/lang/String;"),
+			 a);
+	assert_ptr_equal(jcf_method_find(cf, "run", NULL), m);
+	assert_null(jcf_method_find(cf, "run", "(I)V"));
+	assert_null(jcf_method(cf, 2));
+	jcf_free(cf);
+}
+
+static void test_every_tag(void **state)
+{
+	(void)state;
+	size_t len;
+	uint8_t *data = rich_class(&len);
+	struct jcf *cf;
+	assert_int_equal(jcf_parse(&cf, data, len, NULL), java_ok);
+	free(data);
+
+	assert_int_equal(jcf_cp(cf, ix.integer)->tag, JCF_CONSTANT_Integer);
+	assert_int_equal(jcf_cp(cf, ix.integer)->value, 42);
+	assert_int_equal(jcf_cp(cf, ix.flt)->value, 0x3f800000);
+	assert_int_equal(jcf_cp(cf, ix.lng)->tag, JCF_CONSTANT_Long);
+	assert_int_equal(jcf_cp(cf, ix.lng)->value, 0x100000007ull);
+	assert_int_equal(jcf_cp(cf, ix.after_long)->tag, 0); /* unusable */
+	assert_int_equal(jcf_cp(cf, ix.dbl)->value, 0x4000000000000000ull);
+	assert_int_equal(jcf_cp(cf, ix.str)->tag, JCF_CONSTANT_String);
+	assert_string_equal(jcf_cp_utf8(cf, jcf_cp(cf, ix.str)->a), "hi");
+	assert_int_equal(jcf_cp(cf, ix.module)->tag, JCF_CONSTANT_Module);
+	assert_string_equal(jcf_cp_utf8(cf, jcf_cp(cf, ix.module)->a),
+			    "java.base");
+	assert_int_equal(jcf_cp(cf, ix.package)->tag, JCF_CONSTANT_Package);
+	assert_int_equal(jcf_cp(cf, ix.mtype)->tag, JCF_CONSTANT_MethodType);
+	assert_int_equal(jcf_cp(cf, ix.bsm_mh)->a, 6);
+	assert_null(jcf_cp(cf, jcf_cp_count(cf)));
+	assert_null(jcf_cp_class_name(cf, ix.integer));
+	assert_null(jcf_cp_utf8(cf, 0));
+
+	struct jcf_ref r;
+	assert_int_equal(jcf_cp_ref(cf, ix.fref, &r), java_ok);
+	assert_int_equal(r.tag, JCF_CONSTANT_Fieldref);
+	assert_string_equal(r.class_name, "pkg/Rich");
+	assert_string_equal(r.name, "count");
+	assert_string_equal(r.descriptor, "I");
+	assert_int_equal(r.bsm, -1);
+	assert_int_equal(jcf_cp_ref(cf, ix.iref, &r), java_ok);
+	assert_int_equal(r.tag, JCF_CONSTANT_InterfaceMethodref);
+	assert_string_equal(r.class_name, "java/lang/Runnable");
+	assert_int_equal(jcf_cp_ref(cf, ix.indy, &r), java_ok);
+	assert_int_equal(r.tag, JCF_CONSTANT_InvokeDynamic);
+	assert_null(r.class_name);
+	assert_int_equal(r.bsm, 0);
+	assert_string_equal(r.name, "run");
+	assert_int_equal(jcf_cp_ref(cf, ix.dyn, &r), java_ok);
+	assert_int_equal(r.tag, JCF_CONSTANT_Dynamic);
+	assert_string_equal(r.descriptor, "I");
+	assert_int_equal(jcf_cp_ref(cf, ix.integer, &r), java_err_bad_cpool);
+
+	assert_int_equal(jcf_bootstrap_count(cf), 1);
+	const struct jcf_bootstrap *b = jcf_bootstrap(cf, 0);
+	assert_int_equal(b->method_handle, ix.bsm_mh);
+	assert_int_equal(b->nargs, 3);
+	assert_int_equal(b->args[1], ix.impl_mh);
+	assert_null(jcf_bootstrap(cf, 1));
+
+	unsigned kind = 0;
+	assert_int_equal(jcf_lambda_impl(cf, ix.indy, &r, &kind), java_ok);
+	assert_int_equal(kind, 6);
+	assert_string_equal(r.class_name, "pkg/Rich");
+	assert_string_equal(r.name, "lambda$run$0");
+	assert_string_equal(r.descriptor, "()V");
+	assert_int_equal(jcf_lambda_impl(cf, ix.dyn, &r, &kind),
+			 java_err_bad_cpool);
+	jcf_free(cf);
+}
+
+/* Parse DATA and expect ERR at OFFSET (SIZE_MAX: any offset). */
+static void expect_err(uint8_t *data, size_t len, int err, size_t offset)
+{
+	struct jcf *cf = (struct jcf *)1;
+	struct java_diag d = { 0 };
+	int got = jcf_parse(&cf, data, len, &d);
+	free(data);
+	if (got != err)
+		fail_msg("got %d (%s), wanted %d; %s", got, java_errstr(got),
+			 err, d.msg);
+	assert_null(cf);
+	assert_int_equal(d.err, err);
+	assert_true(strncmp(d.msg, "class file: offset ", 19) == 0);
+	if (offset != SIZE_MAX)
+		assert_int_equal(d.offset, offset);
+}
+
+static uint8_t *simple(struct jb *j, size_t *len)
+{
+	static const uint8_t code[] = { 0xb1 };
+	jb_method(j, 9, "m", "()V", code, 1, NULL, 0, NULL, 0);
+	return jb_finish(j, len);
+}
+
+static void test_header_errors(void **state)
+{
+	(void)state;
+	struct jb j;
+	size_t len;
+	uint8_t *d;
+
+	jb_init(&j, "A", "java/lang/Object", 0x21);
+	d = simple(&j, &len);
+	d[0] = 0xca;
+	d[1] = 0xfe;
+	d[2] = 0xd0;
+	d[3] = 0x0d;
+	expect_err(d, len, java_err_bad_magic, 0);
+
+	jb_init(&j, "A", "java/lang/Object", 0x21);
+	j.major = 44;
+	d = simple(&j, &len);
+	expect_err(d, len, java_err_bad_version, 6);
+
+	jb_init(&j, "A", "java/lang/Object", 0x21);
+	j.major = JCF_MAX_MAJOR + 1;
+	d = simple(&j, &len);
+	expect_err(d, len, java_err_bad_version, 6);
+
+	jb_init(&j, "A", "java/lang/Object", 0x21);
+	d = simple(&j, &len);
+	d = realloc(d, len + 1);
+	d[len] = 0;
+	expect_err(d, len + 1, java_err_corrupt, len);
+
+	struct jcf *cf;
+	assert_int_equal(jcf_parse(&cf, NULL, 0, NULL), java_err_truncated);
+	assert_int_equal(jcf_parse(NULL, NULL, 0, NULL), java_err_invalid);
+}
+
+static void test_cpool_errors(void **state)
+{
+	(void)state;
+	struct jb j;
+	size_t len, off;
+	uint8_t *d;
+
+	/* Unknown tag 2: the offset is the tag byte's. */
+	jb_init(&j, "A", "java/lang/Object", 0x21);
+	off = 10 + j.cp.n;
+	uint8_t bad_tag[] = { 2, 0, 0 };
+	jb_cp_raw(&j, bad_tag, 3, 1);
+	d = simple(&j, &len);
+	expect_err(d, len, java_err_bad_cpool, off);
+
+	/* A Class naming an Integer. */
+	jb_init(&j, "A", "java/lang/Object", 0x21);
+	uint8_t i1[] = { 3, 0, 0, 0, 1 };
+	uint16_t ii = jb_cp_raw(&j, i1, 5, 1);
+	off = 10 + j.cp.n;
+	jb_cp2(&j, 7, ii, -1);
+	d = simple(&j, &len);
+	expect_err(d, len, java_err_bad_cpool, off);
+
+	/* A Utf8 with a NUL byte. */
+	jb_init(&j, "A", "java/lang/Object", 0x21);
+	off = 10 + j.cp.n;
+	uint8_t nul[] = { 1, 0, 2, 'a', 0 };
+	jb_cp_raw(&j, nul, 5, 1);
+	d = simple(&j, &len);
+	expect_err(d, len, java_err_bad_cpool, off + 4);
+
+	/* A MethodHandle of kind 10. */
+	jb_init(&j, "A", "java/lang/Object", 0x21);
+	uint16_t mr = jb_ref(&j, 10, "A", "m", "()V");
+	off = 10 + j.cp.n;
+	jb_method_handle(&j, 10, mr);
+	d = simple(&j, &len);
+	expect_err(d, len, java_err_bad_cpool, off);
+
+	/* An InvokeDynamic without BootstrapMethods. */
+	jb_init(&j, "A", "java/lang/Object", 0x21);
+	uint16_t nt = jb_nat(&j, "x", "()V");
+	off = 10 + j.cp.n;
+	jb_cp2(&j, 18, 0, nt);
+	d = simple(&j, &len);
+	expect_err(d, len, java_err_bad_cpool, off);
+
+	/* A Long in the last slot: its second slot does not exist. */
+	static const uint8_t code[] = { 0xb1 };
+	jb_init(&j, "A", "java/lang/Object", 0x21);
+	jb_method(&j, 9, "m", "()V", code, 1, NULL, 0, NULL, 0);
+	off = 10 + j.cp.n;
+	uint8_t l1[] = { 5, 0, 0, 0, 0, 0, 0, 0, 1 };
+	jb_cp_raw(&j, l1, 9, 1);
+	d = jb_finish(&j, &len);
+	expect_err(d, len, java_err_bad_cpool, off);
+}
+
+static void test_code_errors(void **state)
+{
+	(void)state;
+	struct jb j;
+	size_t len;
+	uint8_t *d;
+	static const uint8_t code[] = { 0x03, 0xac };
+
+	/* An exception range past the code. */
+	struct jb_exc ex = { 0, 3, 1, NULL };
+	jb_init(&j, "A", "java/lang/Object", 0x21);
+	jb_method(&j, 9, "m", "()I", code, 2, &ex, 1, NULL, 0);
+	d = jb_finish(&j, &len);
+	expect_err(d, len, java_err_corrupt, SIZE_MAX);
+
+	/* A line number entry past the code. */
+	uint16_t lines[] = { 5, 1 };
+	jb_init(&j, "A", "java/lang/Object", 0x21);
+	jb_method(&j, 9, "m", "()I", code, 2, NULL, 0, lines, 1);
+	d = jb_finish(&j, &len);
+	expect_err(d, len, java_err_corrupt, SIZE_MAX);
+
+	/* code_length 0. */
+	jb_init(&j, "A", "java/lang/Object", 0x21);
+	jb_method(&j, 9, "m", "()I", code, 0, NULL, 0, NULL, 0);
+	d = jb_finish(&j, &len);
+	expect_err(d, len, java_err_corrupt, SIZE_MAX);
+
+	/* A field descriptor as a method descriptor. */
+	jb_init(&j, "A", "java/lang/Object", 0x21);
+	jb_method(&j, 9, "m", "I", code, 2, NULL, 0, NULL, 0);
+	d = jb_finish(&j, &len);
+	expect_err(d, len, java_err_corrupt, SIZE_MAX);
+}
+
+/* Every strict prefix of a valid class is truncated, never more. */
+static void test_truncate_everywhere(void **state)
+{
+	(void)state;
+	size_t len;
+	uint8_t *data = rich_class(&len);
+	for (size_t n = 0; n < len; n++) {
+		/* A fresh exact-size copy so ASan sees any over-read. */
+		uint8_t *cut = malloc(n ? n : 1);
+		memcpy(cut, data, n);
+		struct jcf *cf;
+		struct java_diag d = { 0 };
+		int err = jcf_parse(&cf, cut, n, &d);
+		if (err != java_err_truncated)
+			fail_msg("prefix %zu of %zu: %d %s", n, len, err, d.msg);
+		assert_true(d.offset <= n);
+		free(cut);
+	}
+	free(data);
+}
+
+/* Flip bits at every offset: an error or a class whose methods build a
+ * CFG or fail cleanly; never a crash (ASan checks the reads). */
+static void test_flip_everywhere(void **state)
+{
+	(void)state;
+	static const uint8_t masks[] = { 0x01, 0x02, 0x10, 0x80, 0xff };
+	size_t len, ok = 0, bad = 0;
+	uint8_t *data = rich_class(&len);
+	for (size_t i = 0; i < len; i++) {
+		for (size_t k = 0; k < sizeof(masks); k++) {
+			uint8_t *c = malloc(len);
+			memcpy(c, data, len);
+			c[i] ^= masks[k];
+			struct jcf *cf;
+			struct java_diag d = { 0 };
+			int err = jcf_parse(&cf, c, len, &d);
+			free(c);
+			if (err) {
+				assert_int_equal(d.err, err);
+				assert_true(d.offset <= len);
+				bad++;
+				continue;
+			}
+			ok++;
+			for (unsigned m = 0; m < jcf_method_count(cf); m++) {
+				struct jcfg *g;
+				if (jcfg_build(&g, jcf_method(cf, m), &d) == 0)
+					jcfg_free(g);
+			}
+			jcf_free(cf);
+		}
+	}
+	free(data);
+	/* Both outcomes must occur, or the mutation did not exercise the
+	 * parser. */
+	assert_true(ok > 0);
+	assert_true(bad > 0);
+}
+
+static void test_errstr(void **state)
+{
+	(void)state;
+	assert_string_equal(java_errstr(java_ok), "success");
+	assert_string_equal(java_errstr(java_err_truncated),
+			    "class file truncated");
+	assert_string_equal(java_errstr(-999), "unknown error");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rich_class),
+		cmocka_unit_test(test_every_tag),
+		cmocka_unit_test(test_header_errors),
+		cmocka_unit_test(test_cpool_errors),
+		cmocka_unit_test(test_code_errors),
+		cmocka_unit_test(test_truncate_everywhere),
+		cmocka_unit_test(test_flip_everywhere),
+		cmocka_unit_test(test_errstr),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

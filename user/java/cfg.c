@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: MIT
+/* Per-method CFG over bytecode.  Built in passes: decode instruction
+ * boundaries, mark block leaders, then successor lists per instruction
+ * and per block, all as ranges into flat arrays. */
+#include "java/cfg.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "java/bytecodes.h"
+
+struct vec {
+	uint32_t *v;
+	uint32_t n, cap;
+};
+
+struct jcfg {
+	uint8_t *code; /* a copy, for the switch operands */
+	uint32_t code_length;
+	uint32_t ninsn, nblock;
+	struct jcfg_insn *insn;
+	struct jcfg_block *block;
+	struct vec succ, xsucc, bsucc, bxsucc;
+};
+
+/* Per-build scratch state. */
+struct builder {
+	struct jcfg *g;
+	const struct jcf_method *m;
+	int32_t *at;     /* bci -> instruction index, -1 inside one */
+	uint8_t *leader; /* per instruction */
+	struct java_diag *diag;
+};
+
+__attribute__((format(printf, 4, 5)))
+static int bad(struct builder *b, int err, uint32_t bci, const char *fmt, ...)
+{
+	if (b->diag) {
+		va_list ap;
+		int n;
+		b->diag->err = err;
+		b->diag->offset = bci;
+		n = snprintf(b->diag->msg, sizeof(b->diag->msg),
+			     "method %s%s: bci %u: ", b->m->name,
+			     b->m->descriptor, bci);
+		va_start(ap, fmt);
+		if (n > 0 && (size_t)n < sizeof(b->diag->msg))
+			vsnprintf(b->diag->msg + n, sizeof(b->diag->msg) - n,
+				  fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+static int vec_push(struct vec *v, uint32_t x)
+{
+	if (v->n == v->cap) {
+		uint32_t cap = v->cap ? v->cap * 2 : 64;
+		uint32_t *p = realloc(v->v, cap * sizeof(*p));
+		if (!p)
+			return java_err_nomem;
+		v->v = p;
+		v->cap = cap;
+	}
+	v->v[v->n++] = x;
+	return java_ok;
+}
+
+/* Append X to the list that starts at FROM unless it is already there. */
+static int vec_add_unique(struct vec *v, uint32_t from, uint32_t x)
+{
+	for (uint32_t i = from; i < v->n; i++)
+		if (v->v[i] == x)
+			return java_ok;
+	return vec_push(v, x);
+}
+
+static int32_t be32(const uint8_t *p)
+{
+	return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+			 (uint32_t)p[2] << 8 | p[3]);
+}
+
+/* Exceptions an instruction may raise besides asynchronous ones (JVMS
+ * §6.5 "Run-time Exceptions"/"Linking Exceptions"): loads of constants
+ * and classes, array access, integer division, field access, invokes,
+ * allocation, casts, monitors, athrow, and the returns (illegal monitor
+ * state). */
+static int can_throw(uint8_t op)
+{
+	return (op >= 0x12 && op <= 0x14) || (op >= 0x2e && op <= 0x35) ||
+	       (op >= 0x4f && op <= 0x56) || op == 0x6c || op == 0x6d ||
+	       op == 0x70 || op == 0x71 || (op >= 0xac && op <= 0xc3) ||
+	       op == 0xc5;
+}
+
+/* The constant pool operand of OP, if it has one. */
+static uint16_t cp_operand(const uint8_t *code, uint32_t bci, uint8_t op)
+{
+	if (op == 0x12)
+		return code[bci + 1];
+	if (op == 0x13 || op == 0x14 || (op >= 0xb2 && op <= 0xbb) ||
+	    op == 0xbd || op == 0xc0 || op == 0xc1 || op == 0xc5)
+		return (uint16_t)(code[bci + 1] << 8 | code[bci + 2]);
+	return 0;
+}
+
+static int wide_ok(uint8_t op)
+{
+	return (op >= 0x15 && op <= 0x19) || (op >= 0x36 && op <= 0x3a) ||
+	       op == 0xa9 || op == 0x84;
+}
+
+static int decode_one(struct builder *b, uint32_t bci, struct jcfg_insn *in)
+{
+	const uint8_t *code = b->g->code;
+	uint8_t op = code[bci];
+	if (op > 0xc9 || jbc_info(op)->kind == JBC_INVALID)
+		return bad(b, java_err_bad_code, bci, "undefined opcode 0x%02x",
+			   op);
+	int len = jbc_length(code, b->g->code_length, bci);
+	if (len <= 0)
+		return bad(b, java_err_bad_code, bci, "%s runs past the code "
+			   "or has bad operands", jbc_name(op));
+	in->bci = bci;
+	in->len = (uint16_t)len;
+	in->op = op;
+	in->kind = jbc_info(op)->kind;
+	if (op == JBC_WIDE) {
+		in->wide_op = code[bci + 1];
+		if (!wide_ok(in->wide_op))
+			return bad(b, java_err_bad_code, bci, "wide %s",
+				   jbc_name(in->wide_op));
+		if (in->wide_op == 0xa9)
+			in->kind = JBC_RET;
+	}
+	in->can_throw = (uint8_t)can_throw(op);
+	in->cp_index = cp_operand(code, bci, op);
+	in->line = jcf_line_at(b->m, bci);
+	return java_ok;
+}
+
+static int decode(struct builder *b)
+{
+	struct jcfg *g = b->g;
+	uint32_t n = 0;
+	/* Count first so the array is allocated once, exactly. */
+	for (uint32_t bci = 0; bci < g->code_length; n++) {
+		int len = jbc_length(g->code, g->code_length, bci);
+		if (len <= 0) {
+			struct jcfg_insn tmp = { 0 };
+			int err = decode_one(b, bci, &tmp);
+			return err ? err : bad(b, java_err_bad_code, bci,
+					       "bad instruction");
+		}
+		bci += (uint32_t)len;
+	}
+	g->insn = calloc(n, sizeof(*g->insn));
+	if (!g->insn)
+		return java_err_nomem;
+	g->ninsn = n;
+	uint32_t bci = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		int err = decode_one(b, bci, &g->insn[i]);
+		if (err)
+			return err;
+		b->at[bci] = (int32_t)i;
+		bci += g->insn[i].len;
+	}
+	return java_ok;
+}
+
+/* Instruction index at TARGET (a bci), or an error if it is not a
+ * boundary. */
+static int target_index(struct builder *b, uint32_t from, int64_t target,
+			uint32_t *idx)
+{
+	if (target < 0 || target >= b->g->code_length || b->at[target] < 0)
+		return bad(b, java_err_bad_code, from,
+			   "target %lld is not an instruction",
+			   (long long)target);
+	*idx = (uint32_t)b->at[target];
+	return java_ok;
+}
+
+/* Call FN for every switch target of instruction I: the default first. */
+static int switch_targets(struct builder *b, uint32_t i,
+			  int (*fn)(struct builder *, uint32_t, uint32_t))
+{
+	const struct jcfg_insn *in = &b->g->insn[i];
+	const uint8_t *code = b->g->code;
+	uint32_t p = (in->bci + 4) & ~3u;
+	uint32_t n, step, first;
+	if (in->op == JBC_TABLESWITCH) {
+		n = (uint32_t)((int64_t)be32(code + p + 8) - be32(code + p + 4) + 1);
+		first = p + 12;
+		step = 4;
+	} else {
+		n = (uint32_t)be32(code + p + 4);
+		first = p + 12; /* the offset of pair 0 */
+		step = 8;
+	}
+	int err = fn(b, i, (uint32_t)(in->bci + be32(code + p)));
+	for (uint32_t k = 0; k < n && !err; k++)
+		err = fn(b, i, (uint32_t)(in->bci +
+					   be32(code + first + k * step)));
+	return err;
+}
+
+static int mark_leader(struct builder *b, uint32_t i, uint32_t target)
+{
+	uint32_t t = 0;
+	int err = target_index(b, b->g->insn[i].bci, target, &t);
+	if (!err)
+		b->leader[t] = 1;
+	return err;
+}
+
+static int ends_block(unsigned kind)
+{
+	return kind == JBC_COND_BRANCH || kind == JBC_GOTO ||
+	       kind == JBC_JSR || kind == JBC_RET || kind == JBC_SWITCH ||
+	       kind == JBC_RETURN || kind == JBC_ATHROW;
+}
+
+static int falls_through(unsigned kind)
+{
+	return !ends_block(kind) || kind == JBC_COND_BRANCH;
+}
+
+static int mark_leaders(struct builder *b)
+{
+	struct jcfg *g = b->g;
+	int err = java_ok;
+	b->leader[0] = 1;
+	for (uint32_t i = 0; i < g->ninsn && !err; i++) {
+		const struct jcfg_insn *in = &g->insn[i];
+		if (ends_block(in->kind) && i + 1 < g->ninsn)
+			b->leader[i + 1] = 1;
+		if (in->kind == JBC_SWITCH)
+			err = switch_targets(b, i, mark_leader);
+		else if (in->kind == JBC_COND_BRANCH || in->kind == JBC_GOTO ||
+			 in->kind == JBC_JSR)
+			err = mark_leader(b, i, (uint32_t)jbc_branch_target(
+				g->code, g->code_length, in->bci));
+	}
+	for (unsigned k = 0; k < b->m->nexc && !err; k++) {
+		const struct jcf_exc *x = &b->m->exc[k];
+		uint32_t t = 0;
+		err = target_index(b, x->handler_pc, x->handler_pc, &t);
+		if (!err)
+			b->leader[t] = 1;
+		if (!err)
+			err = target_index(b, x->start_pc, x->start_pc, &t);
+		if (!err && x->end_pc < g->code_length)
+			err = target_index(b, x->end_pc, x->end_pc, &t);
+	}
+	return err;
+}
+
+static int add_succ(struct builder *b, uint32_t i, uint32_t target)
+{
+	uint32_t t = 0;
+	int err = target_index(b, b->g->insn[i].bci, target, &t);
+	return err ? err : vec_add_unique(&b->g->succ, b->g->insn[i].succ, t);
+}
+
+static int normal_succs(struct builder *b, uint32_t i)
+{
+	struct jcfg *g = b->g;
+	struct jcfg_insn *in = &g->insn[i];
+	int err = java_ok;
+	in->succ = g->succ.n;
+	if (falls_through(in->kind)) {
+		if (i + 1 >= g->ninsn)
+			return bad(b, java_err_bad_code, in->bci,
+				   "%s falls off the end of the code",
+				   jbc_name(in->op));
+		err = vec_push(&g->succ, i + 1);
+	}
+	if (!err && in->kind == JBC_SWITCH)
+		err = switch_targets(b, i, add_succ);
+	else if (!err && (in->kind == JBC_COND_BRANCH ||
+			  in->kind == JBC_GOTO || in->kind == JBC_JSR))
+		err = add_succ(b, i, (uint32_t)jbc_branch_target(
+			g->code, g->code_length, in->bci));
+	else if (!err && in->kind == JBC_RET)
+		for (uint32_t j = 0; j + 1 < g->ninsn && !err; j++)
+			if (g->insn[j].kind == JBC_JSR)
+				err = vec_add_unique(&g->succ, in->succ, j + 1);
+	in->nsucc = g->succ.n - in->succ;
+	return err;
+}
+
+static int exc_succs(struct builder *b, uint32_t i)
+{
+	struct jcfg *g = b->g;
+	struct jcfg_insn *in = &g->insn[i];
+	int err = java_ok;
+	in->xsucc = g->xsucc.n;
+	for (unsigned k = 0; k < b->m->nexc && in->can_throw && !err; k++) {
+		const struct jcf_exc *x = &b->m->exc[k];
+		if (in->bci < x->start_pc || in->bci >= x->end_pc)
+			continue;
+		err = vec_add_unique(&g->xsucc, in->xsucc,
+				     (uint32_t)b->at[x->handler_pc]);
+		if (x->catch_type == 0)
+			break; /* catches everything: later entries never match */
+	}
+	in->nxsucc = g->xsucc.n - in->xsucc;
+	return err;
+}
+
+static int make_blocks(struct builder *b)
+{
+	struct jcfg *g = b->g;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < g->ninsn; i++)
+		n += b->leader[i];
+	g->block = calloc(n, sizeof(*g->block));
+	if (!g->block)
+		return java_err_nomem;
+	g->nblock = n;
+	for (uint32_t i = 0, k = 0; i < g->ninsn; i++) {
+		if (b->leader[i]) {
+			if (i)
+				k++;
+			g->block[k].first = i;
+			g->block[k].start_bci = g->insn[i].bci;
+		}
+		g->insn[i].block = k;
+		g->block[k].last = i;
+		g->block[k].end_bci = g->insn[i].bci + g->insn[i].len;
+	}
+	return java_ok;
+}
+
+static int block_succs(struct jcfg *g, uint32_t k)
+{
+	struct jcfg_block *bl = &g->block[k];
+	const struct jcfg_insn *last = &g->insn[bl->last];
+	int err = java_ok;
+	bl->succ = g->bsucc.n;
+	for (uint32_t s = 0; s < last->nsucc && !err; s++)
+		err = vec_add_unique(&g->bsucc, bl->succ,
+				     g->insn[g->succ.v[last->succ + s]].block);
+	bl->nsucc = g->bsucc.n - bl->succ;
+	bl->xsucc = g->bxsucc.n;
+	for (uint32_t i = bl->first; i <= bl->last && !err; i++) {
+		const struct jcfg_insn *in = &g->insn[i];
+		for (uint32_t s = 0; s < in->nxsucc && !err; s++)
+			err = vec_add_unique(&g->bxsucc, bl->xsucc,
+				g->insn[g->xsucc.v[in->xsucc + s]].block);
+	}
+	bl->nxsucc = g->bxsucc.n - bl->xsucc;
+	return err;
+}
+
+static int build(struct builder *b)
+{
+	struct jcfg *g = b->g;
+	int err = decode(b);
+	if (!err) {
+		b->leader = calloc(g->ninsn, 1);
+		if (!b->leader)
+			return java_err_nomem;
+		err = mark_leaders(b);
+	}
+	for (uint32_t i = 0; i < g->ninsn && !err; i++) {
+		err = normal_succs(b, i);
+		if (!err)
+			err = exc_succs(b, i);
+	}
+	if (!err)
+		err = make_blocks(b);
+	for (uint32_t k = 0; k < g->nblock && !err; k++)
+		err = block_succs(g, k);
+	return err;
+}
+
+int jcfg_build(struct jcfg **out, const struct jcf_method *m,
+	       struct java_diag *diag)
+{
+	if (!out || !m)
+		return java_err_invalid;
+	*out = NULL;
+	if (!m->code || !m->code_length)
+		return java_err_no_code;
+	struct jcfg *g = calloc(1, sizeof(*g));
+	struct builder b = { .g = g, .m = m, .diag = diag };
+	if (g) {
+		g->code_length = m->code_length;
+		g->code = malloc(m->code_length);
+		b.at = malloc(m->code_length * sizeof(*b.at));
+	}
+	int err = java_err_nomem;
+	if (g && g->code && b.at) {
+		memcpy(g->code, m->code, m->code_length);
+		memset(b.at, 0xff, m->code_length * sizeof(*b.at));
+		err = build(&b);
+	}
+	free(b.at);
+	free(b.leader);
+	if (err) {
+		if (err == java_err_nomem && diag)
+			bad(&b, err, 0, "out of memory");
+		jcfg_free(g);
+		return err;
+	}
+	*out = g;
+	return java_ok;
+}
+
+void jcfg_free(struct jcfg *g)
+{
+	if (!g)
+		return;
+	free(g->code);
+	free(g->insn);
+	free(g->block);
+	free(g->succ.v);
+	free(g->xsucc.v);
+	free(g->bsucc.v);
+	free(g->bxsucc.v);
+	free(g);
+}
+
+uint32_t jcfg_insn_count(const struct jcfg *g) { return g->ninsn; }
+
+const struct jcfg_insn *jcfg_insn(const struct jcfg *g, uint32_t i)
+{
+	return i < g->ninsn ? &g->insn[i] : NULL;
+}
+
+int32_t jcfg_index_covering(const struct jcfg *g, uint32_t bci)
+{
+	if (bci >= g->code_length)
+		return -1;
+	uint32_t lo = 0, hi = g->ninsn;
+	/* The last instruction with insn.bci <= bci. */
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (g->insn[mid].bci <= bci)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (int32_t)lo;
+}
+
+int32_t jcfg_index_of(const struct jcfg *g, uint32_t bci)
+{
+	int32_t i = jcfg_index_covering(g, bci);
+	return i >= 0 && g->insn[i].bci == bci ? i : -1;
+}
+
+const uint32_t *jcfg_succs(const struct jcfg *g, uint32_t i, uint32_t *n)
+{
+	*n = i < g->ninsn ? g->insn[i].nsucc : 0;
+	return *n ? g->succ.v + g->insn[i].succ : NULL;
+}
+
+const uint32_t *jcfg_xsuccs(const struct jcfg *g, uint32_t i, uint32_t *n)
+{
+	*n = i < g->ninsn ? g->insn[i].nxsucc : 0;
+	return *n ? g->xsucc.v + g->insn[i].xsucc : NULL;
+}
+
+uint32_t jcfg_block_count(const struct jcfg *g) { return g->nblock; }
+
+const struct jcfg_block *jcfg_block(const struct jcfg *g, uint32_t b)
+{
+	return b < g->nblock ? &g->block[b] : NULL;
+}
+
+const uint32_t *jcfg_block_succs(const struct jcfg *g, uint32_t b,
+				 uint32_t *n)
+{
+	*n = b < g->nblock ? g->block[b].nsucc : 0;
+	return *n ? g->bsucc.v + g->block[b].succ : NULL;
+}
+
+const uint32_t *jcfg_block_xsuccs(const struct jcfg *g, uint32_t b,
+				  uint32_t *n)
+{
+	*n = b < g->nblock ? g->block[b].nxsucc : 0;
+	return *n ? g->bxsucc.v + g->block[b].xsucc : NULL;
+}
+
+int jcfg_switch_default(const struct jcfg *g, uint32_t i, uint32_t *target,
+			uint32_t *npairs)
+{
+	if (i >= g->ninsn || g->insn[i].kind != JBC_SWITCH)
+		return java_err_invalid;
+	uint32_t bci = g->insn[i].bci, p = (bci + 4) & ~3u;
+	*target = (uint32_t)(bci + be32(g->code + p));
+	if (g->insn[i].op == JBC_TABLESWITCH)
+		*npairs = (uint32_t)((int64_t)be32(g->code + p + 8) -
+				     be32(g->code + p + 4) + 1);
+	else
+		*npairs = (uint32_t)be32(g->code + p + 4);
+	return java_ok;
+}
+
+int jcfg_switch_case(const struct jcfg *g, uint32_t i, uint32_t k,
+		     int32_t *key, uint32_t *target)
+{
+	uint32_t def, n;
+	int err = jcfg_switch_default(g, i, &def, &n);
+	if (err || k >= n)
+		return err ? err : java_err_invalid;
+	uint32_t bci = g->insn[i].bci, p = (bci + 4) & ~3u;
+	if (g->insn[i].op == JBC_TABLESWITCH) {
+		*key = (int32_t)((uint32_t)be32(g->code + p + 4) + k);
+		*target = (uint32_t)(bci + be32(g->code + p + 12 + 4 * k));
+	} else {
+		*key = be32(g->code + p + 8 + 8 * k);
+		*target = (uint32_t)(bci + be32(g->code + p + 12 + 8 * k));
+	}
+	return java_ok;
+}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Control-flow graph of one method's bytecode, at two granularities:
+ * instructions (the states of the reconstruction automaton, PLDI'21
+ * Def. 4.1) and basic blocks (JP2's counting unit).
+ *
+ * Rules (docs/PROGRAM-MODEL.md has the rationale):
+ *  - a block ends at a branch, goto, jsr, ret, switch, return or athrow, or
+ *    before a branch/switch target or exception handler; calls do NOT end
+ *    a block;
+ *  - normal successors of an instruction, in this order: if*: fall-through
+ *    then target; switch: default then the case targets in table order;
+ *    jsr: its target; ret: every instruction that follows a jsr; return and
+ *    athrow: none; invoke*: the next instruction (the callee is
+ *    interprocedural and left to the caller);
+ *  - exception successors: for an instruction that can throw, the handler
+ *    of every exception table entry covering it, in table order, stopping
+ *    after the first catch-all; duplicates removed.
+ *  Successor lists never repeat an entry.
+ *
+ * Building checks the code: every instruction defined and complete, every
+ * branch, switch and handler target an instruction boundary, no fall-
+ * through past the end.  Failures give java_err_bad_code with the bci.
+ */
+#ifndef JPBPF_JAVA_CFG_H
+#define JPBPF_JAVA_CFG_H
+
+#include <stdint.h>
+
+#include "java/classfile.h"
+
+struct jcfg_insn {
+	uint32_t bci;
+	uint16_t len;
+	uint8_t op;        /* the opcode byte (0xc4 for wide forms) */
+	uint8_t kind;      /* enum jbc_kind; a wide ret is JBC_RET */
+	uint8_t wide_op;   /* the modified opcode after wide, else 0 */
+	uint8_t can_throw; /* may raise an exception (see cfg.c) */
+	uint16_t cp_index; /* constant pool operand (invoke*, get/put*, new,
+			    * checkcast, instanceof, ldc*, anewarray,
+			    * multianewarray), else 0 */
+	uint32_t block;    /* index of its basic block */
+	int32_t line;      /* source line, -1 if unknown */
+	uint32_t succ, nsucc;   /* normal successors (instruction indices) */
+	uint32_t xsucc, nxsucc; /* exception handlers (instruction indices) */
+};
+
+struct jcfg_block {
+	uint32_t first, last;       /* instruction indices, inclusive */
+	uint32_t start_bci, end_bci; /* end exclusive */
+	uint32_t succ, nsucc;       /* successor blocks */
+	uint32_t xsucc, nxsucc;     /* handler blocks of any instruction */
+};
+
+struct jcfg;
+
+/* Build the CFG of M (declared in CF, used for its exception table and
+ * line numbers).  java_err_no_code if M has no code. */
+int jcfg_build(struct jcfg **out, const struct jcf_method *m,
+	       struct java_diag *diag);
+void jcfg_free(struct jcfg *g);
+
+uint32_t jcfg_insn_count(const struct jcfg *g);
+const struct jcfg_insn *jcfg_insn(const struct jcfg *g, uint32_t i);
+/* Index of the instruction starting at BCI, or -1 if none starts there. */
+int32_t jcfg_index_of(const struct jcfg *g, uint32_t bci);
+/* Index of the instruction covering BCI (starting at or before it), or -1
+ * when BCI is past the code. */
+int32_t jcfg_index_covering(const struct jcfg *g, uint32_t bci);
+/* Successor lists of instruction I; *N gets the length. */
+const uint32_t *jcfg_succs(const struct jcfg *g, uint32_t i, uint32_t *n);
+const uint32_t *jcfg_xsuccs(const struct jcfg *g, uint32_t i, uint32_t *n);
+
+uint32_t jcfg_block_count(const struct jcfg *g);
+const struct jcfg_block *jcfg_block(const struct jcfg *g, uint32_t b);
+const uint32_t *jcfg_block_succs(const struct jcfg *g, uint32_t b,
+				 uint32_t *n);
+const uint32_t *jcfg_block_xsuccs(const struct jcfg *g, uint32_t b,
+				  uint32_t *n);
+
+/* Switch operands of the tableswitch/lookupswitch at instruction I: the
+ * default target bci, and for case k (0 <= k < *npairs) its key and target
+ * bci via jcfg_switch_case.  java_err_invalid if I is not a switch. */
+int jcfg_switch_default(const struct jcfg *g, uint32_t i, uint32_t *target,
+			uint32_t *npairs);
+int jcfg_switch_case(const struct jcfg *g, uint32_t i, uint32_t k,
+		     int32_t *key, uint32_t *target);
+
+#endif /* JPBPF_JAVA_CFG_H */

@@ -1,0 +1,828 @@
+// SPDX-License-Identifier: MIT
+/* Class file parser (JVMS §4).  Reads through a cursor whose error is
+ * sticky: the first failure records its offset and every later read
+ * returns zeros, so the structure walkers check once per structure. */
+#include "java/classfile.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct jcf {
+	uint8_t *data;
+	size_t len;
+	char *strings; /* arena for NUL-terminated Utf8 copies */
+	unsigned major, minor;
+	uint16_t access;
+	uint16_t this_idx, super_idx;
+	uint16_t ncp;
+	struct jcf_cpe *cp;
+	uint16_t nifaces;
+	uint16_t *ifaces;
+	uint16_t nmethods;
+	struct jcf_method *methods;
+	uint16_t source_idx;
+	uint16_t nbsm;
+	struct jcf_bootstrap *bsm;
+	uint16_t *bsm_args;
+};
+
+struct cursor {
+	const uint8_t *p;
+	size_t len, pos;
+	int err;
+	struct java_diag *diag;
+};
+
+static const char *const errstr[] = {
+	[0] = "success",
+	[1] = "out of memory",
+	[2] = "invalid argument",
+	[3] = "class file truncated",
+	[4] = "not a class file (bad magic)",
+	[5] = "unsupported class file version",
+	[6] = "bad constant pool entry",
+	[7] = "corrupt class file",
+	[8] = "invalid bytecode",
+	[9] = "not found",
+	[10] = "method has no code",
+};
+
+const char *java_errstr(int err)
+{
+	unsigned i = err < 0 ? (unsigned)-err : (unsigned)err;
+	if (i >= sizeof(errstr) / sizeof(errstr[0]))
+		return "unknown error";
+	return errstr[i];
+}
+
+/* Record the first failure only; the first one is the cause. */
+__attribute__((format(printf, 4, 5)))
+static int fail(struct cursor *c, int err, size_t off, const char *fmt, ...)
+{
+	if (c->err)
+		return c->err;
+	c->err = err;
+	if (c->diag) {
+		va_list ap;
+		int n;
+		c->diag->err = err;
+		c->diag->offset = off;
+		n = snprintf(c->diag->msg, sizeof(c->diag->msg),
+			     "class file: offset %zu: ", off);
+		va_start(ap, fmt);
+		if (n > 0 && (size_t)n < sizeof(c->diag->msg))
+			vsnprintf(c->diag->msg + n, sizeof(c->diag->msg) - n,
+				  fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+static int need(struct cursor *c, size_t n, const char *what)
+{
+	if (c->err)
+		return 0;
+	if (n > c->len - c->pos) {
+		fail(c, java_err_truncated, c->pos,
+		     "%s needs %zu bytes, %zu left", what, n, c->len - c->pos);
+		return 0;
+	}
+	return 1;
+}
+
+static uint8_t u1(struct cursor *c, const char *what)
+{
+	if (!need(c, 1, what))
+		return 0;
+	return c->p[c->pos++];
+}
+
+static uint16_t u2(struct cursor *c, const char *what)
+{
+	if (!need(c, 2, what))
+		return 0;
+	uint16_t v = (uint16_t)(c->p[c->pos] << 8 | c->p[c->pos + 1]);
+	c->pos += 2;
+	return v;
+}
+
+static uint32_t u4(struct cursor *c, const char *what)
+{
+	if (!need(c, 4, what))
+		return 0;
+	const uint8_t *p = c->p + c->pos;
+	c->pos += 4;
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+static void skip(struct cursor *c, size_t n, const char *what)
+{
+	if (need(c, n, what))
+		c->pos += n;
+}
+
+/* ---- constant pool ------------------------------------------------------ */
+
+static void read_utf8(struct cursor *c, struct jcf *cf, struct jcf_cpe *e,
+		      char **arena)
+{
+	uint16_t n = u2(c, "Utf8 length");
+	if (!need(c, n, "Utf8 bytes"))
+		return;
+	const uint8_t *s = c->p + c->pos;
+	for (uint16_t i = 0; i < n; i++) {
+		/* Modified UTF-8 never has NUL or bytes 0xF0-0xFF; a NUL
+		 * would also cut our C string short. */
+		if (s[i] == 0 || s[i] >= 0xf0) {
+			fail(c, java_err_bad_cpool, c->pos + i,
+			     "Utf8 byte 0x%02x not allowed", s[i]);
+			return;
+		}
+	}
+	memcpy(*arena, s, n);
+	(*arena)[n] = 0;
+	e->str = *arena;
+	e->value = n;
+	*arena += n + 1;
+	c->pos += n;
+	(void)cf;
+}
+
+/* Read one entry; returns the number of slots it takes (2 for Long and
+ * Double), 0 on error. */
+static int read_cpe(struct cursor *c, struct jcf *cf, unsigned i,
+		    char **arena)
+{
+	struct jcf_cpe *e = &cf->cp[i];
+	e->offset = (uint32_t)c->pos;
+	e->tag = u1(c, "constant pool tag");
+	switch (e->tag) {
+	case JCF_CONSTANT_Utf8:
+		read_utf8(c, cf, e, arena);
+		return 1;
+	case JCF_CONSTANT_Integer:
+	case JCF_CONSTANT_Float:
+		e->value = u4(c, "constant");
+		return 1;
+	case JCF_CONSTANT_Long:
+	case JCF_CONSTANT_Double:
+		e->value = (uint64_t)u4(c, "constant") << 32;
+		e->value |= u4(c, "constant");
+		return 2;
+	case JCF_CONSTANT_Class:
+	case JCF_CONSTANT_String:
+	case JCF_CONSTANT_MethodType:
+	case JCF_CONSTANT_Module:
+	case JCF_CONSTANT_Package:
+		e->a = u2(c, "constant index");
+		return 1;
+	case JCF_CONSTANT_MethodHandle:
+		e->a = u1(c, "reference kind");
+		e->b = u2(c, "reference index");
+		return 1;
+	case JCF_CONSTANT_Fieldref:
+	case JCF_CONSTANT_Methodref:
+	case JCF_CONSTANT_InterfaceMethodref:
+	case JCF_CONSTANT_NameAndType:
+	case JCF_CONSTANT_Dynamic:
+	case JCF_CONSTANT_InvokeDynamic:
+		e->a = u2(c, "constant index");
+		e->b = u2(c, "constant index");
+		return 1;
+	default:
+		if (!c->err)
+			fail(c, java_err_bad_cpool, e->offset,
+			     "constant pool entry %u: unknown tag %u", i,
+			     e->tag);
+		return 0;
+	}
+}
+
+static int cp_tag(const struct jcf *cf, unsigned idx)
+{
+	return idx > 0 && idx < cf->ncp ? cf->cp[idx].tag : 0;
+}
+
+/* Does the reference from entry I (field a or b) point at tag WANT? */
+static int check_ref(struct cursor *c, const struct jcf *cf, unsigned i,
+		     unsigned idx, int want)
+{
+	if (cp_tag(cf, idx) == want)
+		return 1;
+	fail(c, java_err_bad_cpool, cf->cp[i].offset,
+	     "constant pool entry %u (tag %u) refers to #%u (tag %d), "
+	     "expected tag %d", i, cf->cp[i].tag, idx, cp_tag(cf, idx), want);
+	return 0;
+}
+
+static int check_method_handle(struct cursor *c, const struct jcf *cf,
+			       unsigned i)
+{
+	const struct jcf_cpe *e = &cf->cp[i];
+	int t = cp_tag(cf, e->b);
+	int ok;
+	switch (e->a) {
+	case 1: case 2: case 3: case 4: /* getField .. putStatic */
+		ok = t == JCF_CONSTANT_Fieldref;
+		break;
+	case 5: case 8: /* invokeVirtual, newInvokeSpecial */
+		ok = t == JCF_CONSTANT_Methodref;
+		break;
+	case 6: case 7: /* invokeStatic, invokeSpecial (interface ok >= 52) */
+		ok = t == JCF_CONSTANT_Methodref ||
+		     (t == JCF_CONSTANT_InterfaceMethodref && cf->major >= 52);
+		break;
+	case 9:
+		ok = t == JCF_CONSTANT_InterfaceMethodref;
+		break;
+	default:
+		fail(c, java_err_bad_cpool, e->offset,
+		     "constant pool entry %u: MethodHandle kind %u", i, e->a);
+		return 0;
+	}
+	if (!ok)
+		fail(c, java_err_bad_cpool, e->offset,
+		     "constant pool entry %u: MethodHandle kind %u refers to "
+		     "#%u (tag %d)", i, e->a, e->b, t);
+	return ok;
+}
+
+static int check_cpe(struct cursor *c, const struct jcf *cf, unsigned i)
+{
+	const struct jcf_cpe *e = &cf->cp[i];
+	switch (e->tag) {
+	case JCF_CONSTANT_Class:
+	case JCF_CONSTANT_String:
+	case JCF_CONSTANT_MethodType:
+	case JCF_CONSTANT_Module:
+	case JCF_CONSTANT_Package:
+		return check_ref(c, cf, i, e->a, JCF_CONSTANT_Utf8);
+	case JCF_CONSTANT_Fieldref:
+	case JCF_CONSTANT_Methodref:
+	case JCF_CONSTANT_InterfaceMethodref:
+		return check_ref(c, cf, i, e->a, JCF_CONSTANT_Class) &&
+		       check_ref(c, cf, i, e->b, JCF_CONSTANT_NameAndType);
+	case JCF_CONSTANT_NameAndType:
+		return check_ref(c, cf, i, e->a, JCF_CONSTANT_Utf8) &&
+		       check_ref(c, cf, i, e->b, JCF_CONSTANT_Utf8);
+	case JCF_CONSTANT_Dynamic:
+	case JCF_CONSTANT_InvokeDynamic:
+		/* The bootstrap index is checked once BootstrapMethods is
+		 * read. */
+		return check_ref(c, cf, i, e->b, JCF_CONSTANT_NameAndType);
+	case JCF_CONSTANT_MethodHandle:
+		return check_method_handle(c, cf, i);
+	default:
+		return 1;
+	}
+}
+
+static void read_cpool(struct cursor *c, struct jcf *cf)
+{
+	char *arena = cf->strings;
+	cf->ncp = u2(c, "constant_pool_count");
+	if (c->err)
+		return;
+	if (cf->ncp == 0) {
+		fail(c, java_err_corrupt, c->pos - 2, "constant_pool_count 0");
+		return;
+	}
+	cf->cp = calloc(cf->ncp, sizeof(*cf->cp));
+	if (!cf->cp) {
+		fail(c, java_err_nomem, c->pos, "constant pool");
+		return;
+	}
+	for (unsigned i = 1; i < cf->ncp && !c->err;) {
+		int n = read_cpe(c, cf, i, &arena);
+		if (n == 2 && i + 1 >= cf->ncp)
+			fail(c, java_err_bad_cpool, cf->cp[i].offset,
+			     "constant pool entry %u: 8-byte constant in the "
+			     "last slot", i);
+		i += n ? (unsigned)n : 1;
+	}
+	for (unsigned i = 1; i < cf->ncp && !c->err; i++)
+		check_cpe(c, cf, i);
+}
+
+/* ---- attributes, methods ------------------------------------------------ */
+
+/* The class index at the cursor: 0 allowed only if ZERO_OK. */
+static uint16_t class_index(struct cursor *c, const struct jcf *cf,
+			    int zero_ok, const char *what)
+{
+	size_t off = c->pos;
+	uint16_t idx = u2(c, what);
+	if (c->err || (idx == 0 && zero_ok))
+		return idx;
+	if (cp_tag(cf, idx) != JCF_CONSTANT_Class)
+		fail(c, java_err_bad_cpool, off, "%s #%u is not a Class", what,
+		     idx);
+	return idx;
+}
+
+static uint16_t utf8_index(struct cursor *c, const struct jcf *cf,
+			   const char *what)
+{
+	size_t off = c->pos;
+	uint16_t idx = u2(c, what);
+	if (!c->err && cp_tag(cf, idx) != JCF_CONSTANT_Utf8)
+		fail(c, java_err_bad_cpool, off, "%s #%u is not a Utf8", what,
+		     idx);
+	return idx;
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	const struct jcf_line *x = a, *y = b;
+	return (x->start_pc > y->start_pc) - (x->start_pc < y->start_pc);
+}
+
+static void read_lines(struct cursor *c, struct jcf_method *m,
+		       struct jcf_line **lines, size_t end)
+{
+	uint16_t n = u2(c, "line_number_table_length");
+	if (!need(c, (size_t)n * 4, "line_number_table") ||
+	    c->pos + (size_t)n * 4 != end) {
+		if (!c->err)
+			fail(c, java_err_corrupt, c->pos,
+			     "LineNumberTable length mismatch");
+		return;
+	}
+	if (!n)
+		return;
+	struct jcf_line *l = realloc(*lines, (m->nlines + (size_t)n) *
+					     sizeof(*l));
+	if (!l) {
+		fail(c, java_err_nomem, c->pos, "line numbers");
+		return;
+	}
+	*lines = l;
+	for (unsigned i = 0; i < n; i++) {
+		size_t off = c->pos;
+		l[m->nlines].start_pc = u2(c, "start_pc");
+		l[m->nlines].line = u2(c, "line_number");
+		if (l[m->nlines].start_pc >= m->code_length) {
+			fail(c, java_err_corrupt, off,
+			     "line number start_pc %u beyond code length %u",
+			     l[m->nlines].start_pc, m->code_length);
+			return;
+		}
+		m->nlines++;
+	}
+}
+
+static void read_exc_table(struct cursor *c, const struct jcf *cf,
+			   struct jcf_method *m, struct jcf_exc **out)
+{
+	m->nexc = u2(c, "exception_table_length");
+	if (!need(c, (size_t)m->nexc * 8, "exception_table") || !m->nexc)
+		return;
+	struct jcf_exc *x = calloc(m->nexc, sizeof(*x));
+	if (!x) {
+		fail(c, java_err_nomem, c->pos, "exception table");
+		return;
+	}
+	*out = x;
+	for (unsigned i = 0; i < m->nexc && !c->err; i++) {
+		size_t off = c->pos;
+		x[i].start_pc = u2(c, "start_pc");
+		x[i].end_pc = u2(c, "end_pc");
+		x[i].handler_pc = u2(c, "handler_pc");
+		x[i].catch_type = class_index(c, cf, 1, "catch_type");
+		if (c->err)
+			return;
+		x[i].catch_class = jcf_cp_class_name(cf, x[i].catch_type);
+		if (x[i].start_pc >= x[i].end_pc ||
+		    x[i].end_pc > m->code_length ||
+		    x[i].handler_pc >= m->code_length)
+			fail(c, java_err_corrupt, off,
+			     "exception table entry %u [%u,%u)->%u outside code "
+			     "length %u", i, x[i].start_pc, x[i].end_pc,
+			     x[i].handler_pc, m->code_length);
+	}
+}
+
+static int attr_is(const struct jcf *cf, uint16_t idx, const char *name)
+{
+	return strcmp(cf->cp[idx].str, name) == 0;
+}
+
+static void read_code(struct cursor *c, const struct jcf *cf,
+		      struct jcf_method *m, size_t end)
+{
+	struct jcf_exc *exc = NULL;
+	struct jcf_line *lines = NULL;
+	size_t off = c->pos;
+
+	m->max_stack = u2(c, "max_stack");
+	m->max_locals = u2(c, "max_locals");
+	m->code_length = u4(c, "code_length");
+	if (!c->err && (m->code_length == 0 || m->code_length >= 65536))
+		fail(c, java_err_corrupt, off + 4, "code_length %u",
+		     m->code_length);
+	if (!need(c, m->code_length, "code"))
+		return;
+	m->code = cf->data + c->pos;
+	m->code_offset = (uint32_t)c->pos;
+	c->pos += m->code_length;
+	read_exc_table(c, cf, m, &exc);
+	m->exc = exc;
+	uint16_t nattr = u2(c, "Code attributes_count");
+	for (unsigned i = 0; i < nattr && !c->err; i++) {
+		uint16_t name = utf8_index(c, cf, "attribute_name_index");
+		uint32_t alen = u4(c, "attribute_length");
+		if (!need(c, alen, "attribute"))
+			break;
+		size_t aend = c->pos + alen;
+		if (attr_is(cf, name, "LineNumberTable"))
+			read_lines(c, m, &lines, aend);
+		c->pos = aend;
+	}
+	if (lines)
+		qsort(lines, m->nlines, sizeof(*lines), cmp_line);
+	m->lines = lines;
+	if (!c->err && c->pos != end)
+		fail(c, java_err_corrupt, c->pos, "Code attribute length "
+		     "mismatch (ends at %zu, declared %zu)", c->pos, end);
+}
+
+static void read_method(struct cursor *c, const struct jcf *cf,
+			struct jcf_method *m)
+{
+	m->access_flags = u2(c, "method access_flags");
+	m->name = jcf_cp_utf8(cf, utf8_index(c, cf, "method name_index"));
+	m->descriptor = jcf_cp_utf8(cf, utf8_index(c, cf,
+						   "method descriptor_index"));
+	uint16_t nattr = u2(c, "method attributes_count");
+	for (unsigned i = 0; i < nattr && !c->err; i++) {
+		uint16_t name = utf8_index(c, cf, "attribute_name_index");
+		uint32_t alen = u4(c, "attribute_length");
+		size_t start = c->pos;
+		if (!need(c, alen, "attribute"))
+			break;
+		if (attr_is(cf, name, "Code")) {
+			if (m->code) {
+				fail(c, java_err_corrupt, start,
+				     "second Code attribute");
+				break;
+			}
+			read_code(c, cf, m, start + alen);
+		}
+		c->pos = start + alen;
+	}
+	if (!c->err && m->name && m->descriptor && m->descriptor[0] != '(')
+		fail(c, java_err_corrupt, c->pos,
+		     "method %s descriptor %s is not a method descriptor",
+		     m->name, m->descriptor);
+}
+
+static void skip_fields(struct cursor *c)
+{
+	uint16_t n = u2(c, "fields_count");
+	for (unsigned i = 0; i < n && !c->err; i++) {
+		skip(c, 6, "field_info");
+		uint16_t nattr = u2(c, "field attributes_count");
+		for (unsigned j = 0; j < nattr && !c->err; j++) {
+			skip(c, 2, "attribute_name_index");
+			skip(c, u4(c, "attribute_length"), "attribute");
+		}
+	}
+}
+
+static void read_methods(struct cursor *c, struct jcf *cf)
+{
+	cf->nmethods = u2(c, "methods_count");
+	if (c->err || !cf->nmethods)
+		return;
+	cf->methods = calloc(cf->nmethods, sizeof(*cf->methods));
+	if (!cf->methods) {
+		fail(c, java_err_nomem, c->pos, "methods");
+		cf->nmethods = 0;
+		return;
+	}
+	for (unsigned i = 0; i < cf->nmethods && !c->err; i++) {
+		cf->methods[i].index = i;
+		read_method(c, cf, &cf->methods[i]);
+	}
+}
+
+static void read_bootstrap(struct cursor *c, struct jcf *cf, size_t end)
+{
+	if (cf->bsm) {
+		fail(c, java_err_corrupt, c->pos,
+		     "second BootstrapMethods attribute");
+		return;
+	}
+	cf->nbsm = u2(c, "num_bootstrap_methods");
+	if (!c->err && c->pos > end) {
+		fail(c, java_err_corrupt, c->pos, "BootstrapMethods too short");
+		return;
+	}
+	/* Each entry needs at least 4 bytes, and every argument 2; the
+	 * attribute length bounds the argument total. */
+	if (!need(c, (size_t)cf->nbsm * 4, "bootstrap_methods") || !cf->nbsm)
+		return;
+	cf->bsm = calloc(cf->nbsm, sizeof(*cf->bsm));
+	cf->bsm_args = malloc(end - c->pos + 1);
+	if (!cf->bsm || !cf->bsm_args) {
+		fail(c, java_err_nomem, c->pos, "bootstrap methods");
+		return;
+	}
+	uint16_t *args = cf->bsm_args;
+	for (unsigned i = 0; i < cf->nbsm && !c->err; i++) {
+		size_t off = c->pos;
+		struct jcf_bootstrap *b = &cf->bsm[i];
+		b->method_handle = u2(c, "bootstrap_method_ref");
+		b->nargs = u2(c, "num_bootstrap_arguments");
+		if (!c->err && cp_tag(cf, b->method_handle) !=
+				       JCF_CONSTANT_MethodHandle)
+			fail(c, java_err_bad_cpool, off, "bootstrap method %u: "
+			     "#%u is not a MethodHandle", i, b->method_handle);
+		if (!need(c, (size_t)b->nargs * 2, "bootstrap_arguments") ||
+		    c->pos + (size_t)b->nargs * 2 > end) {
+			fail(c, java_err_corrupt, c->pos,
+			     "bootstrap method %u: arguments past attribute",
+			     i);
+			return;
+		}
+		b->args = args;
+		for (unsigned j = 0; j < b->nargs; j++) {
+			size_t aoff = c->pos;
+			args[j] = u2(c, "bootstrap argument");
+			if (!cp_tag(cf, args[j]) ||
+			    cp_tag(cf, args[j]) == JCF_CONSTANT_Utf8 ||
+			    cp_tag(cf, args[j]) == JCF_CONSTANT_NameAndType)
+				fail(c, java_err_bad_cpool, aoff,
+				     "bootstrap method %u argument %u: #%u is "
+				     "not loadable", i, j, args[j]);
+		}
+		args += b->nargs;
+	}
+}
+
+static void read_class_attrs(struct cursor *c, struct jcf *cf)
+{
+	uint16_t nattr = u2(c, "class attributes_count");
+	for (unsigned i = 0; i < nattr && !c->err; i++) {
+		uint16_t name = utf8_index(c, cf, "attribute_name_index");
+		uint32_t alen = u4(c, "attribute_length");
+		size_t start = c->pos;
+		if (!need(c, alen, "attribute"))
+			break;
+		if (attr_is(cf, name, "SourceFile")) {
+			cf->source_idx = utf8_index(c, cf, "sourcefile_index");
+		} else if (attr_is(cf, name, "BootstrapMethods")) {
+			read_bootstrap(c, cf, start + alen);
+		}
+		if (!c->err && c->pos > start + alen)
+			fail(c, java_err_corrupt, start,
+			     "attribute overruns its length %u", alen);
+		c->pos = start + alen;
+	}
+}
+
+/* Dynamic and InvokeDynamic name a bootstrap method by index; the table
+ * comes after the constant pool, so the check waits until here. */
+static void check_bsm_refs(struct cursor *c, const struct jcf *cf)
+{
+	for (unsigned i = 1; i < cf->ncp && !c->err; i++) {
+		const struct jcf_cpe *e = &cf->cp[i];
+		if ((e->tag == JCF_CONSTANT_Dynamic ||
+		     e->tag == JCF_CONSTANT_InvokeDynamic) && e->a >= cf->nbsm)
+			fail(c, java_err_bad_cpool, e->offset,
+			     "constant pool entry %u: bootstrap method %u of "
+			     "%u", i, e->a, cf->nbsm);
+	}
+}
+
+static void read_header(struct cursor *c, struct jcf *cf)
+{
+	if (u4(c, "magic") != 0xCAFEBABEu && !c->err) {
+		fail(c, java_err_bad_magic, 0, "bad magic");
+		return;
+	}
+	cf->minor = u2(c, "minor_version");
+	cf->major = u2(c, "major_version");
+	if (!c->err && (cf->major < 45 || cf->major > JCF_MAX_MAJOR))
+		fail(c, java_err_bad_version, 6, "major version %u not in "
+		     "45..%u", cf->major, JCF_MAX_MAJOR);
+}
+
+static void read_class(struct cursor *c, struct jcf *cf)
+{
+	read_header(c, cf);
+	read_cpool(c, cf);
+	cf->access = u2(c, "access_flags");
+	cf->this_idx = class_index(c, cf, 0, "this_class");
+	cf->super_idx = class_index(c, cf, 1, "super_class");
+	cf->nifaces = u2(c, "interfaces_count");
+	if (!need(c, (size_t)cf->nifaces * 2, "interfaces"))
+		return;
+	if (cf->nifaces) {
+		cf->ifaces = calloc(cf->nifaces, sizeof(*cf->ifaces));
+		if (!cf->ifaces) {
+			fail(c, java_err_nomem, c->pos, "interfaces");
+			return;
+		}
+	}
+	for (unsigned i = 0; i < cf->nifaces; i++)
+		cf->ifaces[i] = class_index(c, cf, 0, "interface");
+	skip_fields(c);
+	read_methods(c, cf);
+	read_class_attrs(c, cf);
+	check_bsm_refs(c, cf);
+	if (!c->err && c->pos != c->len)
+		fail(c, java_err_corrupt, c->pos, "%zu bytes after the class",
+		     c->len - c->pos);
+}
+
+int jcf_parse(struct jcf **out, const uint8_t *data, size_t len,
+	      struct java_diag *diag)
+{
+	if (!out || (!data && len))
+		return java_err_invalid;
+	*out = NULL;
+	struct jcf *cf = calloc(1, sizeof(*cf));
+	if (!cf)
+		return java_err_nomem;
+	/* Every Utf8 of n bytes takes n + 3 bytes of the file, so LEN + 1
+	 * bytes always hold all the NUL-terminated copies. */
+	cf->data = malloc(len + 1);
+	cf->strings = malloc(len + 1);
+	cf->len = len;
+	if (!cf->data || !cf->strings) {
+		jcf_free(cf);
+		return java_err_nomem;
+	}
+	if (len)
+		memcpy(cf->data, data, len);
+	struct cursor c = { .p = cf->data, .len = len, .diag = diag };
+	read_class(&c, cf);
+	if (c.err) {
+		jcf_free(cf);
+		return c.err;
+	}
+	*out = cf;
+	return java_ok;
+}
+
+void jcf_free(struct jcf *cf)
+{
+	if (!cf)
+		return;
+	for (unsigned i = 0; i < cf->nmethods; i++) {
+		free((void *)cf->methods[i].exc);
+		free((void *)cf->methods[i].lines);
+	}
+	free(cf->methods);
+	free(cf->bsm);
+	free(cf->bsm_args);
+	free(cf->ifaces);
+	free(cf->cp);
+	free(cf->strings);
+	free(cf->data);
+	free(cf);
+}
+
+/* ---- accessors ---------------------------------------------------------- */
+
+void jcf_version(const struct jcf *cf, unsigned *major, unsigned *minor)
+{
+	*major = cf->major;
+	*minor = cf->minor;
+}
+
+uint16_t jcf_access_flags(const struct jcf *cf) { return cf->access; }
+
+const char *jcf_this_class(const struct jcf *cf)
+{
+	return jcf_cp_class_name(cf, cf->this_idx);
+}
+
+const char *jcf_super_class(const struct jcf *cf)
+{
+	return jcf_cp_class_name(cf, cf->super_idx);
+}
+
+unsigned jcf_interface_count(const struct jcf *cf) { return cf->nifaces; }
+
+const char *jcf_interface(const struct jcf *cf, unsigned i)
+{
+	return i < cf->nifaces ? jcf_cp_class_name(cf, cf->ifaces[i]) : NULL;
+}
+
+const char *jcf_source_file(const struct jcf *cf)
+{
+	return jcf_cp_utf8(cf, cf->source_idx);
+}
+
+unsigned jcf_method_count(const struct jcf *cf) { return cf->nmethods; }
+
+const struct jcf_method *jcf_method(const struct jcf *cf, unsigned i)
+{
+	return i < cf->nmethods ? &cf->methods[i] : NULL;
+}
+
+const struct jcf_method *jcf_method_find(const struct jcf *cf,
+					 const char *name,
+					 const char *descriptor)
+{
+	for (unsigned i = 0; i < cf->nmethods; i++) {
+		const struct jcf_method *m = &cf->methods[i];
+		if (!strcmp(m->name, name) &&
+		    (!descriptor || !strcmp(m->descriptor, descriptor)))
+			return m;
+	}
+	return NULL;
+}
+
+int jcf_line_at(const struct jcf_method *m, uint32_t bci)
+{
+	size_t lo = 0, hi = m->nlines;
+	/* The first entry with start_pc > bci; its predecessor covers bci. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->lines[mid].start_pc <= bci)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? m->lines[lo - 1].line : -1;
+}
+
+unsigned jcf_cp_count(const struct jcf *cf) { return cf->ncp; }
+
+const struct jcf_cpe *jcf_cp(const struct jcf *cf, unsigned idx)
+{
+	return idx < cf->ncp ? &cf->cp[idx] : NULL;
+}
+
+const char *jcf_cp_utf8(const struct jcf *cf, unsigned idx)
+{
+	return cp_tag(cf, idx) == JCF_CONSTANT_Utf8 ? cf->cp[idx].str : NULL;
+}
+
+const char *jcf_cp_class_name(const struct jcf *cf, unsigned idx)
+{
+	if (cp_tag(cf, idx) != JCF_CONSTANT_Class)
+		return NULL;
+	return jcf_cp_utf8(cf, cf->cp[idx].a);
+}
+
+int jcf_cp_ref(const struct jcf *cf, unsigned idx, struct jcf_ref *ref)
+{
+	int t = cp_tag(cf, idx);
+	const struct jcf_cpe *e = &cf->cp[idx];
+	memset(ref, 0, sizeof(*ref));
+	ref->bsm = -1;
+	switch (t) {
+	case JCF_CONSTANT_Fieldref:
+	case JCF_CONSTANT_Methodref:
+	case JCF_CONSTANT_InterfaceMethodref:
+		ref->class_name = jcf_cp_class_name(cf, e->a);
+		break;
+	case JCF_CONSTANT_Dynamic:
+	case JCF_CONSTANT_InvokeDynamic:
+		ref->bsm = e->a;
+		break;
+	default:
+		return java_err_bad_cpool;
+	}
+	/* Parsing checked that b is a NameAndType of two Utf8s. */
+	const struct jcf_cpe *nt = &cf->cp[e->b];
+	ref->tag = (uint8_t)t;
+	ref->name = cf->cp[nt->a].str;
+	ref->descriptor = cf->cp[nt->b].str;
+	return java_ok;
+}
+
+unsigned jcf_bootstrap_count(const struct jcf *cf) { return cf->nbsm; }
+
+const struct jcf_bootstrap *jcf_bootstrap(const struct jcf *cf, unsigned i)
+{
+	return i < cf->nbsm ? &cf->bsm[i] : NULL;
+}
+
+int jcf_lambda_impl(const struct jcf *cf, unsigned idx, struct jcf_ref *impl,
+		    unsigned *kind)
+{
+	struct jcf_ref site, bsm;
+	int err = jcf_cp_ref(cf, idx, &site);
+	if (err || site.tag != JCF_CONSTANT_InvokeDynamic)
+		return java_err_bad_cpool;
+	const struct jcf_bootstrap *b = &cf->bsm[site.bsm];
+	const struct jcf_cpe *mh = &cf->cp[b->method_handle];
+	if (jcf_cp_ref(cf, mh->b, &bsm) ||
+	    strcmp(bsm.class_name, "java/lang/invoke/LambdaMetafactory") ||
+	    (strcmp(bsm.name, "metafactory") &&
+	     strcmp(bsm.name, "altMetafactory")) ||
+	    b->nargs < 3 || cp_tag(cf, b->args[1]) != JCF_CONSTANT_MethodHandle)
+		return java_err_not_found;
+	const struct jcf_cpe *impl_mh = &cf->cp[b->args[1]];
+	if (kind)
+		*kind = impl_mh->a;
+	return jcf_cp_ref(cf, impl_mh->b, impl);
+}

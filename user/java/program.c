@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: MIT
+/* The program model facade: classes from a bundle, method ids, and a
+ * CFG cache keyed by method (a pointer map: methods never move). */
+#include "java/program.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "records.h"
+#include "records_jvm.h"
+
+struct method_id {
+	uint64_t id;
+	char *class_name; /* internal form */
+	char *name;
+	char *sig;
+};
+
+struct cfg_slot {
+	const struct jcf_method *m;
+	struct jcfg *g;
+	int err; /* a failed build is remembered, not retried */
+};
+
+struct jprog {
+	struct jhier *hier;
+	size_t bad;
+	struct java_diag first_bad;
+	struct method_id *ids;
+	size_t nids, ids_cap;
+	int ids_sorted;
+	struct cfg_slot *cfgs;
+	size_t ncfgs, cfgs_cap; /* cap is a power of two */
+};
+
+int jprog_alloc(struct jprog **out)
+{
+	if (!out)
+		return java_err_invalid;
+	struct jprog *p = calloc(1, sizeof(*p));
+	if (!p)
+		return java_err_nomem;
+	int err = jhier_alloc(&p->hier);
+	if (err) {
+		free(p);
+		return err;
+	}
+	p->ids_sorted = 1;
+	*out = p;
+	return java_ok;
+}
+
+void jprog_free(struct jprog *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nids; i++) {
+		free(p->ids[i].class_name);
+		free(p->ids[i].name);
+		free(p->ids[i].sig);
+	}
+	free(p->ids);
+	for (size_t i = 0; i < p->cfgs_cap; i++)
+		jcfg_free(p->cfgs[i].g);
+	free(p->cfgs);
+	jhier_free(p->hier);
+	free(p);
+}
+
+struct jhier *jprog_hier(struct jprog *p) { return p->hier; }
+size_t jprog_bad_classes(const struct jprog *p) { return p->bad; }
+
+const struct java_diag *jprog_first_bad(const struct jprog *p)
+{
+	return p->bad ? &p->first_bad : NULL;
+}
+
+int jprog_add_class(struct jprog *p, const uint8_t *data, size_t len,
+		    uint64_t loader, struct java_diag *diag)
+{
+	struct java_diag local;
+	struct jcf *cf;
+	if (!diag)
+		diag = &local;
+	int err = jcf_parse(&cf, data, len, diag);
+	if (err) {
+		if (!p->bad++)
+			p->first_bad = *diag;
+		return err;
+	}
+	return jhier_add(p->hier, cf, loader);
+}
+
+static char *dup_n(const char *s, size_t n)
+{
+	char *d = malloc(n + 1);
+	if (d) {
+		memcpy(d, s, n);
+		d[n] = 0;
+	}
+	return d;
+}
+
+int jprog_add_method_id(struct jprog *p, uint64_t id, const char *class_sig,
+			const char *name, const char *sig)
+{
+	if (!p || !class_sig || !name || !sig)
+		return java_err_invalid;
+	size_t n = strlen(class_sig);
+	/* "Lpkg/Name;" -> "pkg/Name"; array classes keep their form. */
+	if (n >= 2 && class_sig[0] == 'L' && class_sig[n - 1] == ';') {
+		class_sig++;
+		n -= 2;
+	}
+	if (p->nids == p->ids_cap) {
+		size_t cap = p->ids_cap ? 2 * p->ids_cap : 256;
+		struct method_id *v = realloc(p->ids, cap * sizeof(*v));
+		if (!v)
+			return java_err_nomem;
+		p->ids = v;
+		p->ids_cap = cap;
+	}
+	struct method_id *e = &p->ids[p->nids];
+	e->id = id;
+	e->class_name = dup_n(class_sig, n);
+	e->name = strdup(name);
+	e->sig = strdup(sig);
+	if (!e->class_name || !e->name || !e->sig) {
+		free(e->class_name);
+		free(e->name);
+		free(e->sig);
+		return java_err_nomem;
+	}
+	if (p->nids && p->ids[p->nids - 1].id > id)
+		p->ids_sorted = 0;
+	p->nids++;
+	return java_ok;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	const struct method_id *x = a, *y = b;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+int jprog_method_by_id(struct jprog *p, uint64_t id, struct jhier_method *out)
+{
+	if (!p->ids_sorted) {
+		qsort(p->ids, p->nids, sizeof(*p->ids), cmp_id);
+		p->ids_sorted = 1;
+	}
+	size_t lo = 0, hi = p->nids;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->ids[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == p->nids || p->ids[lo].id != id)
+		return java_err_not_found;
+	const struct method_id *e = &p->ids[lo];
+	/* jmethodIDs do not say the loader; the bootstrap-then-any order of
+	 * jhier_class picks the class. */
+	const struct jcf *cls = jhier_class(p->hier, e->class_name, 0);
+	const struct jcf_method *m =
+		cls ? jcf_method_find(cls, e->name, e->sig) : NULL;
+	if (!m)
+		return java_err_not_found;
+	out->cls = cls;
+	out->m = m;
+	out->loader = 0;
+	out->flags = JHIER_T_EXACT;
+	return java_ok;
+}
+
+/* ---- bundle loading --------------------------------------------------------- */
+
+static int load_record(struct jprog *p, const struct jpb_record *rec,
+		       struct java_diag *diag)
+{
+	if (rec->type == JPB_REC_JVM_CLASS) {
+		struct jpb_rec_jvm_class c;
+		if (jpb_rec_decode(jpb_rectype_find(rec->type), rec->payload,
+				   rec->size, &c))
+			return 0; /* a damaged record: the reader checked CRC */
+		struct java_diag d;
+		int err = jprog_add_class(p, c.bytes.ptr, c.bytes.len,
+					  c.loader, &d);
+		return err == 0;
+	}
+	if (rec->type == JPB_REC_JVM_METHOD) {
+		struct jpb_rec_jvm_method m;
+		if (jpb_rec_decode(jpb_rectype_find(rec->type), rec->payload,
+				   rec->size, &m))
+			return 0;
+		char *cs = dup_n(m.class_sig.ptr, m.class_sig.len);
+		char *nm = dup_n(m.name.ptr, m.name.len);
+		char *sg = dup_n(m.signature.ptr, m.signature.len);
+		int err = cs && nm && sg ?
+			jprog_add_method_id(p, m.method_id, cs, nm, sg) :
+			java_err_nomem;
+		free(cs);
+		free(nm);
+		free(sg);
+		if (err && diag) {
+			diag->err = err;
+			snprintf(diag->msg, sizeof(diag->msg), "jvm: %s",
+				 java_errstr(err));
+		}
+		return err;
+	}
+	return 0;
+}
+
+int jprog_load_bundle(struct jprog *p, struct jpb_bundle *b,
+		      struct java_diag *diag)
+{
+	struct jpb_reader *r;
+	struct jpb_record rec;
+	int added = 0, err = jpb_reader_open(b, "jvm", &r);
+	if (err) {
+		if (diag) {
+			diag->err = err;
+			diag->offset = 0;
+			snprintf(diag->msg, sizeof(diag->msg), "jvm: %s",
+				 jpb_bundle_errmsg(b));
+		}
+		return err;
+	}
+	while ((err = jpb_reader_next(r, &rec)) == 0) {
+		int n = load_record(p, &rec, diag);
+		if (n < 0) {
+			jpb_reader_free(r);
+			return n;
+		}
+		added += n;
+	}
+	if (err != jpb_err_eos && diag) {
+		diag->err = err;
+		diag->offset = (size_t)jpb_reader_bad_offset(r);
+		snprintf(diag->msg, sizeof(diag->msg), "%s",
+			 jpb_reader_errmsg(r));
+	}
+	jpb_reader_free(r);
+	return added;
+}
+
+/* ---- CFG cache -------------------------------------------------------------- */
+
+static size_t ptr_hash(const void *ptr)
+{
+	uint64_t x = (uint64_t)(uintptr_t)ptr;
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return (size_t)x;
+}
+
+static struct cfg_slot *cfg_slot(struct jprog *p, const struct jcf_method *m)
+{
+	size_t mask = p->cfgs_cap - 1;
+	for (size_t i = ptr_hash(m) & mask;; i = (i + 1) & mask)
+		if (!p->cfgs[i].m || p->cfgs[i].m == m)
+			return &p->cfgs[i];
+}
+
+static int cfg_grow(struct jprog *p)
+{
+	size_t old_cap = p->cfgs_cap;
+	struct cfg_slot *old = p->cfgs;
+	p->cfgs_cap = old_cap ? 2 * old_cap : 64;
+	p->cfgs = calloc(p->cfgs_cap, sizeof(*p->cfgs));
+	if (!p->cfgs) {
+		p->cfgs = old;
+		p->cfgs_cap = old_cap;
+		return java_err_nomem;
+	}
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i].m)
+			*cfg_slot(p, old[i].m) = old[i];
+	free(old);
+	return java_ok;
+}
+
+int jprog_cfg(struct jprog *p, const struct jcf_method *m,
+	      const struct jcfg **out, struct java_diag *diag)
+{
+	if (!p || !m || !out)
+		return java_err_invalid;
+	*out = NULL;
+	if (2 * (p->ncfgs + 1) > p->cfgs_cap) {
+		int err = cfg_grow(p);
+		if (err)
+			return err;
+	}
+	struct cfg_slot *s = cfg_slot(p, m);
+	if (!s->m) {
+		s->m = m;
+		s->err = jcfg_build(&s->g, m, diag);
+		p->ncfgs++;
+		/* Out of memory may pass; do not remember it. */
+		if (s->err == java_err_nomem) {
+			int err = s->err;
+			s->m = NULL; /* linear probing: the slot was the end */
+			p->ncfgs--;
+			return err;
+		}
+	} else if (s->err && diag) {
+		diag->err = s->err;
+		diag->offset = 0;
+		snprintf(diag->msg, sizeof(diag->msg), "method %s%s: %s "
+			 "(cached)", m->name, m->descriptor,
+			 java_errstr(s->err));
+	}
+	*out = s->g;
+	return s->err;
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The program model of one recorded JVM: every class file the agent saw,
+ * the class hierarchy over them, jmethodID -> method, and per-method CFGs
+ * built lazily on first request and cached.
+ *
+ * A class file that fails to parse does not fail the load: it is counted
+ * (jprog_bad_classes) and the first failure's diagnostic is kept, since
+ * one odd class must not hide the rest of the program.
+ */
+#ifndef JPBPF_JAVA_PROGRAM_H
+#define JPBPF_JAVA_PROGRAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bundle.h"
+#include "java/cfg.h"
+#include "java/classfile.h"
+#include "java/hierarchy.h"
+
+struct jprog;
+
+int jprog_alloc(struct jprog **out);
+void jprog_free(struct jprog *p);
+
+/* Parse and add one class file defined by LOADER.  Returns 0 when added,
+ * 1 when a class of that name and loader was already there, or a negative
+ * java_error (then DIAG says why, and the class is counted as bad). */
+int jprog_add_class(struct jprog *p, const uint8_t *data, size_t len,
+		    uint64_t loader, struct java_diag *diag);
+
+/* Register jmethodID ID as NAME SIG in the class with descriptor CLASS_SIG
+ * ("Ljava/lang/String;"), as the agent's method records say. */
+int jprog_add_method_id(struct jprog *p, uint64_t id, const char *class_sig,
+			const char *name, const char *sig);
+
+/* Add every JPB_REC_JVM_CLASS and JPB_REC_JVM_METHOD record of the "jvm"
+ * stream of B.  Returns the number of classes added, or a negative
+ * jpb_error if the stream cannot be read at all (the message goes to
+ * DIAG).  A damaged tail stops the load after the intact records. */
+int jprog_load_bundle(struct jprog *p, struct jpb_bundle *b,
+		      struct java_diag *diag);
+
+struct jhier *jprog_hier(struct jprog *p);
+size_t jprog_bad_classes(const struct jprog *p);
+/* The first bad class's diagnostic, or NULL if none. */
+const struct java_diag *jprog_first_bad(const struct jprog *p);
+
+/* The method registered for jmethodID ID, resolved against the loaded
+ * classes.  java_err_not_found if unknown or its class is missing. */
+int jprog_method_by_id(struct jprog *p, uint64_t id, struct jhier_method *out);
+
+/* The CFG of M (declared in a class of P), built on first use.  The CFG
+ * belongs to P.  java_err_no_code for abstract and native methods. */
+int jprog_cfg(struct jprog *p, const struct jcf_method *m,
+	      const struct jcfg **out, struct java_diag *diag);
+
+#endif /* JPBPF_JAVA_PROGRAM_H */

@@ -266,19 +266,18 @@ static void probe_timing(const char *root, struct pt_caps *caps)
 /* Why there is no PMU, from what CPUID says. */
 static void no_pmu_reason(const struct pt_cpuid *c, char *why, size_t size)
 {
-	const char *cause;
-	char buf[96];
-	if (c->vendor[0] && strcmp(c->vendor, "GenuineIntel")) {
-		snprintf(buf, sizeof(buf), "this CPU (%s) has", c->vendor);
-		cause = buf;
-	} else if (c->pt_bit) {
-		cause = "the CPU has Intel PT but the kernel exposes";
-	} else if (c->hypervisor) {
-		cause = "this VM hides Intel PT: it has";
-	} else {
-		cause = "this CPU has";
-	}
-	snprintf(why, size, "%s no Intel PT (no /%s); " WHAT_WORKS, cause,
+	char cause[96];
+	if (c->vendor[0] && strcmp(c->vendor, "GenuineIntel"))
+		snprintf(cause, sizeof(cause), "this CPU (%s) does not have it",
+			 c->vendor);
+	else if (c->pt_bit)
+		snprintf(cause, sizeof(cause), "the CPU has it but the kernel "
+			 "exposes no intel_pt PMU");
+	else if (c->hypervisor)
+		snprintf(cause, sizeof(cause), "this VM does not pass it through");
+	else
+		snprintf(cause, sizeof(cause), "this CPU does not have it");
+	snprintf(why, size, "no Intel PT: %s (no /%s); " WHAT_WORKS, cause,
 		 PT_SYSFS);
 }
 

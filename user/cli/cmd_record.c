@@ -27,7 +27,7 @@ static void usage(FILE *f)
 	      "      --no-agent         do not attach the agent\n"
 	      "      --btf PATH         kernel BTF to use (default: /sys/kernel/btf/vmlinux;\n"
 	      "                         also $JPBPF_BTF)\n"
-	      "      --ringbuf-kb N     BPF ring buffer size, a power of two (default 4096)\n"
+	      "      --ringbuf-kb N     BPF ring buffer size, a power of two (default 16384)\n"
 	      "  -q, --quiet            no status line on a terminal\n"
 	      "Exit status: 0 recorded, 1 runtime failure (e.g. no such pid),\n"
 	      "2 usage error or unsupported environment (no PT without --no-pt, no BTF,\n"

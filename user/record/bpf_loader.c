@@ -54,14 +54,19 @@ static int check_btf(const char *path, char *errmsg, size_t size)
 {
 	struct btf *btf = btf__parse(path, NULL);
 	int e = errno;
+	char why[128];
 	if (btf) {
 		btf__free(btf);
 		return 0;
 	}
+	/* libbpf's own codes (e.g. "not BTF") are above 4000. */
+	if (e == ENOENT)
+		snprintf(why, sizeof(why), "not found");
+	else if (libbpf_strerror(-e, why, sizeof(why)) != 0)
+		snprintf(why, sizeof(why), "not a BTF file");
 	snprintf(errmsg, size,
 		 "kernel BTF %s: %s (jpbpf's BPF program needs a kernel built "
-		 "with CONFIG_DEBUG_INFO_BTF=y)",
-		 path, e == ENOENT ? "not found" : strerror(e));
+		 "with CONFIG_DEBUG_INFO_BTF=y)", path, why);
 	return jpb_bpf_err_btf;
 }
 

@@ -26,7 +26,7 @@ const char *jpb_bpf_errstr(int err);
 
 struct jpb_bpf_opts {
 	const char *btf_path;    /* kernel BTF; NULL: /sys/kernel/btf/vmlinux */
-	uint32_t ringbuf_bytes;  /* power of two >= page size; 0: 4 MiB */
+	uint32_t ringbuf_bytes;  /* power of two >= page size; 0: 16 MiB */
 	int filter_cgroup;       /* also trace tasks of jpb_bpf_trace_cgroup() */
 };
 

@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -49,7 +51,8 @@ static void on_signal(int sig)
 struct thread_ent {
 	uint32_t tid, nstid;
 	int ended;
-	char name[17];
+	char name[17]; /* comm */
+	char java[128]; /* the agent's Java name, if any */
 };
 
 struct recorder {
@@ -68,6 +71,7 @@ struct recorder {
 	struct jpb_agent_session *agent;
 	int pidfd;
 	uint64_t start_ns, stop_ns;
+	uint64_t next_clock, next_status;
 	const char *stop_reason;
 	int target_exited;
 	int usdt;
@@ -206,6 +210,42 @@ static void rename_threads(struct recorder *r)
 	}
 }
 
+/* The agent names Java threads (Thread.getName()), the kernel only knows
+ * a 15-byte comm.  After the agent has finished, its thread records give
+ * each nstid its Java name; a final NAME record here carries it into
+ * "sched", so that stream is complete on its own and the Java name is the
+ * last one readers see. */
+static void java_names(struct recorder *r)
+{
+	struct jpb_reader *rd;
+	struct jpb_record rec;
+	struct jpb_rec_thread th;
+	if (jpb_reader_open(r->bundle, "jvm", &rd) != 0)
+		return;
+	while (jpb_reader_next(rd, &rec) == 0) {
+		if (rec.type != JPB_REC_THREAD ||
+		    jpb_rec_decode(jpb_rectype_find(rec.type), rec.payload,
+				   rec.size, &th) != 0 || !th.name.len)
+			continue;
+		for (size_t i = 0; i < r->nthreads; i++) {
+			struct thread_ent *t = &r->threads[i];
+			if ((th.tid && t->tid == th.tid) ||
+			    (!th.tid && th.nstid && t->nstid == th.nstid))
+				snprintf(t->java, sizeof(t->java), "%.*s",
+					 (int)th.name.len, th.name.ptr);
+		}
+	}
+	jpb_reader_free(rd);
+	for (size_t i = 0; i < r->nthreads; i++) {
+		struct thread_ent *t = &r->threads[i];
+		if (!t->java[0])
+			continue;
+		struct jpb_rec_thread n = { t->tid, t->nstid, (uint32_t)r->o->pid,
+					    JPB_THREAD_NAME, jpb_str_c(t->java) };
+		put(r, JPB_REC_THREAD, &n);
+	}
+}
+
 /* ---- maps ---------------------------------------------------------- */
 
 struct maps_ctx {
@@ -337,9 +377,54 @@ static void attach_usdt(struct recorder *r)
 	json_object_set_new(r->meta, "usdt", u);
 }
 
+/* An agent call (attach or finish) runs on a helper thread while the
+ * recorder's thread keeps draining the ring buffer: attaching retransforms
+ * classes and may take seconds, which would otherwise overflow it. */
+struct agent_job {
+	struct recorder *r;
+	int finish; /* 0: attach, 1: finish */
+	const char *lib;
+	int rc;
+	char err[512];
+	atomic_int done;
+};
+
+static void *agent_thread(void *arg)
+{
+	struct agent_job *j = arg;
+	struct recorder *r = j->r;
+	if (j->finish)
+		j->rc = jpb_agent_finish(r->agent, AGENT_FINISH_MS, j->err,
+					 sizeof(j->err));
+	else
+		j->rc = jpb_agent_attach(r->o->pid, j->lib,
+					 jpb_bundle_dir(r->bundle), NULL,
+					 &r->agent, j->err, sizeof(j->err));
+	atomic_store(&j->done, 1);
+	return NULL;
+}
+
+static void tick(struct recorder *r);
+
+static void agent_call(struct recorder *r, struct agent_job *j)
+{
+	pthread_t th;
+	atomic_init(&j->done, 0);
+	if (pthread_create(&th, NULL, agent_thread, j) != 0) {
+		agent_thread(j);
+		return;
+	}
+	while (!atomic_load(&j->done)) {
+		jpb_bpf_poll(r->bpf, 20);
+		tick(r);
+	}
+	pthread_join(th, NULL);
+}
+
 static void attach_agent(struct recorder *r, int is_jvm)
 {
-	char lib[4096], err[512] = "";
+	char lib[4096];
+	struct agent_job j = { .r = r };
 	json_t *a = json_object();
 	json_object_set_new(r->meta, "agent", a);
 	if (r->o->agent_path && !*r->o->agent_path) {
@@ -348,32 +433,33 @@ static void attach_agent(struct recorder *r, int is_jvm)
 		json_array_append_new(r->missing, json_string("agent: --no-agent"));
 		return;
 	}
-	int rc = -1;
-	if (!is_jvm)
-		snprintf(err, sizeof(err), "not a JVM");
-	else if (!r->o->agent_path && jpb_agent_find_library(lib, sizeof(lib)))
-		snprintf(err, sizeof(err), "agent library not found next to "
-			 "jpbpf or in $PREFIX/lib/jpbpf");
-	else
-		rc = jpb_agent_attach(r->o->pid, r->o->agent_path ? r->o->agent_path
-								 : lib,
-				      jpb_bundle_dir(r->bundle), NULL,
-				      &r->agent, err, sizeof(err));
-	json_object_set_new(a, "attached", json_boolean(rc == 0));
-	if (rc != 0) {
-		json_object_set_new(a, "reason", json_string(err));
+	j.rc = -1;
+	if (!is_jvm) {
+		snprintf(j.err, sizeof(j.err), "not a JVM");
+	} else if (!r->o->agent_path &&
+		   jpb_agent_find_library(lib, sizeof(lib))) {
+		snprintf(j.err, sizeof(j.err), "agent library not found next "
+			 "to jpbpf or in $PREFIX/lib/jpbpf");
+	} else {
+		j.lib = r->o->agent_path ? r->o->agent_path : lib;
+		agent_call(r, &j);
+	}
+	json_object_set_new(a, "attached", json_boolean(j.rc == 0));
+	if (j.rc != 0) {
+		json_object_set_new(a, "reason", json_string(j.err));
 		note(r, JPB_NOTE_WARN, "agent", "agent not attached (%s): no "
-		     "Java thread names, code bytes or debug info", err);
+		     "Java thread names, code bytes or debug info", j.err);
 	}
 }
 
 static void finish_agent(struct recorder *r)
 {
-	char err[512] = "";
+	struct agent_job j = { .r = r, .finish = 1 };
 	if (!r->agent)
 		return;
-	if (jpb_agent_finish(r->agent, AGENT_FINISH_MS, err, sizeof(err)) != 0)
-		note(r, JPB_NOTE_WARN, "agent", "agent finish: %s", err);
+	agent_call(r, &j);
+	if (j.rc != 0)
+		note(r, JPB_NOTE_WARN, "agent", "agent finish: %s", j.err);
 	jpb_agent_session_free(r->agent);
 	r->agent = NULL;
 }
@@ -502,15 +588,26 @@ static void status(struct recorder *r, int last)
 		total, jpb_writer_bytes(r->sched), last ? "\n" : "   ");
 }
 
+/* Periodic work between polls: calibration pairs, the status line. */
+static void tick(struct recorder *r)
+{
+	uint64_t t = now_ns();
+	if (t >= r->next_clock) {
+		clock_pair(r);
+		r->next_clock = t + CLOCK_EVERY_NS;
+	}
+	if (r->o->status_line && t >= r->next_status) {
+		status(r, 0);
+		r->next_status = t + STATUS_EVERY_NS;
+	}
+}
+
 static void drain_loop(struct recorder *r)
 {
 	uint64_t deadline = r->o->duration_ms ?
 		r->start_ns + r->o->duration_ms * 1000000u : UINT64_MAX;
-	uint64_t next_clock = now_ns() + CLOCK_EVERY_NS;
-	uint64_t next_status = now_ns() + STATUS_EVERY_NS;
 	for (;;) {
 		int rc = jpb_bpf_poll(r->bpf, POLL_MS);
-		uint64_t t = now_ns();
 		if (rc < 0 && rc != -EINTR) {
 			r->stop_reason = r->sink.err ? "bundle write error"
 						     : "ring buffer error";
@@ -520,7 +617,7 @@ static void drain_loop(struct recorder *r)
 			r->stop_reason = "signal";
 			break;
 		}
-		if (t >= deadline) {
+		if (now_ns() >= deadline) {
 			r->stop_reason = "duration";
 			break;
 		}
@@ -529,14 +626,7 @@ static void drain_loop(struct recorder *r)
 			r->stop_reason = "target exited";
 			break;
 		}
-		if (t >= next_clock) {
-			clock_pair(r);
-			next_clock = t + CLOCK_EVERY_NS;
-		}
-		if (r->o->status_line && t >= next_status) {
-			status(r, 0);
-			next_status = t + STATUS_EVERY_NS;
-		}
+		tick(r);
 	}
 	jpb_bpf_drain(r->bpf);
 	if (r->o->status_line)
@@ -655,6 +745,7 @@ static int finish(struct recorder *r)
 		jpb_bpf_drain(r->bpf);
 	clock_pair(r);
 	rename_threads(r);
+	java_names(r);
 	r->stop_ns = now_ns();
 	r->bytes = jpb_writer_bytes(r->sched);
 	meta_counts(r);
@@ -704,6 +795,8 @@ int jpb_record_run(const struct jpb_record_opts *o,
 		stop_requested = 0;
 		install_signals();
 		r.start_ns = now_ns();
+		r.next_clock = r.start_ns + CLOCK_EVERY_NS;
+		r.next_status = r.start_ns + STATUS_EVERY_NS;
 		err = trace_target(&r, errmsg, size);
 	}
 	if (!err) {

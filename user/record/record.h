@@ -27,7 +27,7 @@ struct jpb_record_opts {
 	int cgroup;               /* also trace every task of the target's cgroup */
 	const char *btf_path;     /* NULL: the running kernel's */
 	const char *agent_path;   /* NULL: look it up; "" : no agent */
-	uint32_t ringbuf_kb;      /* 0: 4096 */
+	uint32_t ringbuf_kb;      /* 0: 16384 */
 	int status_line;          /* print "events, lost, bytes" once a second */
 };
 

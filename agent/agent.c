@@ -108,7 +108,7 @@ int agent_parse_options(struct agent_opts *o, const char *s, char *err,
 			size_t size)
 {
 	memset(o, 0, sizeof(*o));
-	o->batch_ms = 8;
+	o->batch_ms = 5;
 	if (!s || !*s) {
 		snprintf(err, size, "no options: out=DIR is required");
 		return -1;
@@ -490,24 +490,34 @@ static int read_debug_nonsafepoints(void)
 	return v != 0;
 }
 
-/* Another session of this library is live: a second attach reuses it. */
+/* Another session of this library is live.  A second load (a new
+ * jvmtiEnv would add its callbacks to the old ones) must not record
+ * twice: the same bundle reuses the session (1), another is refused (-1). */
 static int already_running(const char *options)
 {
 	struct agent *cur = agent_get();
 	if (!cur || cur->stopped)
 		return 0;
-	agent_log("already recording to %s; ignoring the new load (%s)",
+	struct agent_opts o;
+	char err[256];
+	if (agent_parse_options(&o, options, err, sizeof(err)) == 0 &&
+	    strcmp(o.out, cur->opts.out) == 0) {
+		agent_log("already recording to %s: session reused", cur->opts.out);
+		return 1;
+	}
+	agent_log("already recording to %s: refusing a second session (%s)",
 		  cur->opts.out, options ? options : "");
-	return 1;
+	return -1;
 }
 
 static jint start(JavaVM *vm, char *options, int late)
 {
 	char err[512] = "";
 	pthread_mutex_lock(&g_lock);
-	if (already_running(options)) {
+	int running = already_running(options);
+	if (running) {
 		pthread_mutex_unlock(&g_lock);
-		return JNI_OK;
+		return running > 0 ? JNI_OK : JNI_ERR;
 	}
 	struct agent *a = calloc(1, sizeof(*a));
 	if (!a) {

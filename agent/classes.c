@@ -99,10 +99,10 @@ void classes_retransform_all(struct agent *a, JNIEnv *jni)
 	}
 	jint total = n;
 	n = modifiable(e, jni, cs, n);
-	uint64_t target = (uint64_t)(a->opts.batch_ms > 0 ? a->opts.batch_ms : 8) *
+	uint64_t target = (uint64_t)(a->opts.batch_ms > 0 ? a->opts.batch_ms : 5) *
 			  1000000u;
 	uint64_t failed = 0, t_start = agent_now();
-	jint batch = 32;
+	jint batch = 4; /* the first call also pays one-time set-up */
 	for (jint i = 0; i < n && !a->stopped;) {
 		jint k = n - i < batch ? n - i : batch;
 		uint64_t t0 = agent_now();

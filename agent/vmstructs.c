@@ -204,7 +204,9 @@ uint32_t vms_thread_tid(JNIEnv *jni, jobject thread)
 		return 0;
 	uint64_t off_os, off_tid, jt, os;
 	int32_t tid;
-	if (vms_field_offset("JavaThread", "_osthread", &off_os) != 0 ||
+	/* JDK 17 declares the field in JavaThread, later JDKs in Thread. */
+	if ((vms_field_offset("JavaThread", "_osthread", &off_os) != 0 &&
+	     vms_field_offset("Thread", "_osthread", &off_os) != 0) ||
 	    vms_field_offset("OSThread", "_thread_id", &off_tid) != 0)
 		return 0;
 	jclass c = (*jni)->GetObjectClass(jni, thread);

@@ -50,3 +50,33 @@ wait_for() {
 	done
 	[ -e "$1" ]
 }
+
+# Build the attach helper (links user/attach from libjpbpf.a).
+ATTACH=$TESTTMP/agent_attach_tool
+agent_setup_attach() {
+	[ -x "$ATTACH" ] && return 0
+	cc -std=c11 -D_GNU_SOURCE -O1 -I"$top/user" -I"$top/user/bundle" \
+		"$top/tests/integration/agent_attach_tool.c" "$BUILD/libjpbpf.a" \
+		"$BUILD/libjpbpf-bundle.a" -ljansson -lz -o "$ATTACH.tmp" &&
+		mv "$ATTACH.tmp" "$ATTACH" || { echo "Bail out! agent_attach_tool"; exit 1; }
+}
+
+# jvm_pid PATTERN: the pid of the JVM whose command line starts with
+# PATTERN (not a wrapper such as unshare or sh).
+jvm_pid() {
+	local p i
+	for i in $(seq 50); do
+		for p in $(pgrep -f "^$1"); do
+			grep -q libjvm.so "/proc/$p/maps" 2>/dev/null && { echo "$p"; return 0; }
+		done
+		sleep 0.1
+	done
+	return 1
+}
+
+# wait_jvm_ready PID: the JVM has started its main class (a few classes
+# loaded), so attach finds an initialised VM.
+wait_jvm_ready() {
+	sleep 0.8
+	kill -0 "$1" 2>/dev/null
+}

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Dynamic attach (user/attach) to a JVM already running a workload, on
+# JDK 17 and 25; a second attach reuses the live session; an attach to a
+# JVM in a new pid+mount namespace with a private /tmp.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/agent_lib.sh"
+agent_setup
+agent_setup_attach
+
+attach_running() {
+	local name=$1 java=$2 out=$TESTTMP/attach-$1 s
+	s=$out.summary
+	"$java" -cp "$WL" HotInline 5 >"$out.jvmout" 2>"$out.jvmerr" &
+	local jpid=$!
+	wait_jvm_ready "$jpid"
+	if ! "$ATTACH" "$jpid" "$AGENT" "$out" 1 >"$out.tool" 2>&1; then
+		t_fail "$name: attach + finish succeed"; sed 's/^/# /' "$out.tool"
+		kill "$jpid" 2>/dev/null; wait "$jpid"
+		return
+	fi
+	t_ok "$name: attach + finish succeed ($(head -1 "$out.tool"))"
+	"$CHECK" summary "$out" >"$s" 2>"$out.notes"
+	t_check "$name: late_attach recorded" [ "$(agent_json "$s" late_attach)" = 1 ]
+	t_check "$name: codelets complete after attach" \
+		[ "$(agent_json "$s" std_missing)" = 0 -a "$(agent_json "$s" overlaps)" = 0 ]
+	t_check "$name: compiled methods replayed" [ "$(agent_json "$s" nmethods)" -gt 0 ]
+	t_check "$name: pre-attach methods flagged coarse" [ "$(agent_json "$s" coarse)" -gt 0 ]
+	t_check "$name: pcs in range, names resolve" \
+		[ "$(agent_json "$s" bad_pcs)" = 0 -a "$(agent_json "$s" unresolved)" = 0 ]
+	t_check "$name: loaded classes retransformed" [ "$(agent_json "$s" retransformed)" -gt 100 ]
+	t_check "$name: class bytes parse" [ "$(agent_json "$s" bad_classes)" = 0 ]
+	"$CHECK" classes "$out" 2>/dev/null >"$out.classes"
+	t_check "$name: running application class obtained" grep -qx HotInline "$out.classes"
+	local batches max
+	batches=$(agent_json "$s" pauses); max=$(agent_json "$s" max_pause_ns)
+	t_check "$name: retransform batched ($batches pauses)" [ "${batches:-0}" -gt 3 ]
+	# The batches aim at 5 ms; a loaded 2-core CI box adds noise.
+	t_check "$name: longest retransform pause $((max / 1000)) us < 40 ms" \
+		[ "${max:-999999999}" -lt 40000000 ]
+	t_check "$name: threads running before attach listed with tids" \
+		grep -q . <("$JPBPF_PLAIN" info "$out" --json 2>/dev/null |
+			python3 -c 'import json,sys; t=json.load(sys.stdin)["threads"]
+assert any(x["name"]=="main" and x["nstid"]>0 for x in t)' && echo y)
+	wait "$jpid"
+	t_check "$name: JVM finished its work normally" grep -q "HotInline rounds=" "$out.jvmout"
+	case $name in
+	temurin-25) t_check "$name: JDK 21+ warns about the dynamic agent on stderr" \
+		grep -q "loaded dynamically" "$out.jvmerr" ;;
+	esac
+}
+
+# A second load into a recording JVM: same bundle -> reused, no second
+# session (one jvm_info record); another bundle -> refused.
+attach_twice() {
+	local name=$1 java=$2 out=$TESTTMP/twice-$1
+	"$java" -cp "$WL" HotInline 5 >"$out.jvmout" 2>"$out.jvmerr" &
+	local jpid=$!
+	wait_jvm_ready "$jpid"
+	"$ATTACH" "$jpid" "$AGENT" "$out" -1 >"$out.t1" 2>&1
+	t_check "$name: first attach leaves the agent recording" [ $? = 0 ]
+	"$ATTACH" "$jpid" "$AGENT" "$out.other" 0 >"$out.t2" 2>&1
+	t_check "$name: attach for another bundle refused while recording" [ $? = 1 ]
+	"$ATTACH" "$jpid" "$AGENT" "$out" 0.2 >"$out.t3" 2>&1
+	t_check "$name: second attach for the same bundle reuses the session" [ $? = 0 ]
+	"$JPBPF_PLAIN" info "$out" --json >"$out.info" 2>/dev/null
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+n=d["streams"]["jvm"]["types"].get("jvm_info",0)
+sys.exit(0 if n==1 else 1)' "$out.info"
+	t_check "$name: exactly one session recorded (one jvm_info)" [ $? = 0 ]
+	t_check "$name: agent says it reused the session" grep -q "session reused" "$out.jvmerr"
+	wait "$jpid"
+	t_check "$name: JVM unharmed by the repeated loads" grep -q "HotInline rounds=" "$out.jvmout"
+}
+
+# JVM in a new pid + mount namespace with a private /tmp: the socket and
+# the agent library are reached through /proc/PID/root.
+attach_container() {
+	local name=$1 java=$2 out=$TESTTMP/ns-$1 s
+	s=$out.summary
+	if ! unshare --pid --mount --fork true 2>/dev/null; then
+		t_skip "$name: attach into a pid+mount namespace" "unshare not permitted"
+		return
+	fi
+	# /mnt: the workloads, bind-mounted because /tmp is replaced.
+	unshare --pid --mount --fork --mount-proc sh -c \
+		"mount --bind '$WL' /mnt && mount -t tmpfs none /tmp && cd /mnt && exec '$java' -cp /mnt HotInline 4" \
+		>"$out.jvmout" 2>"$out.jvmerr" &
+	local upid=$! jpid
+	jpid=$(jvm_pid "$java -cp /mnt HotInline 4")
+	if [ -z "$jpid" ]; then
+		t_fail "$name: JVM in namespace started"; wait "$upid"; return
+	fi
+	wait_jvm_ready "$jpid"
+	t_check "$name: target really is in another pid namespace" \
+		grep -Eq '^NSpid:[[:space:]]+[0-9]+[[:space:]]+1$' "/proc/$jpid/status"
+	t_check "$name: target /tmp is private" \
+		[ ! -e "/proc/$jpid/root$WL" ]
+	if "$ATTACH" "$jpid" "$AGENT" "$out" 0.5 >"$out.tool" 2>&1; then
+		t_ok "$name: attach into the namespace + finish"
+	else
+		t_fail "$name: attach into the namespace + finish"; sed 's/^/# /' "$out.tool"
+	fi
+	"$CHECK" summary "$out" >"$s" 2>/dev/null
+	t_check "$name: streams copied back into the bundle" \
+		[ "$(agent_json "$s" codelets)" -gt 200 -a "$(agent_json "$s" classes)" -gt 100 ]
+	t_check "$name: nspid recorded as seen inside" \
+		[ "$(agent_json "$out/meta.json" jvm.nspid)" = 1 ]
+	t_check "$name: staging directory removed from the target" \
+		[ -z "$(ls -d /proc/$jpid/root/tmp/jpbpf-1-* 2>/dev/null)" ]
+	wait "$upid"
+	t_check "$name: namespaced JVM finished normally" grep -q "HotInline rounds=" "$out.jvmout"
+}
+
+while read -r name java; do
+	attach_running "$name" "$java"
+	attach_twice "$name" "$java"
+	attach_container "$name" "$java"
+done < <(agent_jdks)
+[ -z "$(agent_jdks)" ] && t_skip "attach" "no JDK found"
+t_done

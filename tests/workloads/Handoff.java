@@ -4,7 +4,9 @@
 // inbox, so every hop is a block/wake-up pair.  Also JIT-compiles its hot
 // methods (code-cache events) and, after LATE_MS, starts one more thread
 // ("late-starter") so tests can check threads born during a recording.
-//   java Handoff [seconds] [threads] [late_ms]
+// With REPORT_MS > 0 it prints "hops MONOTONIC_MS TOTAL" that often, so a
+// benchmark can compare rates within one run.
+//   java Handoff [seconds] [threads] [late_ms] [report_ms]
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.atomic.AtomicLong;
@@ -22,6 +24,7 @@ public class Handoff {
         int secs = args.length > 0 ? Integer.parseInt(args[0]) : 10;
         int n = args.length > 1 ? Integer.parseInt(args[1]) : 8;
         long lateMs = args.length > 2 ? Long.parseLong(args[2]) : -1;
+        long reportMs = args.length > 3 ? Long.parseLong(args[3]) : 0;
         long end = System.nanoTime() + secs * 1_000_000_000L;
         @SuppressWarnings("unchecked")
         BlockingQueue<Long>[] q = new BlockingQueue[n];
@@ -47,6 +50,17 @@ public class Handoff {
         }
         for (int i = 0; i < n; i += 2)
             q[i].put((long) i);
+        if (reportMs > 0) {
+            Thread rep = new Thread(() -> {
+                while (System.nanoTime() < end) {
+                    try { Thread.sleep(reportMs); } catch (InterruptedException e) { return; }
+                    System.out.println("hops " + System.nanoTime() / 1_000_000 + " " + hops.get());
+                    System.out.flush();
+                }
+            }, "reporter");
+            rep.setDaemon(true);
+            rep.start();
+        }
         Thread late = null;
         if (lateMs >= 0) {
             Thread.sleep(lateMs);

@@ -13,12 +13,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <dirent.h>
 
 #include "bundle.h"
+#include "records_pt.h"
 #include "record/pt.h"
 
 struct fixture {
@@ -129,12 +136,194 @@ static void software_stand_in(void **state)
 	assert_null(strstr(why, "perf_event_open"));
 }
 
+/* A target that context-switches (short sleeps) and, after a while,
+ * creates a thread that does too. */
+static void *spin(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 400; i++)
+		usleep(1000);
+	return NULL;
+}
+
+static pid_t start_target(int pipefd[2])
+{
+	if (pipe(pipefd))
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		char c;
+		close(pipefd[1]);
+		/* wait until the recorder is attached */
+		if (read(pipefd[0], &c, 1) != 1)
+			_exit(1);
+		usleep(20000);
+		pthread_t t;
+		pthread_create(&t, NULL, spin, NULL);
+		spin(NULL);
+		pthread_join(t, NULL);
+		_exit(0);
+	}
+	close(pipefd[0]);
+	return pid;
+}
+
+struct seen {
+	unsigned rings, switches, other_tid_switches, bad_time;
+	uint64_t t0;
+};
+
+static void count_stream(struct jpb_bundle *b, const char *name, pid_t pid,
+			 struct seen *s)
+{
+	struct jpb_reader *rd;
+	struct jpb_record rec;
+	assert_int_equal(jpb_reader_open(b, name, &rd), 0);
+	while (jpb_reader_next(rd, &rec) == 0) {
+		const struct jpb_rectype *t = jpb_rectype_find(rec.type);
+		if (rec.type == JPB_REC_PT_RING) {
+			s->rings++;
+		} else if (rec.type == JPB_REC_PT_SWITCH) {
+			struct jpb_rec_pt_switch w;
+			assert_int_equal(jpb_rec_decode(t, rec.payload, rec.size, &w), 0);
+			/* a software event stands in for intel_pt: the kernel's
+			 * own records, parsed by pt_sb_parse */
+			assert_int_equal(w.pid, (uint32_t)pid);
+			s->switches++;
+			s->other_tid_switches += w.tid != (uint32_t)pid;
+			/* use_clockid: CLOCK_MONOTONIC, after the test began */
+			s->bad_time += rec.time_ns < s->t0 ||
+				       rec.time_ns > s->t0 + 60000000000ull;
+		}
+	}
+	jpb_reader_free(rd);
+}
+
+/* What the BPF fork events would do: hand new threads to the recorder. */
+static void add_threads(struct pt_recorder *r, pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		if (atoi(e->d_name) > 0)
+			assert_int_equal(pt_recorder_add_thread(r, atoi(e->d_name)), 0);
+	if (d)
+		closedir(d);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The whole recorder path with real kernel sideband: open on a live
+ * process, enable, poll, drain, retire exited threads, close. */
+static void sideband_only(void **state, enum pt_mode mode, int add)
+{
+	struct fixture *f = *state;
+	struct pt_recorder *r;
+	char why[512] = "";
+	int pipefd[2];
+	struct seen s = { .t0 = mono_ns() };
+	/* "branch" at bit 0 and "tsc" at bit 3: config 9, the dummy event */
+	assert_int_equal(pt_format_parse("tsc", "config:3", &f->caps.formats[1]), 0);
+	assert_int_equal(pt_format_parse("branch", "config:0", &f->caps.formats[0]), 0);
+	f->caps.nformats = 2;
+	f->caps.pmu_type = PERF_TYPE_SOFTWARE;
+	f->caps.nr_cpus = f->caps.ncpus_online = (int)sysconf(_SC_NPROCESSORS_CONF);
+	pt_config_default(&f->cfg);
+	f->cfg.mode = mode;
+	f->cfg.no_aux = 1;
+	f->cfg.data_size = 64u << 10;
+	pid_t pid = start_target(pipefd);
+	assert_true(pid > 0);
+	f->target.pid = pid;
+	int err = pt_recorder_open(&r, f->b, &f->caps, &f->cfg, &f->target, why,
+				   sizeof(why));
+	if (err == pt_err_perm) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		print_message("# perf_event_open not permitted here: %s\n", why);
+		skip();
+	}
+	assert_int_equal(err, 0);
+	assert_int_equal(write(pipefd[1], "x", 1), 1);
+	int fds[4];
+	assert_int_equal(pt_recorder_fds(r, fds, 4), 1);
+	int status, exited = 0;
+	for (int i = 0; i < 400 && !exited; i++) {
+		struct pollfd p = { fds[0], POLLIN, 0 };
+		poll(&p, 1, 10);
+		if (add)
+			add_threads(r, pid);
+		assert_int_equal(pt_recorder_drain(r), 0);
+		exited = waitpid(pid, &status, WNOHANG) == pid;
+	}
+	assert_true(exited);
+	/* After the exit is reaped, nothing keeps the poll set busy. */
+	assert_int_equal(pt_recorder_drain(r), 0);
+	struct pollfd p = { fds[0], POLLIN, 0 };
+	assert_int_equal(poll(&p, 1, 0), 0);
+	struct pt_stats st;
+	pt_recorder_stats(r, &st);
+	assert_int_equal(st.lost, 0);
+	assert_int_equal(pt_recorder_close(r), 0);
+	close(pipefd[1]);
+
+	const char *const *names;
+	size_t n;
+	assert_int_equal(jpb_bundle_list_streams(f->b, &names, &n), 0);
+	assert_true(n >= 1);
+	for (size_t i = 0; i < n; i++) {
+		if (mode == PT_MODE_PER_CPU)
+			assert_int_equal(strncmp(names[i], "pt/cpu", 6), 0);
+		else
+			assert_int_equal(strncmp(names[i], "pt/tid", 6), 0);
+		count_stream(f->b, names[i], pid, &s);
+	}
+	print_message("# %zu streams, %u switch records, %u of the new thread\n",
+		      n, s.switches, s.other_tid_switches);
+	assert_int_equal(s.rings, n);
+	assert_true(s.switches > 100);
+	assert_int_equal(s.bad_time, 0);
+	if (mode == PT_MODE_PER_CPU || add)
+		/* the thread created after attaching was followed: by
+		 * inheritance, or by pt_recorder_add_thread */
+		assert_true(s.other_tid_switches > 100);
+	else
+		/* per-thread and nobody added the new thread */
+		assert_int_equal(s.other_tid_switches, 0);
+}
+
+static void sideband_per_cpu(void **state)
+{
+	sideband_only(state, PT_MODE_PER_CPU, 0);
+}
+
+static void sideband_per_thread(void **state)
+{
+	sideband_only(state, PT_MODE_PER_THREAD, 0);
+}
+
+static void sideband_per_thread_added(void **state)
+{
+	sideband_only(state, PT_MODE_PER_THREAD, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(bad_arguments, setup, teardown),
 		cmocka_unit_test_setup_teardown(no_such_pmu, setup, teardown),
 		cmocka_unit_test_setup_teardown(software_stand_in, setup, teardown),
+		cmocka_unit_test_setup_teardown(sideband_per_cpu, setup, teardown),
+		cmocka_unit_test_setup_teardown(sideband_per_thread, setup, teardown),
+		cmocka_unit_test_setup_teardown(sideband_per_thread_added, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

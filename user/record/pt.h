@@ -160,6 +160,8 @@ struct pt_config {
 	uint64_t aux_size;  /* AUX bytes per ring, power of 2; 4 MiB */
 	uint64_t data_size; /* data area bytes (w/o header page), pow2; 64 KiB*/
 	uint64_t snapshot_size; /* 0: full trace; else bytes kept per ring */
+	int no_aux;         /* sideband only, no AUX area: lets tests drive
+			     * the recorder with a software event */
 };
 
 void pt_config_default(struct pt_config *cfg);
@@ -355,13 +357,17 @@ int pt_recorder_add_thread(struct pt_recorder *r, pid_t tid);
 /* A thread exited: per-thread mode drains and closes its ring. */
 int pt_recorder_thread_exit(struct pt_recorder *r, pid_t tid);
 
-/* File descriptors to poll() for POLLIN (AUX watermark / data wake-ups).
- * Fills up to MAX and returns how many there are in total. */
+/* File descriptors to poll() for POLLIN: AUX watermark and data-area
+ * wake-ups of every ring.  Today this is one epoll descriptor holding all
+ * event fds (per-CPU mode has threads x CPUs of them); when it is
+ * readable, call pt_recorder_drain().  Fills up to MAX and returns how
+ * many there are in total. */
 size_t pt_recorder_fds(const struct pt_recorder *r, int *fds, size_t max);
 
 /* Copy whatever is ready from every ring into the bundle: sideband
  * (ITRACE_START, AUX, LOST, SWITCH) and, in full-trace mode, AUX data.
- * Acts on a pending snapshot trigger.  Never blocks. */
+ * Acts on a pending snapshot trigger; retires the fds of exited threads
+ * (per-thread mode: drains and closes their rings).  Never blocks. */
 int pt_recorder_drain(struct pt_recorder *r);
 
 /* Take a snapshot now (snapshot mode): briefly disable the events, save

@@ -161,7 +161,7 @@ static void fmt_size(uint64_t bytes, char *buf, size_t size)
 static int check_sizes(const struct pt_config *cfg, char *why, size_t size)
 {
 	uint64_t min = cfg->snapshot_size ? 4096 : 8192;
-	if (!pow2(cfg->aux_size) || cfg->aux_size < min) {
+	if (!cfg->no_aux && (!pow2(cfg->aux_size) || cfg->aux_size < min)) {
 		snprintf(why, size, "--buffer-size %" PRIu64 ": the AUX buffer "
 			 "must be a power of two of at least %" PRIu64 " KiB",
 			 cfg->aux_size, min >> 10);
@@ -172,7 +172,7 @@ static int check_sizes(const struct pt_config *cfg, char *why, size_t size)
 			 "power of two of at least 4 KiB", cfg->data_size);
 		return pt_err_invalid;
 	}
-	if (cfg->snapshot_size > cfg->aux_size) {
+	if (cfg->snapshot_size > cfg->aux_size || (cfg->no_aux && cfg->snapshot_size)) {
 		snprintf(why, size, "--snapshot=%" PRIu64 " is larger than the "
 			 "AUX buffer (--buffer-size %" PRIu64 ")",
 			 cfg->snapshot_size, cfg->aux_size);
@@ -199,7 +199,8 @@ int pt_config_check(const struct pt_caps *caps, const struct pt_config *cfg,
 	 * EPERM beyond that unless CAP_IPC_LOCK (or paranoid -1). */
 	if (caps->cap_ipc_lock || caps->paranoid < 0 || !caps->mlock_kb)
 		return 0;
-	uint64_t per_ring = (cfg->aux_size + cfg->data_size + 4096) >> 10;
+	uint64_t aux_bytes = cfg->no_aux ? 0 : cfg->aux_size;
+	uint64_t per_ring = (aux_bytes + cfg->data_size + 4096) >> 10;
 	uint64_t need = per_ring * nrings;
 	uint64_t budget = caps->mlock_kb * (uint64_t)(caps->ncpus_online ?
 						       caps->ncpus_online : 1);

@@ -197,7 +197,7 @@ static int drain_aux(struct pt_ring_view *v)
 int pt_view_drain(struct pt_ring_view *v)
 {
 	int err = drain_sideband(v);
-	if (!err && !v->overwrite)
+	if (!err && !v->overwrite && v->aux)
 		err = drain_aux(v);
 	return err;
 }
@@ -208,7 +208,7 @@ int pt_view_snapshot(struct pt_ring_view *v, uint64_t want)
 	uint64_t head = __atomic_load_n(&pg->aux_head, __ATOMIC_ACQUIRE);
 	uint64_t h = head & (v->aux_size - 1), o = v->snap_old & (v->aux_size - 1);
 	struct pt_span sp[2];
-	if (!v->overwrite)
+	if (!v->overwrite || !v->aux)
 		return pt_err_invalid;
 	v->wrapped = v->wrapped || pt_snapshot_wrapped(v->aux, v->aux_size, head);
 	uint64_t valid = v->wrapped ? v->aux_size :

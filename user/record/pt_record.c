@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -43,6 +44,7 @@ struct pt_recorder {
 	size_t nrings, caprings;
 	pid_t *tids;
 	size_t ntids, captids;
+	int epfd;    /* every event fd, so callers poll one descriptor */
 	int trigger; /* set by pt_recorder_trigger, atomically */
 	int err;
 	char errmsg[512];
@@ -95,7 +97,7 @@ static void fill_attr(const struct pt_recorder *r, struct perf_event_attr *a)
 	a->context_switch = !!r->cfg.context_switch;
 	a->watermark = 1;
 	a->wakeup_watermark = (uint32_t)(r->cfg.data_size / 2);
-	if (!r->cfg.snapshot_size)
+	if (!r->cfg.snapshot_size && !r->cfg.no_aux)
 		a->aux_watermark = (uint32_t)(r->cfg.aux_size / 4);
 }
 
@@ -106,12 +108,22 @@ static int ring_map(struct pt_recorder *r, struct pt_ring *g, int fd)
 	g->base = mmap(NULL, g->base_len, PROT_READ | PROT_WRITE, MAP_SHARED,
 		       fd, 0);
 	if (g->base == MAP_FAILED) {
+		int e = errno;
 		g->base = NULL;
-		return fail(r, errno == EPERM ? pt_err_perm : pt_err_io,
+		return fail(r, e == EPERM ? pt_err_perm : pt_err_io,
 			    "pt: mmap of the %" PRIu64 "-byte data area: %s",
-			    r->cfg.data_size, strerror(errno));
+			    r->cfg.data_size, strerror(e));
 	}
 	struct perf_event_mmap_page *pg = g->base;
+	g->v.user_page = pg;
+	/* data_offset/data_size exist since Linux 4.1; before, the data
+	 * area follows the user page. */
+	g->v.data = (uint8_t *)g->base + (pg->data_offset ? pg->data_offset
+							  : (uint64_t)page);
+	g->v.data_size = pg->data_size ? pg->data_size : r->cfg.data_size;
+	g->v.config = r->config;
+	if (r->cfg.no_aux)
+		return 0;
 	pg->aux_offset = (uint64_t)page + r->cfg.data_size;
 	pg->aux_size = r->cfg.aux_size;
 	/* A read-only AUX mapping is the kernel's overwrite (snapshot) mode. */
@@ -119,24 +131,18 @@ static int ring_map(struct pt_recorder *r, struct pt_ring *g, int fd)
 	g->auxmap = mmap(NULL, r->cfg.aux_size, prot, MAP_SHARED, fd,
 			 (off_t)pg->aux_offset);
 	if (g->auxmap == MAP_FAILED) {
+		int e = errno;
 		g->auxmap = NULL;
-		return fail(r, errno == EPERM ? pt_err_perm : pt_err_io,
+		return fail(r, e == EPERM ? pt_err_perm : pt_err_io,
 			    "pt: mmap of the %" PRIu64 " KiB AUX area: %s%s",
-			    r->cfg.aux_size >> 10, strerror(errno),
-			    errno == EPERM ? " (locked-memory limit: "
+			    r->cfg.aux_size >> 10, strerror(e),
+			    e == EPERM ? " (locked-memory limit: "
 			    "kernel.perf_event_mlock_kb; try a smaller "
 			    "--buffer-size or CAP_IPC_LOCK)" : "");
 	}
-	g->v.user_page = pg;
-	/* data_offset/data_size exist since Linux 4.1; before, the data
-	 * area follows the user page. */
-	g->v.data = (uint8_t *)g->base + (pg->data_offset ? pg->data_offset
-							  : (uint64_t)page);
-	g->v.data_size = pg->data_size ? pg->data_size : r->cfg.data_size;
 	g->v.aux = g->auxmap;
 	g->v.aux_size = r->cfg.aux_size;
 	g->v.overwrite = !!r->cfg.snapshot_size;
-	g->v.config = r->config;
 	return 0;
 }
 
@@ -227,6 +233,11 @@ static int open_event(struct pt_recorder *r, pid_t tid, int cpu, int enable)
 		return fail(r, pt_err_nomem, "pt: out of memory");
 	}
 	g->fds[g->nfds++] = fd;
+	/* Every fd, not just the ring's owner: the owner's thread may exit
+	 * (POLLHUP) while others keep writing into its ring. */
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+	if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev))
+		return fail(r, pt_err_io, "pt: epoll_ctl: %s", strerror(errno));
 	if (g->nfds > 1 && ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, g->fds[0]))
 		return fail(r, pt_err_io, "pt: redirecting tid %d to %s ring: %s",
 			    (int)tid, cpu >= 0 ? "the CPU" : "its", strerror(errno));
@@ -326,6 +337,12 @@ int pt_recorder_open(struct pt_recorder **out, struct jpb_bundle *bundle,
 	r->cfg = *cfg;
 	r->pid = target->pid;
 	r->prefix = target->stream_prefix ? target->stream_prefix : "pt";
+	r->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (r->epfd < 0) {
+		snprintf(why, size, "pt: epoll_create1: %s", strerror(errno));
+		free(r);
+		return pt_err_io;
+	}
 	int err = pt_config_word(caps, cfg, &r->config, why, size);
 	if (!err)
 		err = pt_config_check(caps, cfg, cfg->mode == PT_MODE_PER_CPU ?
@@ -410,9 +427,41 @@ int pt_recorder_thread_exit(struct pt_recorder *r, pid_t tid)
 
 size_t pt_recorder_fds(const struct pt_recorder *r, int *fds, size_t max)
 {
-	for (size_t i = 0; i < r->nrings && i < max; i++)
-		fds[i] = r->rings[i]->fds[0];
-	return r->nrings;
+	if (max)
+		fds[0] = r->epfd;
+	return 1;
+}
+
+static struct pt_ring *ring_of_fd(struct pt_recorder *r, int fd)
+{
+	for (size_t i = 0; i < r->nrings; i++)
+		for (size_t k = 0; k < r->rings[i]->nfds; k++)
+			if (r->rings[i]->fds[k] == fd)
+				return r->rings[i];
+	return NULL;
+}
+
+/* Consume readiness.  POLLHUP: the fd's thread exited and has no traced
+ * children; level-triggered epoll would report it forever, so it leaves
+ * the set (the fd stays open: its ring may still be written by others).
+ * A per-thread ring whose thread is gone is drained and closed. */
+static int reap_hups(struct pt_recorder *r)
+{
+	struct epoll_event ev[64];
+	int n, err = 0;
+	while ((n = epoll_wait(r->epfd, ev, 64, 0)) > 0) {
+		for (int i = 0; i < n; i++) {
+			if (!(ev[i].events & (EPOLLHUP | EPOLLERR)))
+				continue;
+			epoll_ctl(r->epfd, EPOLL_CTL_DEL, ev[i].data.fd, NULL);
+			struct pt_ring *g = ring_of_fd(r, ev[i].data.fd);
+			if (g && g->cpu < 0 && !err)
+				err = pt_recorder_thread_exit(r, g->tid);
+		}
+		if (n < 64)
+			break;
+	}
+	return err;
 }
 
 void pt_recorder_trigger(struct pt_recorder *r)
@@ -437,8 +486,8 @@ int pt_recorder_snapshot(struct pt_recorder *r)
 
 int pt_recorder_drain(struct pt_recorder *r)
 {
-	int err = 0;
-	if (__atomic_exchange_n(&r->trigger, 0, __ATOMIC_RELAXED))
+	int err = reap_hups(r);
+	if (!err && __atomic_exchange_n(&r->trigger, 0, __ATOMIC_RELAXED))
 		err = pt_recorder_snapshot(r);
 	for (size_t i = 0; !err && i < r->nrings; i++)
 		err = drain_ring(r, r->rings[i]);
@@ -464,17 +513,19 @@ int pt_recorder_close(struct pt_recorder *r)
 	each_fd(r, PERF_EVENT_IOC_DISABLE);
 	for (size_t i = 0; i < r->nrings; i++) {
 		struct pt_ring_view *v = &r->rings[i]->v;
-		if (!v->w || !v->aux)
+		if (!v->w)
 			continue; /* a ring whose opening failed */
 		drain_ring(r, r->rings[i]);
 		/* the end of a snapshot recording is a trigger too */
-		if (r->cfg.snapshot_size &&
+		if (r->cfg.snapshot_size && v->aux &&
 		    pt_view_snapshot(v, r->cfg.snapshot_size))
 			fail(r, pt_err_bundle, "%s", v->errmsg);
 	}
 	for (size_t i = 0; i < r->nrings; i++)
 		ring_free(r, r->rings[i]);
 	int err = r->err;
+	if (r->epfd >= 0)
+		close(r->epfd);
 	free(r->rings);
 	free(r->tids);
 	free(r);

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Bad input for the agent and attach: a pid that is not a JVM, a pid that
+# does not exist, a JVM that exits during attach or while recording, an
+# unwritable output directory, garbage options, truth mode on attach.
+# Each gives a clear error and a non-zero exit, and a running target
+# keeps running.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/agent_lib.sh"
+agent_setup
+agent_setup_attach
+
+java=$(agent_jdks | head -1 | cut -d' ' -f2)
+if [ -z "$java" ]; then
+	t_skip "bad input" "no JDK found"; t_done; exit 0
+fi
+B=$TESTTMP/bad
+
+# expect_fail WHAT PATTERN cmd...: exit 1 and PATTERN in the output.
+expect_fail() {
+	local what=$1 pat=$2; shift 2
+	"$@" >"$B.out" 2>&1
+	local rc=$?
+	if [ $rc = 1 ] && grep -Eq "$pat" "$B.out"; then
+		t_ok "$what: $(head -1 "$B.out")"
+	else
+		t_fail "$what (exit $rc)"; sed 's/^/# /' "$B.out"
+	fi
+}
+
+sleep 30 &
+spid=$!
+expect_fail "pid that is not a JVM" "not a HotSpot JVM" \
+	"$ATTACH" "$spid" "$AGENT" "$B-notjvm"
+t_check "not-a-JVM target untouched: no trigger file, no signal" \
+	[ ! -e "/proc/$spid/cwd/.attach_pid$spid" ] && kill -0 "$spid"
+kill "$spid"; wait "$spid" 2>/dev/null
+
+expect_fail "pid that does not exist" "no such process" \
+	"$ATTACH" 999999 "$AGENT" "$B-nopid"
+
+# One JVM serves the option tests: it must survive all of them.
+"$java" -cp "$WL" HotInline 6 >"$B.jvmout" 2>"$B.jvmerr" &
+jpid=$!
+wait_jvm_ready "$jpid"
+expect_fail "garbage agent options" "agent failed to start" \
+	"$ATTACH" "$jpid" "$AGENT" "$B-garbage" 0 "x=1,,=,%%%"
+t_check "agent names the bad option on the JVM's stderr" \
+	grep -q "bad option 'x=1'" "$B.jvmerr"
+expect_fail "unwritable output directory" "agent failed to start" \
+	"$ATTACH" "$jpid" "$AGENT" "$B-unwritable" 0 "out=/proc/version/bundle"
+t_check "agent says why the bundle failed" grep -q "cannot create bundle" "$B.jvmerr"
+expect_fail "truth mode on attach refused" "agent failed to start" \
+	"$ATTACH" "$jpid" "$AGENT" "$B-truth" 0 "truth"
+t_check "agent explains truth is start-up only" grep -q "SingleStep" "$B.jvmerr"
+expect_fail "agent library that does not exist" "agent library" \
+	"$ATTACH" "$jpid" "$TESTTMP/no-such-agent.so" "$B-nolib"
+t_check "target JVM still running after the failed loads" kill -0 "$jpid"
+# After all the refusals a real session still works.
+"$ATTACH" "$jpid" "$AGENT" "$B-after" 0.2 >"$B.out" 2>&1
+t_check "a valid attach still works afterwards" [ $? = 0 ]
+wait "$jpid"
+t_check "target JVM completed normally" grep -q "HotInline rounds=" "$B.jvmout"
+
+# A JVM that dies while the attach waits for its socket (stopped, so it
+# never answers, then killed).
+"$java" -cp "$WL" HotInline 20 >/dev/null 2>&1 &
+jpid=$!
+wait_jvm_ready "$jpid"
+kill -STOP "$jpid"
+( sleep 0.7; kill -KILL "$jpid" ) &
+start=$(date +%s%N)
+expect_fail "JVM exits during attach" "exited during attach" \
+	"$ATTACH" "$jpid" "$AGENT" "$B-dies"
+ms=$((($(date +%s%N) - start) / 1000000))
+t_check "attach gave up promptly (${ms} ms)" [ "$ms" -lt 4000 ]
+wait "$jpid" 2>/dev/null
+
+# A JVM that exits while the agent records: VMDeath flushes the streams.
+"$java" -cp "$WL" HotInline 1.2 >/dev/null 2>&1 &
+jpid=$!
+wait_jvm_ready "$jpid"
+"$ATTACH" "$jpid" "$AGENT" "$B-exit" 3 >"$B.out" 2>&1
+t_check "session ends cleanly when the JVM exits while recording" [ $? = 0 ]
+wait "$jpid"
+"$CHECK" summary "$B-exit" >"$B.sum" 2>/dev/null
+t_check "streams complete and readable after JVM exit" \
+	[ "$(agent_json "$B.sum" codelets)" -gt 200 ]
+
+# At start-up, a bad option stops the JVM with a message (the JVM's own
+# rule for -agentpath), and never a crash.
+"$java" -agentpath:"$AGENT"=bogus -version >"$B.out" 2>&1
+rc=$?
+t_check "-agentpath with garbage options: JVM refuses to start (exit $rc)" \
+	[ $rc = 1 ]
+t_check "-agentpath garbage: our one-line reason" grep -q "bad option 'bogus'" "$B.out"
+"$java" -agentpath:"$AGENT"=out=/proc/version/x -version >"$B.out" 2>&1
+rc=$?
+t_check "-agentpath unwritable out: exit $rc with reason" \
+	[ $rc = 1 ] && grep -q "cannot create bundle" "$B.out"
+t_done

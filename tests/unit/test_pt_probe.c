@@ -432,6 +432,64 @@ static void meta(void **state)
 	json_decref(m);
 }
 
+static void options(void **state)
+{
+	(void)state;
+	struct pt_config cfg;
+	char why[256];
+	uint64_t v;
+	assert_int_equal(pt_parse_size("4M", &v), 0);
+	assert_int_equal(v, 4u << 20);
+	assert_int_equal(pt_parse_size("512k", &v), 0);
+	assert_int_equal(v, 512u << 10);
+	assert_int_equal(pt_parse_size("8MiB", &v), 0);
+	assert_int_equal(v, 8u << 20);
+	assert_int_equal(pt_parse_size("65536", &v), 0);
+	assert_int_equal(v, 65536);
+	assert_int_equal(pt_parse_size("0", &v), pt_err_invalid);
+	assert_int_equal(pt_parse_size("-1M", &v), pt_err_invalid);
+	assert_int_equal(pt_parse_size("4X", &v), pt_err_invalid);
+	assert_int_equal(pt_parse_size("99999999999999999999G", &v), pt_err_invalid);
+
+	pt_config_default(&cfg);
+	assert_int_equal(pt_config_option(&cfg, "snapshot", NULL, why, sizeof(why)), 0);
+	assert_int_equal(cfg.snapshot_size, cfg.aux_size);
+	/* "the whole buffer" follows a later --buffer-size */
+	assert_int_equal(pt_config_option(&cfg, "buffer-size", "16M", why,
+					  sizeof(why)), 0);
+	assert_int_equal(cfg.aux_size, 16u << 20);
+	assert_int_equal(cfg.snapshot_size, 16u << 20);
+	assert_int_equal(pt_config_option(&cfg, "snapshot", "1M", why, sizeof(why)), 0);
+	assert_int_equal(cfg.snapshot_size, 1u << 20);
+	assert_int_equal(pt_config_option(&cfg, "cyc", "2", why, sizeof(why)), 0);
+	assert_true(cfg.cyc);
+	assert_int_equal(cfg.cyc_thresh, 2);
+	assert_int_equal(pt_config_option(&cfg, "mtc-period", "16", why, sizeof(why)),
+			 pt_err_invalid);
+	assert_non_null(strstr(why, "--mtc-period"));
+	assert_int_equal(pt_config_option(&cfg, "mtc-period", "6", why, sizeof(why)), 0);
+	assert_int_equal(cfg.mtc_period, 6);
+	assert_int_equal(pt_config_option(&cfg, "kernel", NULL, why, sizeof(why)), 0);
+	assert_false(cfg.exclude_kernel);
+	assert_int_equal(pt_config_option(&cfg, "pt-per-thread", NULL, why,
+					  sizeof(why)), 0);
+	assert_int_equal(cfg.mode, PT_MODE_PER_THREAD);
+	assert_int_equal(pt_config_option(&cfg, "buffer-size", "lots", why,
+					  sizeof(why)), pt_err_invalid);
+	assert_non_null(strstr(why, "--buffer-size"));
+	assert_int_equal(pt_config_option(&cfg, "bogus", NULL, why, sizeof(why)),
+			 pt_err_invalid);
+	/* every advertised option is accepted with a sensible argument */
+	for (const struct pt_option *o = pt_options; o->name; o++) {
+		pt_config_default(&cfg);
+		const char *arg = o->has_arg == 1 ?
+			(strstr(o->name, "size") ? "8M" : "3") : NULL;
+		assert_int_equal(pt_config_option(&cfg, o->name, arg, why,
+						  sizeof(why)), 0);
+		assert_non_null(strstr(o->help, o->name));
+	}
+}
+
 int main(void)
 {
 	if (pt_testdata(data, sizeof(data))) {
@@ -454,6 +512,7 @@ int main(void)
 		cmocka_unit_test(config_check),
 		cmocka_unit_test(cpuid_guards),
 		cmocka_unit_test(meta),
+		cmocka_unit_test(options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

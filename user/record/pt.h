@@ -166,6 +166,25 @@ struct pt_config {
 
 void pt_config_default(struct pt_config *cfg);
 
+/* Command-line settings of the PT recorder, for `jpbpf record` to append
+ * to its getopt table (has_arg as getopt's: 0 none, 1 required,
+ * 2 optional) and pass to pt_config_option().  NULL-terminated. */
+struct pt_option {
+	const char *name; /* long option, without "--" */
+	int has_arg;
+	const char *help; /* one line, for the usage text */
+};
+extern const struct pt_option pt_options[];
+
+/* Apply option NAME (from pt_options) with ARG (NULL if none) to CFG.
+ * Sizes take K/M/G suffixes (powers of 1024).  pt_err_invalid with a
+ * one-line reason for a bad value. */
+int pt_config_option(struct pt_config *cfg, const char *name, const char *arg,
+		     char *why, size_t size);
+
+/* "4M", "512K", "65536" -> bytes.  0 or pt_err_invalid. */
+int pt_parse_size(const char *s, uint64_t *out);
+
 /* attr.config for CFG from CAPS' format bit positions.  Fails with
  * pt_err_unsupported and a reason when CFG asks for something the PMU
  * lacks (no such format file, period not in caps/mtc_periods...). */

@@ -199,6 +199,10 @@ static int open_error(struct pt_recorder *r, int e, pid_t tid, int cpu)
 			    "CAP_PERFMON (and ptrace access); "
 			    "kernel.perf_event_paranoid is %d", (int)tid, cpu,
 			    strerror(e), r->caps.paranoid);
+	if (e == EBUSY)
+		return fail(r, pt_err_io, "pt: Intel PT of tid %d on cpu %d is "
+			    "already in use (another perf or tracer on this "
+			    "process?)", (int)tid, cpu);
 	if (e == EMFILE || e == ENFILE)
 		return fail(r, pt_err_io, "pt: out of file descriptors after "
 			    "%zu rings: per-CPU mode opens one event per "
@@ -212,17 +216,23 @@ static int open_error(struct pt_recorder *r, int e, pid_t tid, int cpu)
 }
 
 /* One event for TID on CPU (-1: any CPU, per-thread mode).  A thread
- * that exited meanwhile (ESRCH) and an offline CPU (ENODEV) are skipped. */
-static int open_event(struct pt_recorder *r, pid_t tid, int cpu, int enable)
+ * that exited meanwhile (ESRCH) and an offline CPU (ENODEV) are skipped,
+ * and so, on a RESCAN, is a thread that already inherited its event from
+ * a traced thread (the PT PMU is exclusive: EBUSY). */
+static int open_event(struct pt_recorder *r, pid_t tid, int cpu, int enable,
+		      int rescan)
 {
 	struct perf_event_attr a;
 	fill_attr(r, &a);
 	a.disabled = !enable;
 	int fd = (int)syscall(SYS_perf_event_open, &a, tid, cpu, -1,
 			      PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0)
-		return errno == ESRCH || errno == ENODEV ? 0 :
-			open_error(r, errno, tid, cpu);
+	if (fd < 0) {
+		int e = errno;
+		if (e == ESRCH || e == ENODEV || (e == EBUSY && rescan && cpu >= 0))
+			return 0;
+		return open_error(r, e, tid, cpu);
+	}
 	struct pt_ring *g = ring_for(r, cpu, tid);
 	if (!g && !(g = ring_new(r, fd, cpu, tid))) {
 		close(fd);
@@ -252,15 +262,16 @@ static int known(const struct pt_recorder *r, pid_t tid)
 	return 0;
 }
 
-static int open_thread(struct pt_recorder *r, pid_t tid, int enable)
+static int open_thread(struct pt_recorder *r, pid_t tid, int enable,
+		       int rescan)
 {
 	if (grow((void **)&r->tids, &r->captids, r->ntids, sizeof(pid_t)))
 		return fail(r, pt_err_nomem, "pt: out of memory");
 	r->tids[r->ntids++] = tid;
 	if (r->cfg.mode == PT_MODE_PER_THREAD)
-		return open_event(r, tid, -1, enable);
+		return open_event(r, tid, -1, enable, rescan);
 	for (int cpu = 0; cpu < r->caps.nr_cpus; cpu++) {
-		int err = open_event(r, tid, cpu, enable);
+		int err = open_event(r, tid, cpu, enable, rescan);
 		if (err)
 			return err;
 	}
@@ -283,7 +294,7 @@ static int open_all(struct pt_recorder *r)
 		while (!err && (e = readdir(d))) {
 			pid_t tid = (pid_t)atoi(e->d_name);
 			if (tid > 0 && !known(r, tid))
-				err = open_thread(r, tid, 0);
+				err = open_thread(r, tid, 0, pass > 0);
 		}
 		closedir(d);
 		if (err)
@@ -371,7 +382,7 @@ int pt_recorder_add_thread(struct pt_recorder *r, pid_t tid)
 	if (known(r, tid))
 		return 0;
 	if (r->cfg.mode == PT_MODE_PER_THREAD)
-		return open_thread(r, tid, 1);
+		return open_thread(r, tid, 1, 0);
 	/* Per-CPU: a thread created by a traced thread inherited its
 	 * events; opening more would compete for the same PT hardware. */
 	if (grow((void **)&r->tids, &r->captids, r->ntids, sizeof(pid_t)))

@@ -1,0 +1,682 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The executor: walks the generated machine code as the simulated JVM
+ * would run it for each truth event, and reports every instruction and
+ * control transfer to the CPU's packet writer and instruction truth.
+ *
+ * Each event handler sets the Java-level decisions (which codelet the
+ * dispatch jumps to, whether the branch is taken, which entry the call
+ * reaches) and runs the code until it needs a decision the next event
+ * makes: that is where the thread stops between events.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "java/bytecodes.h"
+#include "sim.h"
+#include "util.h"
+
+struct xctx {
+	uint64_t dispatch, invoke, adapt, sw, stop_ip;
+	int taken, check_fail, allow_ret, allow_rt, rt_return, fault;
+	int fault_armed;
+};
+
+enum stop { S_DISPATCH, S_INVOKE, S_RET, S_RT, S_STOPIP, S_OUT };
+
+static const struct cg_region *region_of(struct sim *s, uint64_t ip)
+{
+	const struct cg_region *r = &s->in.r;
+	if (ip >= r->base && ip < r->base + r->bytes.len)
+		return r;
+	r = &s->in.s;
+	if (ip >= r->base && ip < r->base + r->bytes.len)
+		return r;
+	size_t n;
+	struct nmethod *const *nms = jit_nmethods(s->jit, &n);
+	size_t lo = 0, hi = n;
+	while (lo < hi) { /* last nmethod with base <= ip */
+		size_t mid = lo + (hi - lo) / 2;
+		if (nms[mid]->r.base <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	r = &nms[lo - 1]->r;
+	return ip < r->base + r->bytes.len ? r : NULL;
+}
+
+const struct cg_insn *sim_insn(struct sim *s, uint64_t ip)
+{
+	const struct cg_region *r = region_of(s, ip);
+	long i = r ? cg_find(r, ip) : -1;
+	return i < 0 ? NULL : &r->insns[i];
+}
+
+static void mpush(struct sim_thr *th, uint64_t v)
+{
+	GROW(th->ms, th->msp, th->mcap);
+	th->ms[th->msp++] = v;
+}
+
+static uint64_t mpop(struct sim_thr *th)
+{
+	if (!th->msp)
+		die("thread %u: return with an empty machine stack", th->tid);
+	return th->ms[--th->msp];
+}
+
+static void advance(struct sim_cpu *c, uint64_t ns)
+{
+	c->now += ns;
+	ptenc_time(c->pe, c->base_ns + c->now);
+}
+
+static void truth_ip(struct sim *s, struct sim_cpu *c, uint64_t ip)
+{
+	if (!s->o.itruth)
+		return;
+	uint64_t v = ip | (c->mark_resume ? 1ull << 63 : 0);
+	c->mark_resume = 0;
+	if (jpb_buf_u64(&c->itruth, v))
+		die_nomem();
+}
+
+static void note_resume(struct sim_cpu *c)
+{
+	if (ptenc_take_resumed(c->pe))
+		c->mark_resume = 1;
+}
+
+static void pge(struct sim_cpu *c, struct sim_thr *th, uint64_t ip)
+{
+	th->ip = ip;
+	th->traced = 1;
+	ptenc_pge(c->pe, ip);
+	note_resume(c);
+}
+
+static void async_out(struct sim_cpu *c, struct sim_thr *th)
+{
+	ptenc_async_pgd(c->pe, th->ip);
+	th->traced = 0;
+}
+
+static uint64_t take(uint64_t *v, const char *what, uint64_t ip)
+{
+	uint64_t t = *v;
+	if (!t)
+		die("internal: no %s target for the branch at %#llx", what,
+		    (unsigned long long)ip);
+	*v = 0;
+	return t;
+}
+
+static uint64_t ind_target(struct xctx *x, const struct cg_insn *in)
+{
+	switch (in->role) {
+	case CR_DISPATCH:
+		if (x->fault)
+			x->fault_armed = 1;
+		return take(&x->dispatch, "dispatch", in->ip);
+	case CR_INVOKE:
+		return take(&x->invoke, "invoke", in->ip);
+	case CR_ADAPT:
+		return take(&x->adapt, "adapter", in->ip);
+	default:
+		return take(&x->sw, "switch", in->ip);
+	}
+}
+
+/* Whether the thread must stop before IN for want of a decision. */
+static int must_stop(const struct xctx *x, const struct cg_insn *in,
+		     enum stop *why)
+{
+	switch (in->role) {
+	case CR_DISPATCH:
+		*why = S_DISPATCH;
+		return !x->dispatch;
+	case CR_INVOKE:
+		*why = S_INVOKE;
+		return !x->invoke;
+	case CR_RETURN:
+		*why = S_RET;
+		return !x->allow_ret;
+	case CR_RT:
+		*why = S_RT;
+		return !x->allow_rt;
+	}
+	return 0;
+}
+
+/* A call into the runtime: tracing stops at the branch (TIP.PGD with its
+ * target); with rt_return the runtime returns right away (TIP.PGE). */
+static int runtime_call(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
+			struct xctx *x, const struct cg_insn *in)
+{
+	x->allow_rt--;
+	ptenc_pgd(c->pe, in->target);
+	th->traced = 0;
+	th->ip = in->ip + in->size;
+	advance(c, in->target == RT_NATIVE ? s->o.cost_native_ns : s->o.cost_rt_ns);
+	if (!x->rt_return)
+		return 0;
+	x->rt_return = 0;
+	pge(c, th, th->ip);
+	return 1;
+}
+
+static enum stop run(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
+		     struct xctx *x)
+{
+	for (;;) {
+		if (!th->traced)
+			return S_OUT;
+		if (x->fault_armed) { /* the codelet's first access faults */
+			x->fault_armed = 0;
+			x->fault = 0;
+			async_out(c, th);
+			return S_OUT;
+		}
+		if (x->stop_ip && th->ip == x->stop_ip)
+			return S_STOPIP;
+		const struct cg_insn *in = sim_insn(s, th->ip);
+		if (!in)
+			die("internal: thread %u at %#llx: no instruction there",
+			    th->tid, (unsigned long long)th->ip);
+		enum stop why;
+		if (must_stop(x, in, &why))
+			return why;
+		ptenc_insn(c->pe, in->ip);
+		note_resume(c);
+		truth_ip(s, c, in->ip);
+		uint64_t next = in->ip + in->size;
+		int taken;
+		switch (in->kind) {
+		case CK_PLAIN:
+			if (in->role == CR_PUSH_RET)
+				mpush(th, in->target);
+			break;
+		case CK_JCC:
+			taken = in->role == CR_BRANCH  ? x->taken
+				: in->role == CR_CHECK ? x->check_fail
+						       : 0;
+			if (in->role == CR_CHECK)
+				x->check_fail = 0;
+			ptenc_tnt(c->pe, taken);
+			if (taken)
+				next = in->target;
+			break;
+		case CK_JMP:
+			next = in->target;
+			break;
+		case CK_JMP_IND:
+			next = ind_target(x, in);
+			ptenc_tip(c->pe, next);
+			break;
+		case CK_CALL_IND: {
+			uint64_t t = ind_target(x, in);
+			mpush(th, next);
+			ptenc_tip(c->pe, t);
+			ptenc_call(c->pe, next);
+			next = t;
+			break;
+		}
+		case CK_CALL:
+			if (in->role == CR_RT) {
+				if (!runtime_call(s, c, th, x, in))
+					return S_OUT;
+				continue;
+			}
+			mpush(th, next);
+			ptenc_call(c->pe, next);
+			next = in->target;
+			break;
+		case CK_RET:
+			x->allow_ret = 0;
+			next = mpop(th);
+			ptenc_ret(c->pe, next);
+			break;
+		}
+		th->ip = next;
+	}
+}
+
+/* ---- helpers over the truth ---- */
+
+static const struct jpb_truth_event *ev_at(const struct sim_thr *th, size_t i)
+{
+	return i < th->tt->n ? &th->tt->ev[i] : NULL;
+}
+
+static struct frame *top(struct sim_thr *th)
+{
+	return th->nfr ? &th->fr[th->nfr - 1] : NULL;
+}
+
+static struct frame *push_frame(struct sim_thr *th, uint32_t mid, uint8_t mode)
+{
+	GROW(th->fr, th->nfr, th->cfr);
+	struct frame *f = &th->fr[th->nfr++];
+	memset(f, 0, sizeof(*f));
+	f->mid = mid;
+	f->mode = mode;
+	f->msp_base = th->msp;
+	return f;
+}
+
+static int same_frame_next(const struct jpb_truth_event *e,
+			   const struct jpb_truth_event *nx)
+{
+	return nx && nx->kind == JPB_TRUTH_BYTECODE && nx->method_id == e->method_id;
+}
+
+static int branch_taken(const struct sim_method *m,
+			const struct jpb_truth_event *e,
+			const struct jpb_truth_event *nx)
+{
+	long t = jbc_branch_target(m->code, m->code_len, e->bci);
+	int len = jbc_length(m->code, m->code_len, e->bci);
+	return same_frame_next(e, nx) && t >= 0 && nx->bci == t &&
+	       t != e->bci + len;
+}
+
+/* ---- deoptimization ---- */
+
+/* The trap's runtime call has left traced code; the nmethod's frames
+ * become interpreter frames and execution resumes in the interpreter,
+ * re-executing the current bytecode. */
+static void deoptimize(struct sim *s, struct sim_cpu *c, struct sim_thr *th)
+{
+	struct frame *f = top(th);
+	struct nmethod *nm = f->nm;
+	size_t root = th->nfr - 1;
+	while (th->fr[root].mode == FM_INLINED)
+		root--;
+	th->msp = th->fr[root].msp_base;
+	for (size_t i = root; i < th->nfr; i++) {
+		struct frame *g = &th->fr[i];
+		if (i > root) {
+			const struct sim_method *cm = truth_method(s->t, th->fr[i - 1].mid);
+			int len = jbc_length(cm->code, cm->code_len, th->fr[i - 1].bci);
+			mpush(th, interp_ret_entry(&s->in, (unsigned)len));
+			g->msp_base = th->msp;
+		}
+		g->mode = FM_INTERP;
+		g->nm = NULL;
+	}
+	jit_deopt(s->jit, nm, c->now);
+	s->deopts++;
+	th->prev_op = -1;
+	pge(c, th, s->in.deopt_cont);
+}
+
+/* ---- events ---- */
+
+static void interp_bytecode(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
+			    const struct jpb_truth_event *e, int taken, int fault)
+{
+	struct xctx x = { 0 };
+	x.dispatch = interp_codelet(&s->in, th->prev_op, e->opcode);
+	x.taken = taken;
+	x.fault = fault;
+	th->prev_op = e->opcode;
+	run(s, c, th, &x);
+	advance(c, s->o.cost_interp_ns);
+}
+
+/* The truth does not continue where our model stands (it began inside a
+ * method, or a frame is missing): leave traced code and resume in the
+ * interpreter at this event's method, as a deoptimization would. */
+static void resync(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
+		   const struct jpb_truth_event *e)
+{
+	if (th->traced)
+		async_out(c, th);
+	struct frame *f = top(th);
+	if (f && f->mid != e->method_id) {
+		size_t i = th->nfr;
+		while (i > 0 && th->fr[i - 1].mid != e->method_id)
+			i--;
+		th->nfr = i; /* pop to a frame of this method, if any */
+		f = top(th);
+	}
+	if (!f) {
+		f = push_frame(th, e->method_id, FM_INTERP);
+		mpush(th, s->in.call_stub_ret); /* unknown caller */
+		f->msp_base = th->msp;
+	}
+	f->mode = FM_INTERP;
+	f->nm = NULL;
+	th->prev_op = -1;
+	s->resyncs++;
+	pge(c, th, s->in.deopt_cont);
+	struct xctx x = { 0 };
+	run(s, c, th, &x); /* to the dispatch */
+}
+
+static int is_trap_stop(struct sim *s, struct sim_thr *th)
+{
+	const struct cg_insn *in = sim_insn(s, th->ip);
+	return in && in->role == CR_RT && in->target == RT_TRAP;
+}
+
+static void compiled_bytecode(struct sim *s, struct sim_cpu *c,
+			      struct sim_thr *th, struct frame *f,
+			      const struct jpb_truth_event *e,
+			      const struct jpb_truth_event *nx, int taken,
+			      int fault)
+{
+	struct nmethod *nm = f->nm;
+	const struct nblock *b = nmethod_block(nm, f->scope, e->bci);
+	if (!b || th->ip != b->start)
+		die("internal: thread %u: compiled code of method %u at %#llx, "
+		    "expected bci %u at %#llx", th->tid, e->method_id,
+		    (unsigned long long)th->ip, e->bci,
+		    (unsigned long long)(b ? b->start : 0));
+	if (fault) {
+		async_out(c, th);
+		return;
+	}
+	struct xctx x = { 0 };
+	x.taken = taken;
+	const struct scope *sc = &nm->scopes[f->scope];
+	int32_t child = e->bci < sc->code_len ? sc->child[e->bci] : -1;
+	if (child >= 0) {
+		/* inlined call: go on into the callee, or trap if another
+		 * receiver arrives */
+		const struct nblock *cb = nmethod_block(nm, (uint32_t)child, 0);
+		if (nx && nx->kind == JPB_TRUTH_ENTRY &&
+		    nx->method_id == nm->scopes[child].method_id)
+			x.stop_ip = cb->start;
+		else
+			x.check_fail = 1;
+	} else if (sc->parent >= 0 && jbc_info(e->opcode)->kind == JBC_RETURN) {
+		const struct sim_method *pm =
+			truth_method(s->t, nm->scopes[sc->parent].method_id);
+		int len = jbc_length(pm->code, pm->code_len, sc->caller_bci);
+		x.stop_ip = nmethod_block(nm, (uint32_t)sc->parent,
+					  (uint16_t)(sc->caller_bci + len))->start;
+	} else if (same_frame_next(e, nx)) {
+		const struct nblock *nb = nmethod_block(nm, f->scope, nx->bci);
+		x.stop_ip = nb ? nb->start : 0;
+		x.sw = x.stop_ip;
+	}
+	enum stop st = run(s, c, th, &x);
+	advance(c, s->o.cost_jit_ns);
+	if (st == S_RT && is_trap_stop(s, th)) {
+		struct xctx t = { .allow_rt = 1 };
+		run(s, c, th, &t);
+		s->traps++;
+		deoptimize(s, c, th);
+		interp_bytecode(s, c, th, e, taken, 0);
+	}
+}
+
+static void on_bytecode(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
+			const struct jpb_truth_event *e,
+			const struct jpb_truth_event *nx)
+{
+	struct frame *f = top(th);
+	if (!f || f->mid != e->method_id || !th->traced ||
+	    f->mode == FM_NATIVE)
+		resync(s, c, th, e), f = top(th);
+	f->bci = e->bci;
+	const struct sim_method *m = truth_method(s->t, e->method_id);
+	unsigned kind = jbc_info(e->opcode)->kind;
+	int taken = branch_taken(m, e, nx);
+	int fault = nx && nx->kind == JPB_TRUTH_THROW && kind != JBC_ATHROW;
+	if (f->mode == FM_INTERP) {
+		if (kind == JBC_COND_BRANCH || kind == JBC_GOTO) {
+			long t = jbc_branch_target(m->code, m->code_len, e->bci);
+			jit_on_branch(s->jit, e->method_id, e->bci,
+				      kind == JBC_GOTO || taken,
+				      t >= 0 && t <= e->bci, c->now);
+		}
+		if (jbc_is_invoke(kind) && nx && nx->kind == JPB_TRUTH_ENTRY)
+			jit_on_call(s->jit, e->method_id, e->bci, nx->method_id);
+		interp_bytecode(s, c, th, e, taken, fault);
+	} else {
+		compiled_bytecode(s, c, th, f, e, nx, taken, fault);
+	}
+}
+
+/* Where the caller's code continues after a return into it. */
+static void continue_in_caller(struct sim *s, struct xctx *x,
+			       struct sim_thr *th,
+			       const struct jpb_truth_event *nx)
+{
+	struct frame *g = top(th);
+	if (g && g->mode == FM_COMPILED && nx && nx->kind == JPB_TRUTH_BYTECODE &&
+	    nx->method_id == g->mid) {
+		const struct nblock *b = nmethod_block(g->nm, g->scope, nx->bci);
+		x->stop_ip = b ? b->start : 0;
+	}
+	if (g && g->mode == FM_INLINED && nx && nx->kind == JPB_TRUTH_BYTECODE &&
+	    nx->method_id == g->mid) {
+		const struct nblock *b = nmethod_block(g->nm, g->scope, nx->bci);
+		x->stop_ip = b ? b->start : 0;
+	}
+	if (!g || g->mode == FM_NATIVE)
+		x->allow_rt++; /* back in the call stub: leave to the runtime */
+	(void)s;
+}
+
+static void on_entry(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
+		     const struct jpb_truth_event *e,
+		     const struct jpb_truth_event *nx)
+{
+	const struct sim_method *m = truth_method(s->t, e->method_id);
+	struct frame *f = top(th);
+	/* An inlined callee: no code runs for the call itself. */
+	if (f && (f->mode == FM_COMPILED || f->mode == FM_INLINED) && th->traced) {
+		const struct scope *sc = &f->nm->scopes[f->scope];
+		int32_t child = f->bci < sc->code_len ? sc->child[f->bci] : -1;
+		if (child >= 0 && f->nm->scopes[child].method_id == m->id) {
+			struct nmethod *nm = f->nm;
+			size_t base = f->msp_base;
+			struct frame *g = push_frame(th, m->id, FM_INLINED);
+			g->nm = nm;
+			g->scope = (uint32_t)child;
+			g->msp_base = base;
+			return;
+		}
+	}
+	const struct cg_insn *at = th->traced ? sim_insn(s, th->ip) : NULL;
+	int from_compiled = f && f->mode != FM_INTERP && f->mode != FM_NATIVE;
+	if (at && at->role == CR_RT) { /* native code calls back into Java */
+		struct xctx xn = { .allow_rt = 1 };
+		run(s, c, th, &xn);
+		at = NULL;
+	}
+	if (!at || at->role != CR_INVOKE) {
+		/* Called from the runtime or native code: the call stub. */
+		if (th->traced)
+			async_out(c, th);
+		pge(c, th, s->in.call_stub);
+		struct xctx x0 = { 0 };
+		run(s, c, th, &x0);
+		from_compiled = 0;
+	}
+	int kind = interp_method_kind(m);
+	int compile_now = kind != MK_NATIVE && jit_on_invoke(s->jit, m->id, c->now);
+	struct nmethod *nm = kind == MK_NATIVE ? NULL : jit_code(s->jit, m->id);
+	if (compile_now)
+		nm = NULL; /* installed for the next invocation */
+	struct xctx x = { 0 };
+	if (nm && from_compiled) {
+		x.invoke = nm->entry;
+	} else if (nm) {
+		x.invoke = s->in.i2c;
+		x.adapt = nm->entry;
+	} else if (from_compiled) {
+		x.invoke = s->in.c2i;
+		x.adapt = s->in.entry[kind];
+	} else {
+		x.invoke = s->in.entry[kind];
+	}
+	if (compile_now) {
+		x.check_fail = 1;
+		x.allow_rt = 1;
+		x.rt_return = 1;
+	}
+	if (nm)
+		x.stop_ip = nmethod_block(nm, 0, 0)->start;
+	run(s, c, th, &x);
+	struct frame *g = push_frame(th, m->id,
+				     nm ? FM_COMPILED : kind == MK_NATIVE ? FM_NATIVE
+									: FM_INTERP);
+	g->nm = nm;
+	th->prev_op = -1;
+	advance(c, s->o.cost_interp_ns);
+	(void)nx;
+}
+
+static void on_return(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
+		    const struct jpb_truth_event *e,
+		    const struct jpb_truth_event *nx)
+{
+	struct frame *f = top(th);
+	if (!f || f->mid != e->method_id) {
+		s->resyncs++;
+		if (th->traced)
+			async_out(c, th);
+		if (f)
+			th->nfr--;
+		return;
+	}
+	uint8_t mode = f->mode;
+	th->nfr--;
+	if (mode == FM_INLINED)
+		return;
+	struct xctx x = { .allow_ret = 1 };
+	if (mode == FM_NATIVE) {
+		if (!th->traced)
+			pge(c, th, s->in.native_after);
+		else {
+			x.allow_rt = 1;
+			x.rt_return = 1;
+		}
+	} else if (!th->traced) {
+		s->resyncs++;
+		th->msp = f->msp_base ? f->msp_base - 1 : 0;
+		return;
+	}
+	if (th->msp != f->msp_base)
+		die("internal: thread %u: machine stack %zu at the return of "
+		    "method %u, expected %zu", th->tid, th->msp, e->method_id,
+		    f->msp_base);
+	continue_in_caller(s, &x, th, nx);
+	run(s, c, th, &x); /* (the native call,) the return, the caller */
+	th->prev_op = -1;
+}
+
+static void on_throw(struct sim *s, struct sim_cpu *c, struct sim_thr *th)
+{
+	if (!th->traced)
+		return; /* already left at the faulting instruction */
+	const struct cg_insn *in = sim_insn(s, th->ip);
+	if (in && in->role == CR_RT) {
+		struct xctx x = { .allow_rt = 1 };
+		run(s, c, th, &x);
+	} else {
+		async_out(c, th); /* thrown by the runtime (e.g. a callee's link error) */
+	}
+	advance(c, s->o.cost_rt_ns);
+}
+
+static void on_exit_exc(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
+			const struct jpb_truth_event *e)
+{
+	struct frame *f = top(th);
+	if (th->traced)
+		async_out(c, th);
+	if (!f || f->mid != e->method_id) {
+		s->resyncs++;
+		return;
+	}
+	if (f->mode != FM_INLINED)
+		th->msp = f->msp_base ? f->msp_base - 1 : 0;
+	th->nfr--;
+}
+
+static void on_catch(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
+		     const struct jpb_truth_event *e)
+{
+	struct frame *f = top(th);
+	if (th->traced)
+		async_out(c, th);
+	if (!f || f->mid != e->method_id || f->mode == FM_NATIVE)
+		return; /* the next bytecode resyncs */
+	f->bci = e->bci;
+	size_t root = th->nfr - 1;
+	while (th->fr[root].mode == FM_INLINED)
+		root--;
+	th->msp = th->fr[root].msp_base;
+	advance(c, s->o.cost_rt_ns);
+	if (f->mode == FM_INTERP) {
+		th->prev_op = -1;
+		pge(c, th, s->in.exc_cont);
+		struct xctx x = { 0 };
+		run(s, c, th, &x);
+		return;
+	}
+	const struct nblock *b = nmethod_block(f->nm, f->scope, e->bci);
+	if (!b)
+		die("internal: no compiled handler block");
+	pge(c, th, b->start);
+}
+
+void exec_event(struct sim *s, struct sim_cpu *c, struct sim_thr *th)
+{
+	const struct jpb_truth_event *e = ev_at(th, th->pos);
+	const struct jpb_truth_event *nx = ev_at(th, th->pos + 1);
+	switch (e->kind) {
+	case JPB_TRUTH_BYTECODE:
+		on_bytecode(s, c, th, e, nx);
+		break;
+	case JPB_TRUTH_ENTRY:
+		on_entry(s, c, th, e, nx);
+		break;
+	case JPB_TRUTH_EXIT:
+		on_return(s, c, th, e, nx);
+		break;
+	case JPB_TRUTH_THROW:
+		on_throw(s, c, th);
+		break;
+	case JPB_TRUTH_EXIT_EXC:
+		on_exit_exc(s, c, th, e);
+		break;
+	case JPB_TRUTH_CATCH:
+		on_catch(s, c, th, e);
+		break;
+	}
+	th->pos++;
+}
+
+void exec_switch_out(struct sim *s, struct sim_cpu *c, struct sim_thr *th)
+{
+	(void)s;
+	if (th->traced) {
+		ptenc_async_pgd(c->pe, th->ip);
+	}
+}
+
+void exec_switch_in(struct sim *s, struct sim_cpu *c, struct sim_thr *th)
+{
+	(void)s;
+	if (th->traced) {
+		ptenc_pge(c->pe, th->ip);
+		note_resume(c);
+	}
+}
+
+void exec_thread_end(struct sim *s, struct sim_cpu *c, struct sim_thr *th)
+{
+	(void)s;
+	if (th->traced)
+		async_out(c, th);
+}

@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: MIT
+#include "out.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "records_jvm.h"
+#include "records_pt.h"
+#include "records_sched.h"
+#include "simrec.h"
+#include "util.h"
+
+/* A writer with its scratch buffer and the first error. */
+struct w {
+	struct jpb_writer *w;
+	struct jpb_buf scratch;
+	int err;
+};
+
+static int w_open(struct jpb_bundle *b, const char *name, struct w *w,
+		  char *err, size_t n)
+{
+	memset(w, 0, sizeof(*w));
+	int rc = jpb_writer_open(b, name, &w->w);
+	if (rc)
+		snprintf(err, n, "%s: %s", name, jpb_bundle_errmsg(b));
+	return rc;
+}
+
+static void w_put(struct w *w, uint16_t type, uint64_t t, const void *rec)
+{
+	if (w->err)
+		return;
+	w->err = jpb_writer_put_rec(w->w, jpb_rectype_find(type), t, rec,
+				    &w->scratch);
+}
+
+static void w_raw(struct w *w, uint16_t type, uint64_t t, const void *p,
+		  uint32_t size)
+{
+	if (!w->err)
+		w->err = jpb_writer_put(w->w, type, t, p, size);
+}
+
+static int w_close(struct w *w, const char *name, char *err, size_t n)
+{
+	int rc = w->err;
+	if (rc)
+		snprintf(err, n, "%s: %s", name, jpb_writer_errmsg(w->w));
+	int rc2 = jpb_writer_close(w->w);
+	if (!rc && rc2) {
+		rc = rc2;
+		snprintf(err, n, "%s: %s", name, jpb_errstr(rc2));
+	}
+	jpb_buf_fini(&w->scratch);
+	return rc;
+}
+
+/* ---- jvm ---- */
+
+static void put_blob(struct w *w, uint64_t t, uint32_t kind,
+		     const struct cg_region *r, uint64_t start, uint64_t end,
+		     const char *name)
+{
+	struct jpb_rec_jvm_code_blob cb = { 0 };
+	cb.kind = kind;
+	cb.start = start;
+	cb.size = end - start;
+	cb.name = jpb_str_c(name);
+	cb.code.ptr = r->bytes.data + (start - r->base);
+	cb.code.len = (uint32_t)(end - start);
+	w_put(w, JPB_REC_JVM_CODE_BLOB, t, &cb);
+}
+
+static void put_interp(struct w *w, const struct sim *s, uint64_t t)
+{
+	const struct interp *in = &s->in;
+	put_blob(w, t, JPB_BLOB_INTERPRETER, &in->r, in->r.base,
+		 in->r.base + in->r.bytes.len, "Interpreter");
+	for (size_t i = 0; i < in->npieces; i++) {
+		const struct piece *p = &in->pieces[i];
+		if (p->kind == CP_STUB) {
+			put_blob(w, t, JPB_BLOB_DYNAMIC, &in->s, p->start, p->end,
+				 p->name);
+			continue;
+		}
+		struct jpb_rec_jvm_codelet cl = { 0 };
+		cl.begin = p->start;
+		cl.end = p->end;
+		cl.bytecode = p->kind == CP_CODELET ? p->arg : -1;
+		cl.index = (uint32_t)i;
+		char desc[96];
+		if (p->kind == CP_CODELET)
+			snprintf(desc, sizeof(desc), "%s%s", p->name,
+				 p->tos ? "" : " (vtos entry)");
+		else if (p->kind == CP_METHOD_ENTRY)
+			snprintf(desc, sizeof(desc), "method entry point (kind = %s)",
+				 p->name);
+		else
+			snprintf(desc, sizeof(desc), "%s", p->name);
+		cl.description = jpb_str_c(desc);
+		w_put(w, JPB_REC_JVM_CODELET, t, &cl);
+	}
+	/* Two dispatch tables: vtos entries and cached-TOS (itos) entries. */
+	uint8_t tab[256 * 8];
+	for (int k = 0; k < 2; k++) {
+		for (int op = 0; op < 256; op++)
+			jpb_st64(tab + op * 8, k ? in->tep[op] : in->vep[op]);
+		struct jpb_rec_jvm_dispatch d = { jpb_str_c("active"), k ? 4u : 9u,
+						  { tab, sizeof(tab) } };
+		w_put(w, JPB_REC_JVM_DISPATCH, t, &d);
+	}
+}
+
+/* pc map: per block, innermost frame first. */
+static void pcmap(const struct nmethod *nm, struct jpb_buf *b)
+{
+	for (size_t i = 0; i < nm->nblocks; i++) {
+		const struct nblock *bl = &nm->blocks[i];
+		uint32_t depth = 0;
+		for (int32_t sc = (int32_t)bl->scope; sc >= 0; sc = nm->scopes[sc].parent)
+			depth++;
+		jpb_buf_u64(b, bl->start);
+		jpb_buf_u32(b, depth);
+		int32_t bci = bl->bci;
+		for (int32_t sc = (int32_t)bl->scope; sc >= 0; sc = nm->scopes[sc].parent) {
+			jpb_buf_u64(b, nm->scopes[sc].method_id);
+			jpb_buf_u32(b, (uint32_t)bci);
+			bci = nm->scopes[sc].caller_bci;
+		}
+	}
+}
+
+static void put_nmethod(struct w *w, const struct nmethod *nm, uint64_t start_ns)
+{
+	struct jpb_buf map = { 0 };
+	pcmap(nm, &map);
+	struct jpb_rec_jvm_nmethod_load l = { 0 };
+	l.method_id = nm->method_id;
+	l.code_addr = nm->r.base;
+	l.code_size = nm->r.bytes.len;
+	l.level = 4;
+	l.code.ptr = nm->r.bytes.data;
+	l.code.len = (uint32_t)nm->r.bytes.len;
+	l.pcmap.ptr = map.data;
+	l.pcmap.len = (uint32_t)map.len;
+	w_put(w, JPB_REC_JVM_NMETHOD_LOAD, start_ns + nm->load_ns, &l);
+	jpb_buf_fini(&map);
+}
+
+int out_jvm(struct jpb_bundle *b, const struct sim *s, char *err, size_t n)
+{
+	struct w w;
+	int rc = w_open(b, "jvm", &w, err, n);
+	if (rc)
+		return rc;
+	uint64_t t0 = s->o.start_ns;
+	struct jpb_rec_jvm_info info = { 0 };
+	info.pid = info.nspid = s->o.pid;
+	info.jdk_version = jpb_str_c("simulated");
+	info.vm_name = jpb_str_c("jpbpf-sim HotSpot model");
+	info.vm_version = jpb_str_c(JPBPF_VERSION);
+	info.libjvm = jpb_str_c("/usr/lib/jvm/sim/lib/server/libjvm.so");
+	info.libjvm_base = CG_RUNTIME_BASE;
+	w_put(&w, JPB_REC_JVM_INFO, t0, &info);
+	for (size_t i = 1; i < s->t->nmethods; i++) {
+		const struct sim_method *m = &s->t->methods[i];
+		if (!m->id)
+			continue;
+		struct jpb_rec_jvm_method jm = { m->id, m->access, 0,
+						 jpb_str_c(m->cls), jpb_str_c(m->name),
+						 jpb_str_c(m->sig) };
+		w_put(&w, JPB_REC_JVM_METHOD, t0, &jm);
+	}
+	put_interp(&w, s, t0);
+	size_t nn;
+	struct nmethod *const *nms = jit_nmethods(s->jit, &nn);
+	for (size_t i = 0; i < nn; i++)
+		put_nmethod(&w, nms[i], t0);
+	return w_close(&w, "jvm", err, n);
+}
+
+/* ---- pt/cpuN ---- */
+
+static int out_pt_cpu(struct jpb_bundle *b, const struct sim *s, unsigned cpu,
+		      char *err, size_t n)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "pt/cpu%u", cpu);
+	struct w w;
+	int rc = w_open(b, name, &w, err, n);
+	if (rc)
+		return rc;
+	const struct ptenc *pe = s->cpus[cpu].pe;
+	struct jpb_rec_pt_ring ring = { 0 };
+	ring.cpu = cpu;
+	ring.aux_size = s->o.pt.buf_size ? s->o.pt.buf_size : 4u << 20;
+	ring.data_size = 512u << 10;
+	ring.cap_user_time_zero = 1;
+	ring.time_zero = 0; /* TSC = 2 x CLOCK_MONOTONIC ns */
+	ring.time_mult = 1u << 31;
+	ring.time_shift = 32;
+	ring.config = 0x2001; /* pt, tsc, branch_en (ret compression by default) */
+	if (!s->o.pt.retcomp)
+		ring.config |= 1u << 11; /* noretcomp */
+	w_put(&w, JPB_REC_PT_RING, s->o.start_ns, &ring);
+	size_t nc;
+	const struct ptenc_chunk *ch = ptenc_chunks(pe, &nc);
+	const struct jpb_buf *data = ptenc_data(pe);
+	for (size_t i = 0; i < nc; i++) {
+		struct jpb_rec_pt_aux_data d = { 0 };
+		d.cpu = cpu;
+		d.offset = ch[i].offset;
+		d.data.ptr = data->data + ch[i].offset;
+		d.data.len = (uint32_t)ch[i].size;
+		if (ch[i].size)
+			w_put(&w, JPB_REC_PT_AUX_DATA, ch[i].time_ns, &d);
+		struct jpb_rec_pt_aux_event ev = { 0 };
+		ev.cpu = cpu;
+		ev.pid = s->o.pid;
+		ev.aux_offset = ch[i].offset;
+		ev.aux_size = ch[i].size;
+		ev.flags = (ch[i].flags & PTENC_TRUNCATED) ? 1 : 0;
+		w_put(&w, JPB_REC_PT_AUX_EVENT, ch[i].time_ns, &ev);
+		if (ch[i].flags & PTENC_TRUNCATED) {
+			struct jpb_rec_loss l = { jpb_str_c("pt-aux-truncated"), cpu,
+						  0, ch[i].time_ns, ch[i].time_ns };
+			w_put(&w, JPB_REC_LOSS, ch[i].time_ns, &l);
+		}
+	}
+	return w_close(&w, name, err, n);
+}
+
+int out_pt(struct jpb_bundle *b, const struct sim *s, char *err, size_t n)
+{
+	for (unsigned c = 0; c < s->o.cpus; c++) {
+		int rc = out_pt_cpu(b, s, c, err, n);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- sched ---- */
+
+static int cmp_sev(const void *a, const void *b)
+{
+	const struct sched_ev *x = a, *y = b;
+	if (x->ns != y->ns)
+		return x->ns < y->ns ? -1 : 1;
+	return x->cpu < y->cpu ? -1 : x->cpu > y->cpu;
+}
+
+int out_sched(struct jpb_bundle *b, const struct sim *s, char *err, size_t n)
+{
+	struct w w;
+	int rc = w_open(b, "sched", &w, err, n);
+	if (rc)
+		return rc;
+	/* The BPF clock reads CLOCK_MONOTONIC with its own jitter. */
+	struct rng r = { s->o.seed ^ 0x27d4eb2f165667c5ull };
+	struct jpb_rec_clock_pair cp = { 2 * s->o.start_ns, s->o.start_ns, 40, 0 };
+	w_put(&w, JPB_REC_CLOCK_PAIR, cp.mono_ns, &cp);
+	for (size_t i = 0; i < s->nthr; i++) {
+		struct jpb_rec_thread t = { s->thr[i].tid, s->thr[i].tt->nstid,
+					    s->o.pid, JPB_THREAD_START,
+					    jpb_str_c("") };
+		w_put(&w, JPB_REC_THREAD, s->o.start_ns, &t);
+	}
+	struct sched_ev *ev = xcalloc(s->nsev, sizeof(*ev));
+	memcpy(ev, s->sev, s->nsev * sizeof(*ev));
+	qsort(ev, s->nsev, sizeof(*ev), cmp_sev);
+	for (size_t i = 0; i < s->nsev; i++) {
+		int64_t j = s->o.jitter_ns
+				    ? (int64_t)rng_below(&r, 2 * (uint64_t)s->o.jitter_ns + 1) -
+					      s->o.jitter_ns
+				    : 0;
+		struct jpb_rec_sched_switch sw = { ev[i].cpu, ev[i].preempt,
+						   ev[i].prev_tid,
+						   ev[i].prev_tid ? s->o.pid : 0,
+						   ev[i].next_tid,
+						   ev[i].next_tid ? s->o.pid : 0,
+						   ev[i].prev_state };
+		w_put(&w, JPB_REC_SCHED_SWITCH, (uint64_t)((int64_t)ev[i].ns + j), &sw);
+	}
+	uint64_t end = s->o.start_ns;
+	for (unsigned c = 0; c < s->o.cpus; c++)
+		if (s->o.start_ns + s->cpus[c].now > end)
+			end = s->o.start_ns + s->cpus[c].now;
+	cp = (struct jpb_rec_clock_pair){ 2 * end, end, 40, 0 };
+	w_put(&w, JPB_REC_CLOCK_PAIR, end, &cp);
+	free(ev);
+	return w_close(&w, "sched", err, n);
+}
+
+/* ---- sim/ (oracle only) ---- */
+
+int out_sim(struct jpb_bundle *b, const struct sim *s, char *err, size_t n)
+{
+	struct w w;
+	int rc = w_open(b, "sim/lost", &w, err, n);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < s->nthr; i++) {
+		const struct sim_thr *th = &s->thr[i];
+		for (size_t k = 0; k < th->nlost; k++) {
+			uint8_t p[24];
+			jpb_st32(p, th->tid);
+			jpb_st32(p + 4, th->tt->nstid);
+			jpb_st64(p + 8, th->lost[k][0]);
+			jpb_st64(p + 16, th->lost[k][1]);
+			w_raw(&w, SIM_REC_LOST, 0, p, sizeof(p));
+		}
+	}
+	if ((rc = w_close(&w, "sim/lost", err, n)))
+		return rc;
+	if (!s->o.itruth)
+		return 0;
+	for (unsigned c = 0; c < s->o.cpus; c++) {
+		char name[40];
+		snprintf(name, sizeof(name), "sim/itruth/cpu%u", c);
+		if ((rc = w_open(b, name, &w, err, n)))
+			return rc;
+		const struct jpb_buf *it = &s->cpus[c].itruth;
+		for (size_t off = 0; off < it->len; off += 1u << 20) {
+			size_t len = it->len - off < (1u << 20) ? it->len - off : 1u << 20;
+			w_raw(&w, SIM_REC_ITRUTH, 0, it->data + off, (uint32_t)len);
+		}
+		if ((rc = w_close(&w, name, err, n)))
+			return rc;
+	}
+	return 0;
+}
+
+int out_meta(struct jpb_bundle *b, const struct sim *s, char *err, size_t n)
+{
+	void *old = NULL;
+	json_t *meta;
+	if (jpb_meta_load(b, &old) == 0 && old)
+		meta = json_deep_copy(old);
+	else
+		meta = jpb_meta_new_base();
+	if (!meta)
+		die_nomem();
+	json_object_set_new(meta, "simulated", json_true());
+	uint64_t lost = 0, total = s->t->nbytecodes;
+	for (size_t i = 0; i < s->nthr; i++)
+		lost += s->thr[i].lost_bytecodes;
+	json_t *sim = json_pack(
+		"{s:I, s:i, s:b, s:I, s:f, s:I, s:I, s:I, s:I, s:I, s:f, s:I}",
+		"seed", (json_int_t)s->o.seed, "cpus", (int)s->o.cpus, "retcomp",
+		s->o.pt.retcomp, "psb_period", (json_int_t)s->o.pt.psb_period,
+		"loss_target_pct", s->o.loss_pct, "bytecodes", (json_int_t)total,
+		"lost_bytecodes", (json_int_t)lost, "deopts", (json_int_t)s->deopts,
+		"resyncs", (json_int_t)s->resyncs, "jitter_ns", (json_int_t)s->o.jitter_ns,
+		"lost_pct", total ? 100.0 * (double)lost / (double)total : 0.0,
+		"nmethods", (json_int_t)0);
+	size_t nn;
+	jit_nmethods(s->jit, &nn);
+	json_object_set_new(sim, "nmethods", json_integer((json_int_t)nn));
+	json_object_set_new(meta, "sim", sim);
+	int rc = jpb_meta_save(b, meta);
+	json_decref(meta);
+	if (rc)
+		snprintf(err, n, "meta.json: %s", jpb_bundle_errmsg(b));
+	return rc;
+}

@@ -9,7 +9,9 @@
  * result is checked; on any failure at start the agent releases what it
  * took and returns an error, leaving the JVM running.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -490,23 +492,74 @@ static int read_debug_nonsafepoints(void)
 	return v != 0;
 }
 
+/* The bundle the live session writes, or NULL.  Exported so that a copy
+ * of this library loaded from another path (the dynamic linker makes that
+ * a separate instance with its own g_agent) still finds the session. */
+EXPORT const char *jpbpf_agent_active_out(void);
+const char *jpbpf_agent_active_out(void)
+{
+	struct agent *cur = agent_get();
+	return cur && !cur->stopped ? cur->opts.out : NULL;
+}
+
+struct other_copy {
+	const char *self; /* our file name */
+	char out[4096];
+};
+
+static int find_other_copy(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct other_copy *o = arg;
+	const char *n = info->dlpi_name;
+	if (!n || !*n || !strcmp(n, o->self))
+		return 0;
+	void *h = dlopen(n, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return 0;
+	const char *(*fn)(void) =
+		(const char *(*)(void))dlsym(h, "jpbpf_agent_active_out");
+	const char *out = fn ? fn() : NULL;
+	if (out)
+		snprintf(o->out, sizeof(o->out), "%s", out);
+	dlclose(h);
+	return out != NULL;
+}
+
+/* Out directory of a live session in another copy of the library. */
+static int other_copy_out(char *out, size_t size)
+{
+	Dl_info self;
+	struct other_copy o = { NULL, "" };
+	if (!dladdr((void *)jpbpf_agent_active_out, &self) || !self.dli_fname)
+		return 0;
+	o.self = self.dli_fname;
+	if (!dl_iterate_phdr(find_other_copy, &o))
+		return 0;
+	snprintf(out, size, "%s", o.out);
+	return 1;
+}
+
 /* Another session of this library is live.  A second load (a new
  * jvmtiEnv would add its callbacks to the old ones) must not record
  * twice: the same bundle reuses the session (1), another is refused (-1). */
 static int already_running(const char *options)
 {
 	struct agent *cur = agent_get();
-	if (!cur || cur->stopped)
+	char live[4096];
+	if (cur && !cur->stopped)
+		snprintf(live, sizeof(live), "%s", cur->opts.out);
+	else if (!other_copy_out(live, sizeof(live)))
 		return 0;
 	struct agent_opts o;
 	char err[256];
 	if (agent_parse_options(&o, options, err, sizeof(err)) == 0 &&
-	    strcmp(o.out, cur->opts.out) == 0) {
-		agent_log("already recording to %s: session reused", cur->opts.out);
+	    strcmp(o.out, live) == 0) {
+		agent_log("already recording to %s: session reused", live);
 		return 1;
 	}
 	agent_log("already recording to %s: refusing a second session (%s)",
-		  cur->opts.out, options ? options : "");
+		  live, options ? options : "");
 	return -1;
 }
 

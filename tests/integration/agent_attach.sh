@@ -60,6 +60,11 @@ attach_twice() {
 	t_check "$name: first attach leaves the agent recording" [ $? = 0 ]
 	"$ATTACH" "$jpid" "$AGENT" "$out.other" 0 >"$out.t2" 2>&1
 	t_check "$name: attach for another bundle refused while recording" [ $? = 1 ]
+	# A copy at another path is a separate library instance to the
+	# dynamic linker; it must still find the live session.
+	cp "$AGENT" "$TESTTMP/copy-$name-agent.so"
+	"$ATTACH" "$jpid" "$TESTTMP/copy-$name-agent.so" "$out.copy" 0 >"$out.t4" 2>&1
+	t_check "$name: a copy of the agent at another path also refused" [ $? = 1 ]
 	"$ATTACH" "$jpid" "$AGENT" "$out" 0.2 >"$out.t3" 2>&1
 	t_check "$name: second attach for the same bundle reuses the session" [ $? = 0 ]
 	"$JPBPF_PLAIN" info "$out" --json >"$out.info" 2>/dev/null

@@ -194,7 +194,8 @@ static int switch_targets(struct builder *b, uint32_t i,
 	uint32_t p = (in->bci + 4) & ~3u;
 	uint32_t n, step, first;
 	if (in->op == JBC_TABLESWITCH) {
-		n = (uint32_t)((int64_t)be32(code + p + 8) - be32(code + p + 4) + 1);
+		n = (uint32_t)((int64_t)be32(code + p + 8) -
+			       be32(code + p + 4) + 1);
 		first = p + 12;
 		step = 4;
 	} else {

@@ -308,7 +308,7 @@ int jhier_is_subtype(struct jhier *h, const char *sub, const char *super,
 	return a != NONE && b != NONE && is_subtype(h, a, b);
 }
 
-/* ---- resolution ----------------------------------------------------------- */
+/* ---- resolution --------------------------------------------------------- */
 
 static void set_out(const struct jhier *h, struct jhier_method *out,
 		    uint32_t ci, const struct jcf_method *m, unsigned flags)
@@ -440,7 +440,7 @@ int jhier_resolve(struct jhier *h, const char *cls, const char *name,
 			    resolve_in(h, ci, name, desc, out);
 }
 
-/* ---- selection -------------------------------------------------------------- */
+/* ---- selection ---------------------------------------------------------- */
 
 /* The method invokevirtual/invokeinterface runs for receiver class S
  * (JVMS §5.4.6), or NULL (AbstractMethodError or ambiguity). */
@@ -541,7 +541,7 @@ static int special_target(struct jhier *h, uint32_t caller, uint32_t sym,
 	int err = resolve_in(h, super_call && sup != NONE ? sup : sym,
 			     ref->name, ref->descriptor, out);
 	out->flags = JHIER_T_EXACT;
-	return err ? err : 1;
+	return err;
 }
 
 static int indy_target(struct jhier *h, const struct jcf *caller,

@@ -175,7 +175,7 @@ int jprog_method_by_id(struct jprog *p, uint64_t id, struct jhier_method *out)
 	return java_ok;
 }
 
-/* ---- bundle loading --------------------------------------------------------- */
+/* ---- bundle loading ----------------------------------------------------- */
 
 static int load_record(struct jprog *p, const struct jpb_record *rec,
 		       struct java_diag *diag)
@@ -247,7 +247,7 @@ int jprog_load_bundle(struct jprog *p, struct jpb_bundle *b,
 	return added;
 }
 
-/* ---- CFG cache -------------------------------------------------------------- */
+/* ---- CFG cache ---------------------------------------------------------- */
 
 static size_t ptr_hash(const void *ptr)
 {

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+/* The program model facade: classes and method ids from a bundle's jvm
+ * stream, bad class files counted, CFGs cached per method. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bundle.h"
+#include "java/program.h"
+#include "jclass_build.h"
+#include "records.h"
+#include "records_jvm.h"
+
+static char dir[256];
+
+static const uint8_t loop_code[] = {
+	0x03, 0x3b, 0x1a, 0x10, 10, 0xa2, 0x00, 0x09,
+	0x84, 0x00, 0x01, 0xa7, 0xff, 0xf7, 0x1a, 0xac,
+};
+
+static uint8_t *class_bytes(const char *name, const char *super, size_t *len)
+{
+	struct jb j;
+	jb_init(&j, name, super, 0x21);
+	jb_method(&j, 9, "loop", "()I", loop_code, sizeof(loop_code), NULL, 0,
+		  NULL, 0);
+	jb_method(&j, 0x0109, "nat", "()V", NULL, 0, NULL, 0, NULL, 0);
+	return jb_finish(&j, len);
+}
+
+static void put_class(struct jpb_writer *w, struct jpb_buf *s,
+		      const uint8_t *p, size_t n, uint64_t loader)
+{
+	struct jpb_rec_jvm_class c = { 0 };
+	c.loader = loader;
+	c.name = jpb_str_c("");
+	c.bytes.ptr = p;
+	c.bytes.len = (uint32_t)n;
+	assert_int_equal(jpb_writer_put_rec(w, jpb_rectype_find(
+						       JPB_REC_JVM_CLASS),
+					    1, &c, s), 0);
+}
+
+static void put_method(struct jpb_writer *w, struct jpb_buf *s, uint64_t id,
+		       const char *cls, const char *name, const char *sig)
+{
+	struct jpb_rec_jvm_method m = { 0 };
+	m.method_id = id;
+	m.class_sig = jpb_str_c(cls);
+	m.name = jpb_str_c(name);
+	m.signature = jpb_str_c(sig);
+	assert_int_equal(jpb_writer_put_rec(w, jpb_rectype_find(
+						       JPB_REC_JVM_METHOD),
+					    2, &m, s), 0);
+}
+
+/* Two good classes (one sent twice), one corrupt, and method ids. */
+static void make_bundle(void)
+{
+	struct jpb_bundle *b;
+	struct jpb_writer *w;
+	struct jpb_buf s = { 0 };
+	const char *tmp = getenv("TESTTMP");
+	snprintf(dir, sizeof(dir), "%s/program.XXXXXX", tmp ? tmp : "/tmp");
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(jpb_bundle_create(&b, dir), 0);
+	assert_int_equal(jpb_writer_open(b, "jvm", &w), 0);
+	size_t n;
+	uint8_t *p = class_bytes("java/lang/Object", NULL, &n);
+	put_class(w, &s, p, n, 0);
+	free(p);
+	p = class_bytes("app/Main", "java/lang/Object", &n);
+	put_class(w, &s, p, n, 5);
+	put_class(w, &s, p, n, 5); /* retransformed: same name and loader */
+	p[0] = 0; /* not a class file */
+	put_class(w, &s, p, n, 5);
+	free(p);
+	put_method(w, &s, 0x7000, "Lapp/Main;", "loop", "()I");
+	put_method(w, &s, 0x6000, "Ljava/lang/Object;", "nat", "()V");
+	put_method(w, &s, 0x6500, "Lapp/Gone;", "x", "()V");
+	assert_int_equal(jpb_writer_close(w), 0);
+	jpb_buf_fini(&s);
+	jpb_bundle_free(b);
+}
+
+static void test_load_bundle(void **state)
+{
+	(void)state;
+	make_bundle();
+	struct jpb_bundle *b;
+	struct jprog *p;
+	struct java_diag d = { 0 };
+	assert_int_equal(jpb_bundle_open(&b, dir), 0);
+	assert_int_equal(jprog_alloc(&p), 0);
+	assert_int_equal(jprog_load_bundle(p, b, &d), 2);
+	assert_int_equal(jhier_class_count(jprog_hier(p)), 2);
+	assert_int_equal(jprog_bad_classes(p), 1);
+	assert_int_equal(jprog_first_bad(p)->err, java_err_bad_magic);
+
+	struct jhier_method m;
+	assert_int_equal(jprog_method_by_id(p, 0x7000, &m), 0);
+	assert_string_equal(jcf_this_class(m.cls), "app/Main");
+	assert_string_equal(m.m->name, "loop");
+	assert_int_equal(jprog_method_by_id(p, 0x6000, &m), 0);
+	assert_string_equal(m.m->name, "nat");
+	assert_int_equal(jprog_method_by_id(p, 0x6500, &m), java_err_not_found);
+	assert_int_equal(jprog_method_by_id(p, 1, &m), java_err_not_found);
+
+	/* A method's CFG is built once and then served from the cache. */
+	assert_int_equal(jprog_method_by_id(p, 0x7000, &m), 0);
+	const struct jcfg *g1, *g2;
+	assert_int_equal(jprog_cfg(p, m.m, &g1, &d), 0);
+	assert_int_equal(jcfg_block_count(g1), 4);
+	assert_int_equal(jprog_cfg(p, m.m, &g2, &d), 0);
+	assert_ptr_equal(g1, g2);
+	assert_int_equal(jprog_method_by_id(p, 0x6000, &m), 0);
+	assert_int_equal(jprog_cfg(p, m.m, &g1, &d), java_err_no_code);
+	assert_int_equal(jprog_cfg(p, m.m, &g1, &d), java_err_no_code);
+	assert_null(g1);
+	jprog_free(p);
+	jpb_bundle_free(b);
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* Many methods: the cache grows and every entry stays findable. */
+static void test_cfg_cache_growth(void **state)
+{
+	(void)state;
+	struct jprog *p;
+	assert_int_equal(jprog_alloc(&p), 0);
+	struct jb j;
+	jb_init(&j, "Many", NULL, 0x21);
+	char names[300][16];
+	for (int i = 0; i < 300; i++) {
+		snprintf(names[i], sizeof(names[i]), "m%d", i);
+		jb_method(&j, 9, names[i], "()I", loop_code,
+			  sizeof(loop_code), NULL, 0, NULL, 0);
+	}
+	size_t n;
+	uint8_t *bytes = jb_finish(&j, &n);
+	assert_int_equal(jprog_add_class(p, bytes, n, 0, NULL), 0);
+	assert_int_equal(jprog_add_class(p, bytes, 3, 0, NULL),
+			 java_err_truncated);
+	free(bytes);
+	const struct jcf *cf = jhier_class(jprog_hier(p), "Many", 0);
+	const struct jcfg *first[300];
+	for (unsigned i = 0; i < 300; i++)
+		assert_int_equal(jprog_cfg(p, jcf_method(cf, i), &first[i],
+					   NULL), 0);
+	for (unsigned i = 0; i < 300; i++) {
+		const struct jcfg *g;
+		assert_int_equal(jprog_cfg(p, jcf_method(cf, i), &g, NULL), 0);
+		assert_ptr_equal(g, first[i]);
+	}
+	assert_int_equal(jprog_bad_classes(p), 1);
+	jprog_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_load_bundle),
+		cmocka_unit_test(test_cfg_cache_growth),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

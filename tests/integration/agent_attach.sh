@@ -31,12 +31,15 @@ attach_running() {
 	t_check "$name: class bytes parse" [ "$(agent_json "$s" bad_classes)" = 0 ]
 	"$CHECK" classes "$out" 2>/dev/null >"$out.classes"
 	t_check "$name: running application class obtained" grep -qx HotInline "$out.classes"
-	local batches max
+	local batches max med
 	batches=$(agent_json "$s" pauses); max=$(agent_json "$s" max_pause_ns)
+	med=$(agent_json "$s" median_pause_ns)
 	t_check "$name: retransform batched ($batches pauses)" [ "${batches:-0}" -gt 3 ]
-	# The batches aim at 5 ms; a loaded 2-core CI box adds noise.
-	t_check "$name: longest retransform pause $((max / 1000)) us < 40 ms" \
-		[ "${max:-999999999}" -lt 40000000 ]
+	# The batches aim at 5 ms.  The pause is the call's wall time, so on
+	# a loaded 2-core box descheduling inflates single batches: the bound
+	# is on the median; the maximum is reported.
+	t_check "$name: median retransform pause $((med / 1000)) us < 12 ms (max $((max / 1000)) us)" \
+		[ "${med:-999999999}" -lt 12000000 ]
 	t_check "$name: threads running before attach listed with tids" \
 		grep -q . <("$JPBPF_PLAIN" info "$out" --json 2>/dev/null |
 			python3 -c 'import json,sys; t=json.load(sys.stdin)["threads"]

@@ -33,7 +33,7 @@ static size_t nmethods;
 static int print_inlines;
 static uint64_t nm_count, bad_pcs, unresolved, inline_pcs, pcs_total;
 static uint64_t coarse, classes, bad_classes, threads, blobs, retrans;
-static uint64_t pauses, max_pause;
+static uint64_t pauses, max_pause, pause_ns[100000];
 static int late_attach;
 static char jdk[64];
 
@@ -55,6 +55,12 @@ static const char *method_name(uint64_t id)
 		if (methods[i] == id && method_names[i])
 			return method_names[i];
 	return "?";
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
 }
 
 static int cmp_span(const void *a, const void *b)
@@ -134,6 +140,8 @@ static void on_jvm(const struct jpb_record *r)
 		nnms++;
 		break;
 	case JPB_REC_JVM_PAUSE:
+		if (pauses < 100000)
+			pause_ns[pauses] = u.p.duration_ns;
 		pauses++;
 		if (u.p.duration_ns > max_pause)
 			max_pause = u.p.duration_ns;
@@ -227,6 +235,9 @@ static int summary(const char *dir)
 		if (s->bc >= 0 && s->bc < 256 && !covered[s->bc]++)
 			ncov++;
 	}
+	size_t np = pauses < 100000 ? pauses : 100000;
+	qsort(pause_ns, np, sizeof(pause_ns[0]), cmp_u64);
+	uint64_t median = np ? pause_ns[np / 2] : 0;
 	for (int bc = 0; bc <= 201; bc++)
 		std_missing += !covered[bc];
 	printf("{\"std_missing\":%" PRIu64 ",\"jdk\":\"%s\",\"late_attach\":%d,\"codelets\":%zu,"
@@ -238,11 +249,12 @@ static int summary(const char *dir)
 	       ",\"classes\":%" PRIu64 ",\"bad_classes\":%" PRIu64
 	       ",\"retransformed\":%" PRIu64 ",\"threads\":%" PRIu64
 	       ",\"blobs\":%" PRIu64 ",\"pauses\":%" PRIu64
-	       ",\"max_pause_ns\":%" PRIu64 "}\n",
+	       ",\"max_pause_ns\":%" PRIu64 ",\"median_pause_ns\":%" PRIu64
+	       "}\n",
 	       std_missing, jdk, late_attach, ncodelets, ncov, overlaps, outside, empty,
 	       nm_count, pcs_total, bad_pcs, unresolved, inline_pcs, coarse,
 	       classes, bad_classes, retrans, threads, blobs, pauses,
-	       max_pause);
+	       max_pause, median);
 	return 0;
 }
 

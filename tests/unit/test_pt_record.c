@@ -268,9 +268,20 @@ static void sideband_only(void **state, enum pt_mode mode, int add)
 	assert_int_equal(pt_recorder_drain(r), 0);
 	struct pollfd p = { fds[0], POLLIN, 0 };
 	assert_int_equal(poll(&p, 1, 0), 0);
+	assert_int_equal(pt_recorder_stop(r), 0);
+	assert_int_equal(pt_recorder_stop(r), 0); /* idempotent */
 	struct pt_stats st;
 	pt_recorder_stats(r, &st);
 	assert_int_equal(st.lost, 0);
+	json_t *m = pt_recorder_meta(r);
+	assert_non_null(m);
+	assert_string_equal(json_string_value(json_object_get(
+		json_object_get(m, "config"), "mode")),
+		mode == PT_MODE_PER_CPU ? "per-cpu" : "per-thread");
+	assert_int_equal(json_integer_value(json_object_get(
+		json_object_get(m, "stats"), "lost")), 0);
+	assert_true(json_integer_value(json_object_get(m, "threads_opened")) >= 1);
+	json_decref(m);
 	assert_int_equal(pt_recorder_close(r), 0);
 	close(pipefd[1]);
 

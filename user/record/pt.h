@@ -402,9 +402,19 @@ void pt_recorder_stats(const struct pt_recorder *r, struct pt_stats *st);
 /* The last error's context. */
 const char *pt_recorder_errmsg(const struct pt_recorder *r);
 
-/* Disable the events, drain what is left (a final snapshot in snapshot
- * mode), write a loss record for every known loss, close the streams and
- * free R.  Returns the first error seen over the recorder's life. */
+/* End of recording (SIGINT/SIGTERM, --duration, target exit): disable
+ * the events and drain what is left, with a final snapshot in snapshot
+ * mode.  Idempotent; the streams stay open so stats and meta are final. */
+int pt_recorder_stop(struct pt_recorder *r);
+
+/* meta.json "pt" for this recording: pt_meta_json() of its caps and
+ * configuration plus "stats" (pt_stats) and "threads_opened".  Call after
+ * pt_recorder_stop() for final numbers.  New reference or NULL. */
+json_t *pt_recorder_meta(const struct pt_recorder *r);
+
+/* pt_recorder_stop() if not done, then close the streams, unmap, close
+ * the fds and free R.  Returns the first error seen over the recorder's
+ * life (a full disk included). */
 int pt_recorder_close(struct pt_recorder *r);
 
 #ifdef __cplusplus

@@ -45,6 +45,8 @@ struct pt_recorder {
 	pid_t *tids;
 	size_t ntids, captids;
 	int epfd;    /* every event fd, so callers poll one descriptor */
+	int stopped;
+	struct pt_stats retired; /* of rings already freed */
 	int trigger; /* set by pt_recorder_trigger, atomically */
 	int err;
 	char errmsg[512];
@@ -393,6 +395,7 @@ int pt_recorder_add_thread(struct pt_recorder *r, pid_t tid)
 
 static void ring_free(struct pt_recorder *r, struct pt_ring *g)
 {
+	pt_stats_add(&r->retired, &g->v.st);
 	for (size_t k = 0; k < g->nfds; k++)
 		close(g->fds[k]);
 	if (g->v.w) {
@@ -507,7 +510,7 @@ int pt_recorder_drain(struct pt_recorder *r)
 
 void pt_recorder_stats(const struct pt_recorder *r, struct pt_stats *st)
 {
-	memset(st, 0, sizeof(*st));
+	*st = r->retired;
 	for (size_t i = 0; i < r->nrings; i++)
 		pt_stats_add(st, &r->rings[i]->v.st);
 }
@@ -517,10 +520,11 @@ const char *pt_recorder_errmsg(const struct pt_recorder *r)
 	return r->errmsg;
 }
 
-int pt_recorder_close(struct pt_recorder *r)
+int pt_recorder_stop(struct pt_recorder *r)
 {
-	if (!r)
-		return 0;
+	if (r->stopped)
+		return r->err;
+	r->stopped = 1;
 	each_fd(r, PERF_EVENT_IOC_DISABLE);
 	for (size_t i = 0; i < r->nrings; i++) {
 		struct pt_ring_view *v = &r->rings[i]->v;
@@ -532,6 +536,36 @@ int pt_recorder_close(struct pt_recorder *r)
 		    pt_view_snapshot(v, r->cfg.snapshot_size))
 			fail(r, pt_err_bundle, "%s", v->errmsg);
 	}
+	return r->err;
+}
+
+json_t *pt_recorder_meta(const struct pt_recorder *r)
+{
+	struct pt_stats st;
+	json_t *m = pt_meta_json(&r->caps, &r->cfg, r->config);
+	if (!m)
+		return NULL;
+	pt_recorder_stats(r, &st);
+	json_t *s = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			      "bytes", (json_int_t)st.bytes,
+			      "aux_records", (json_int_t)st.aux_records,
+			      "truncated", (json_int_t)st.truncated,
+			      "partial", (json_int_t)st.partial,
+			      "collision", (json_int_t)st.collision,
+			      "lost", (json_int_t)st.lost,
+			      "lost_samples", (json_int_t)st.lost_samples,
+			      "aux_gap_bytes", (json_int_t)st.aux_gap_bytes,
+			      "snapshots", (json_int_t)st.snapshots);
+	json_object_set_new(m, "stats", s);
+	json_object_set_new(m, "threads_opened", json_integer((json_int_t)r->ntids));
+	return m;
+}
+
+int pt_recorder_close(struct pt_recorder *r)
+{
+	if (!r)
+		return 0;
+	pt_recorder_stop(r);
 	for (size_t i = 0; i < r->nrings; i++)
 		ring_free(r, r->rings[i]);
 	int err = r->err;

@@ -328,12 +328,34 @@ static void interp_bytecode(struct sim *s, struct sim_cpu *c, struct sim_thr *th
 	advance(c, s->o.cost_interp_ns);
 }
 
+/* Where a return into frame G lands: its interpreter return entry, the
+ * instruction after the call in its compiled block, or the call stub. */
+static uint64_t return_address(struct sim *s, const struct frame *g)
+{
+	if (!g || g->mode == FM_NATIVE || g->mode == FM_BLIND)
+		return s->in.call_stub_ret;
+	const struct sim_method *m = truth_method(s->t, g->mid);
+	int len = jbc_length(m->code, m->code_len, g->bci);
+	if (g->mode == FM_INTERP)
+		return interp_ret_entry(&s->in, len == 5 ? 5u : 3u);
+	const struct nblock *b = nmethod_block(g->nm, g->scope, g->bci);
+	const struct cg_region *r = &g->nm->r;
+	for (long i = b ? cg_find(r, b->start) : -1; i >= 0 && (size_t)i < r->ninsns &&
+						     r->insns[i].ip < b->end; i++)
+		if (r->insns[i].kind == CK_CALL_IND)
+			return r->insns[i].ip + r->insns[i].size;
+	return s->in.call_stub_ret;
+}
+
 /* The truth does not continue where our model stands (it began inside a
  * method, or a frame is missing): leave traced code and resume in the
  * interpreter at this event's method, as a deoptimization would. */
 static void resync(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 		   const struct jpb_truth_event *e)
 {
+	/* Coming back from untraced code is normal; disagreeing while in
+	 * traced code means the truth skipped something. */
+	int surprise = th->traced;
 	if (th->traced)
 		async_out(c, th);
 	struct frame *f = top(th);
@@ -348,11 +370,19 @@ static void resync(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 		f = push_frame(th, e->method_id, FM_INTERP);
 		mpush(th, s->in.call_stub_ret); /* unknown caller */
 		f->msp_base = th->msp;
+		s->resyncs += surprise;
+	} else if (f->mode == FM_BLIND) {
+		/* bytecodes begin inside the frame: from here on it runs
+		 * in the interpreter, returning where its caller expects */
+		th->msp = f->msp_base - 1;
+		mpush(th, return_address(s, th->nfr > 1 ? &th->fr[th->nfr - 2] : NULL));
+		s->blind++;
+	} else {
+		s->resyncs += surprise;
 	}
 	f->mode = FM_INTERP;
 	f->nm = NULL;
 	th->prev_op = -1;
-	s->resyncs++;
 	pge(c, th, s->in.deopt_cont);
 	struct xctx x = { 0 };
 	run(s, c, th, &x); /* to the dispatch */
@@ -422,7 +452,7 @@ static void on_bytecode(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 {
 	struct frame *f = top(th);
 	if (!f || f->mid != e->method_id || !th->traced ||
-	    f->mode == FM_NATIVE)
+	    f->mode == FM_NATIVE || f->mode == FM_BLIND)
 		resync(s, c, th, e), f = top(th);
 	f->bci = e->bci;
 	const struct sim_method *m = truth_method(s->t, e->method_id);
@@ -444,6 +474,11 @@ static void on_bytecode(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 	}
 }
 
+static int g_is_java(const struct frame *g)
+{
+	return g && g->mode != FM_NATIVE && g->mode != FM_BLIND;
+}
+
 /* Where the caller's code continues after a return into it. */
 static void continue_in_caller(struct sim *s, struct xctx *x,
 			       struct sim_thr *th,
@@ -460,7 +495,7 @@ static void continue_in_caller(struct sim *s, struct xctx *x,
 		const struct nblock *b = nmethod_block(g->nm, g->scope, nx->bci);
 		x->stop_ip = b ? b->start : 0;
 	}
-	if (!g || g->mode == FM_NATIVE)
+	if (!g || g->mode == FM_NATIVE || g->mode == FM_BLIND)
 		x->allow_rt++; /* back in the call stub: leave to the runtime */
 	(void)s;
 }
@@ -471,6 +506,20 @@ static void on_entry(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 {
 	const struct sim_method *m = truth_method(s->t, e->method_id);
 	struct frame *f = top(th);
+	if (!(m->access & ACC_NATIVE) &&
+	    !(nx && nx->kind == JPB_TRUTH_BYTECODE && nx->method_id == m->id)) {
+		/* none of its bytecodes in the truth: run it untraced */
+		const struct cg_insn *at = th->traced ? sim_insn(s, th->ip) : NULL;
+		size_t restore = th->msp;
+		if (at && at->role == CR_INVOKE && at->kind == CK_JMP_IND && restore)
+			restore--; /* the interpreter pushed its return entry */
+		if (th->traced)
+			async_out(c, th);
+		push_frame(th, m->id, FM_BLIND)->msp_base = restore + 1;
+		th->msp = restore;
+		s->blind++;
+		return;
+	}
 	/* An inlined callee: no code runs for the call itself. */
 	if (f && (f->mode == FM_COMPILED || f->mode == FM_INLINED) && th->traced) {
 		const struct scope *sc = &f->nm->scopes[f->scope];
@@ -486,7 +535,7 @@ static void on_entry(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 		}
 	}
 	const struct cg_insn *at = th->traced ? sim_insn(s, th->ip) : NULL;
-	int from_compiled = f && f->mode != FM_INTERP && f->mode != FM_NATIVE;
+	int from_compiled = f && (f->mode == FM_COMPILED || f->mode == FM_INLINED);
 	if (at && at->role == CR_RT) { /* native code calls back into Java */
 		struct xctx xn = { .allow_rt = 1 };
 		run(s, c, th, &xn);
@@ -552,24 +601,37 @@ static void on_return(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 	th->nfr--;
 	if (mode == FM_INLINED)
 		return;
+	if (mode == FM_BLIND) {
+		th->msp = f->msp_base - 1;
+		return;
+	}
 	struct xctx x = { .allow_ret = 1 };
-	if (mode == FM_NATIVE) {
-		if (!th->traced)
-			pge(c, th, s->in.native_after);
-		else {
-			x.allow_rt = 1;
-			x.rt_return = 1;
-		}
-	} else if (!th->traced) {
+	const struct cg_insn *at = th->traced ? sim_insn(s, th->ip) : NULL;
+	int ok;
+	if (mode == FM_NATIVE && !th->traced) {
+		pge(c, th, s->in.native_after);
+		ok = 1;
+	} else if (mode == FM_NATIVE) {
+		x.allow_rt = 1;
+		x.rt_return = 1;
+		ok = at && at->role == CR_RT;
+	} else {
+		ok = at && at->role == CR_RETURN;
+	}
+	if (!ok || th->msp != f->msp_base) {
+		/* The truth returns from a frame whose code did not run to its
+		 * return (events before SingleStep was on, or missing events):
+		 * leave traced code and drop the frame. */
 		s->resyncs++;
+		if (th->traced)
+			async_out(c, th);
 		th->msp = f->msp_base ? f->msp_base - 1 : 0;
 		return;
 	}
-	if (th->msp != f->msp_base)
-		die("internal: thread %u: machine stack %zu at the return of "
-		    "method %u, expected %zu", th->tid, th->msp, e->method_id,
-		    f->msp_base);
 	continue_in_caller(s, &x, th, nx);
+	if (th->msp && th->ms[th->msp - 1] == s->in.call_stub_ret &&
+	    g_is_java(top(th)))
+		x.allow_rt++; /* returning into the call stub: leave */
 	run(s, c, th, &x); /* (the native call,) the return, the caller */
 	th->prev_op = -1;
 }
@@ -609,7 +671,8 @@ static void on_catch(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 	struct frame *f = top(th);
 	if (th->traced)
 		async_out(c, th);
-	if (!f || f->mid != e->method_id || f->mode == FM_NATIVE)
+	if (!f || f->mid != e->method_id || f->mode == FM_NATIVE ||
+	    f->mode == FM_BLIND)
 		return; /* the next bytecode resyncs */
 	f->bci = e->bci;
 	size_t root = th->nfr - 1;

@@ -361,9 +361,10 @@ static int run_synth(struct jpb_bundle *b, const struct sim_opts *o,
 	jit_nmethods(s.jit, &nn);
 	fprintf(stderr,
 		"jpbpf-sim: %zu threads, %llu bytecodes (%llu in lost trace), "
-		"%zu nmethods, %llu deopts, %llu resyncs on %u CPUs\n",
+		"%zu nmethods, %llu deopts, %llu blind frames, %llu resyncs on %u CPUs\n",
 		s.nthr, (unsigned long long)t->nbytecodes, (unsigned long long)lost,
-		nn, (unsigned long long)s.deopts, (unsigned long long)s.resyncs,
+		nn, (unsigned long long)s.deopts, (unsigned long long)s.blind,
+		(unsigned long long)s.resyncs,
 		o->cpus);
 	sim_fini(&s);
 	return rc ? 1 : 0;

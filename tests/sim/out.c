@@ -349,12 +349,12 @@ int out_meta(struct jpb_bundle *b, const struct sim *s, char *err, size_t n)
 	for (size_t i = 0; i < s->nthr; i++)
 		lost += s->thr[i].lost_bytecodes;
 	json_t *sim = json_pack(
-		"{s:I, s:i, s:b, s:I, s:f, s:I, s:I, s:I, s:I, s:I, s:f, s:I}",
+		"{s:I, s:i, s:b, s:I, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I}",
 		"seed", (json_int_t)s->o.seed, "cpus", (int)s->o.cpus, "retcomp",
 		s->o.pt.retcomp, "psb_period", (json_int_t)s->o.pt.psb_period,
 		"loss_target_pct", s->o.loss_pct, "bytecodes", (json_int_t)total,
 		"lost_bytecodes", (json_int_t)lost, "deopts", (json_int_t)s->deopts,
-		"resyncs", (json_int_t)s->resyncs, "jitter_ns", (json_int_t)s->o.jitter_ns,
+		"resyncs", (json_int_t)s->resyncs, "blind_frames", (json_int_t)s->blind, "jitter_ns", (json_int_t)s->o.jitter_ns,
 		"lost_pct", total ? 100.0 * (double)lost / (double)total : 0.0,
 		"nmethods", (json_int_t)0);
 	size_t nn;

@@ -28,7 +28,10 @@ struct sim_opts {
 	uint32_t pid;
 };
 
-enum frame_mode { FM_INTERP, FM_COMPILED, FM_INLINED, FM_NATIVE };
+/* FM_BLIND: the truth shows the frame's entry and exit but none of its
+ * bytecodes (JVMTI SingleStep off, e.g. before VMInit): the simulated
+ * thread runs it outside traced code. */
+enum frame_mode { FM_INTERP, FM_COMPILED, FM_INLINED, FM_NATIVE, FM_BLIND };
 
 struct frame {
 	uint32_t mid;
@@ -82,7 +85,7 @@ struct sim {
 	struct sim_cpu *cpus;
 	struct sim_thr *thr;
 	size_t nthr;
-	uint64_t resyncs, deopts, traps;
+	uint64_t resyncs, deopts, traps, blind;
 	/* scheduling records for the sched writer */
 	struct sched_ev *sev;
 	size_t nsev, csev;

@@ -90,6 +90,19 @@ static __always_inline void *reserve(__u64 size, __u32 kind)
 	return h;
 }
 
+/* Waking the reader for every event would add a context switch per
+ * traced context switch; the reader drains on a timer instead, and is
+ * woken only when the ring is a quarter full (wakeup_bytes, set by the
+ * loader from the ring's size). */
+const volatile __u64 wakeup_bytes = 4 << 20;
+
+static __always_inline void submit(void *e)
+{
+	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+	bpf_ringbuf_submit(e, avail >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+						    : BPF_RB_NO_WAKEUP);
+}
+
 static __always_inline __u32 ns_tid(struct task_struct *t)
 {
 	struct pid *p = BPF_CORE_READ(t, thread_pid);
@@ -115,7 +128,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 	e->prev_state = prev_state;
 	e->preempt = preempt;
 	e->pad = 0;
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -148,7 +161,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 		return 0;
 	e->parent_tid = parent->pid;
 	e->parent_tgid = parent->tgid;
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -161,7 +174,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	if (!e)
 		return 0;
 	e->exit_code = p->exit_code;
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -177,7 +190,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid,
 	e->parent_tid = old_pid;
 	bpf_probe_read_kernel_str(e->path, sizeof(e->path),
 				  BPF_CORE_READ(bprm, filename));
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -216,7 +229,7 @@ static __always_inline int method_event(__u32 kind, const char *cls,
 	read_name(e->class_name, JPBPF_CLASS_LEN, cls, cls_len);
 	read_name(e->method_name, JPBPF_METHOD_LEN, name, name_len);
 	read_name(e->signature, JPBPF_SIG_LEN, sig, sig_len);
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 

@@ -100,6 +100,8 @@ static int setup(struct jpb_bpf *b, const struct jpb_bpf_opts *o,
 	b->skel->rodata->filter_cgroup = o && o->filter_cgroup;
 	if (o && o->ringbuf_bytes)
 		bpf_map__set_max_entries(b->skel->maps.events, o->ringbuf_bytes);
+	b->skel->rodata->wakeup_bytes =
+		bpf_map__max_entries(b->skel->maps.events) / 4;
 	/* USDT programs are attached per target later, not by attach(). */
 	bpf_program__set_autoattach(b->skel->progs.on_method_load, false);
 	bpf_program__set_autoattach(b->skel->progs.on_method_unload, false);
@@ -198,7 +200,13 @@ int jpb_bpf_attach_usdt(struct jpb_bpf *b, pid_t pid, const char *binary,
 
 int jpb_bpf_poll(struct jpb_bpf *b, int timeout_ms)
 {
-	return ring_buffer__poll(b->rb, timeout_ms);
+	/* Events are submitted without waking us (bpf/jpbpf.bpf.c), so a
+	 * timeout does not mean the ring is empty: consume either way. */
+	int n = ring_buffer__poll(b->rb, timeout_ms);
+	if (n < 0)
+		return n;
+	int m = ring_buffer__consume(b->rb);
+	return m < 0 ? m : n + m;
 }
 
 int jpb_bpf_drain(struct jpb_bpf *b)

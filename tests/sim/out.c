@@ -150,21 +150,76 @@ static void put_nmethod(struct w *w, const struct nmethod *nm, uint64_t start_ns
 	jpb_buf_fini(&map);
 }
 
+/* The agent's records the simulation keeps: class files (the decoder's
+ * program model needs them) and the JDK version.  Raw records, in order. */
+struct kept {
+	struct jpb_buf recs; /* u16 type, u64 time, u32 size, payload */
+	char jdk[64];
+};
+
+static int keep_agent_records(struct jpb_bundle *b, struct kept *k)
+{
+	snprintf(k->jdk, sizeof(k->jdk), "simulated");
+	struct jpb_reader *r;
+	if (jpb_reader_open(b, "jvm", &r))
+		return 0; /* no agent stream: nothing to keep */
+	struct jpb_record rec;
+	int rc;
+	while ((rc = jpb_reader_next(r, &rec)) == 0) {
+		if (rec.type == JPB_REC_JVM_INFO) {
+			struct jpb_rec_jvm_info in;
+			if (!jpb_rec_decode(jpb_rectype_find(rec.type), rec.payload,
+					    rec.size, &in))
+				snprintf(k->jdk, sizeof(k->jdk), "%.*s",
+					 (int)in.jdk_version.len, in.jdk_version.ptr);
+		} else if (rec.type == JPB_REC_JVM_CLASS) {
+			if (jpb_buf_u16(&k->recs, rec.type) ||
+			    jpb_buf_u64(&k->recs, rec.time_ns) ||
+			    jpb_buf_u32(&k->recs, rec.size) ||
+			    jpb_buf_put(&k->recs, rec.payload, rec.size))
+				die_nomem();
+		}
+	}
+	jpb_reader_free(r);
+	return rc == jpb_err_eos ? 0 : rc;
+}
+
+static void put_kept(struct w *w, const struct kept *k)
+{
+	for (size_t off = 0; off + 14 <= k->recs.len;) {
+		const uint8_t *p = k->recs.data + off;
+		uint32_t size = jpb_le32(p + 10);
+		w_raw(w, jpb_le16(p), jpb_le64(p + 2), p + 14, size);
+		off += 14 + (size_t)size;
+	}
+}
+
 int out_jvm(struct jpb_bundle *b, const struct sim *s, char *err, size_t n)
 {
-	struct w w;
-	int rc = w_open(b, "jvm", &w, err, n);
-	if (rc)
+	struct kept k = { 0 };
+	int rc = keep_agent_records(b, &k);
+	if (rc) {
+		snprintf(err, n, "jvm: %s", jpb_errstr(rc));
+		jpb_buf_fini(&k.recs);
 		return rc;
+	}
+	struct w w;
+	rc = w_open(b, "jvm", &w, err, n);
+	if (rc) {
+		jpb_buf_fini(&k.recs);
+		return rc;
+	}
 	uint64_t t0 = s->o.start_ns;
 	struct jpb_rec_jvm_info info = { 0 };
 	info.pid = info.nspid = s->o.pid;
-	info.jdk_version = jpb_str_c("simulated");
+	info.jdk_version = jpb_str_c(k.jdk);
 	info.vm_name = jpb_str_c("jpbpf-sim HotSpot model");
 	info.vm_version = jpb_str_c(JPBPF_VERSION);
 	info.libjvm = jpb_str_c("/usr/lib/jvm/sim/lib/server/libjvm.so");
 	info.libjvm_base = CG_RUNTIME_BASE;
 	w_put(&w, JPB_REC_JVM_INFO, t0, &info);
+	put_kept(&w, &k);
+	jpb_buf_fini(&k.recs);
 	for (size_t i = 1; i < s->t->nmethods; i++) {
 		const struct sim_method *m = &s->t->methods[i];
 		if (!m->id)

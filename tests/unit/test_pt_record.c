@@ -255,7 +255,9 @@ static void sideband_only(void **state, enum pt_mode mode, int add)
 	int fds[4];
 	assert_int_equal(pt_recorder_fds(r, fds, 4), 1);
 	int status, exited = 0;
-	for (int i = 0; i < 400 && !exited; i++) {
+	/* the target needs about a second; allow a loaded machine 30 */
+	uint64_t deadline = mono_ns() + 30000000000ull;
+	while (!exited && mono_ns() < deadline) {
 		struct pollfd p = { fds[0], POLLIN, 0 };
 		poll(&p, 1, 10);
 		if (add)

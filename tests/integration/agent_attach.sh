@@ -119,7 +119,26 @@ attach_container() {
 	t_check "$name: namespaced JVM finished normally" grep -q "HotInline rounds=" "$out.jvmout"
 }
 
+# With -XX:+DebugNonSafepoints the pre-attach methods keep full pc maps.
+attach_full_debug() {
+	local name=$1 java=$2 out=$TESTTMP/dns-$1
+	"$java" -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints \
+		-cp "$WL" HotInline 3 >/dev/null 2>&1 &
+	local jpid=$!
+	wait_jvm_ready "$jpid"
+	"$ATTACH" "$jpid" "$AGENT" "$out" 0.1 >"$out.tool" 2>&1
+	t_check "$name: attach to a JVM with DebugNonSafepoints" [ $? = 0 ]
+	"$CHECK" summary "$out" >"$out.summary" 2>/dev/null
+	t_check "$name: DebugNonSafepoints: no method flagged coarse" \
+		[ "$(agent_json "$out.summary" coarse)" = 0 -a \
+		  "$(agent_json "$out.summary" nmethods)" -gt 0 ]
+	wait "$jpid"
+}
+
+first=1
 while read -r name java; do
+	[ $first = 1 ] && attach_full_debug "$name" "$java"
+	first=0
 	attach_running "$name" "$java"
 	attach_twice "$name" "$java"
 	attach_container "$name" "$java"

@@ -360,20 +360,24 @@ struct pt_target {
 
 /* Open PT for every thread of TARGET->pid (from /proc/PID/task) in
  * CFG->mode, mmap each ring's data and AUX areas and create its stream in
- * BUNDLE ("pt/cpuN" per CPU, "pt/tidN" per thread).  In full-trace mode
- * the events are enabled on return; records go to the bundle only from
- * pt_recorder_drain().  On failure *out is NULL and WHY says why. */
+ * BUNDLE ("pt/cpuN" per CPU, "pt/tidN" per thread).  The events are
+ * enabled on return; data goes to the bundle only from
+ * pt_recorder_drain()/_snapshot()/_stop().  On failure *out is NULL and
+ * WHY says why (the streams of rings opened before the failure remain). */
 int pt_recorder_open(struct pt_recorder **out, struct jpb_bundle *bundle,
 		     const struct pt_caps *caps, const struct pt_config *cfg,
 		     const struct pt_target *target, char *why, size_t size);
 
-/* A thread the BPF fork/exec events found.  Per-CPU mode: new threads are
- * covered by inheritance, this returns 0 at once unless TID was not a
- * descendant of a traced thread (then it gets events of its own).
- * Per-thread mode: opens TID's event and ring. */
+/* A thread the BPF fork events found.  Per-CPU mode: a thread created by
+ * a traced thread inherited its events at clone(), so this only notes
+ * TID (threads that existed before are opened by pt_recorder_open, which
+ * rescans /proc/PID/task).  Per-thread mode: opens TID's event and ring
+ * (its first instructions, before this call, are not traced). */
 int pt_recorder_add_thread(struct pt_recorder *r, pid_t tid);
 
-/* A thread exited: per-thread mode drains and closes its ring. */
+/* A thread exited: per-thread full-trace mode drains and closes its
+ * ring (pt_recorder_drain does the same on the fd's POLLHUP); snapshot
+ * mode keeps it for the next snapshot; per-CPU mode has nothing to do. */
 int pt_recorder_thread_exit(struct pt_recorder *r, pid_t tid);
 
 /* File descriptors to poll() for POLLIN: AUX watermark and data-area
@@ -389,8 +393,9 @@ size_t pt_recorder_fds(const struct pt_recorder *r, int *fds, size_t max);
  * (per-thread mode: drains and closes their rings).  Never blocks. */
 int pt_recorder_drain(struct pt_recorder *r);
 
-/* Take a snapshot now (snapshot mode): briefly disable the events, save
- * the newest snapshot_size bytes of every ring, re-enable. */
+/* Take a snapshot now (snapshot mode; a no-op in full-trace mode):
+ * briefly disable the events, save the newest snapshot_size bytes of
+ * every ring, re-enable. */
 int pt_recorder_snapshot(struct pt_recorder *r);
 
 /* Ask for a snapshot at the next drain.  Async-signal-safe (SIGUSR2

@@ -7,7 +7,7 @@
  *   record_check verify DIR PID   scheduling invariants; prints key=value
  *   record_check tids DIR PID     distinct host tids of PID in switches
  *   record_check forks DIR PID    new thread tids (sched_fork, same tgid)
- *   record_check usdt DIR         "addr size class.method sig" per load
+ *   record_check usdt DIR         "addr size class.method sig time_ns" per load
  *   record_check nmethods DIR     "addr size" per agent nmethod_load
  *   record_check threads DIR [STREAM]
  *                                 "tid nstid event name" per thread record
@@ -180,10 +180,10 @@ static void print_usdt(const struct jpb_record *rec, void *arg)
 	struct jpb_rec_usdt_method m;
 	(void)arg;
 	if (rec->type == JPB_REC_USDT_METHOD_LOAD && !decode(rec, &m))
-		printf("%" PRIx64 " %u %.*s.%.*s %.*s\n", m.code_addr,
+		printf("%" PRIx64 " %u %.*s.%.*s %.*s %" PRIu64 "\n", m.code_addr,
 		       m.code_size, (int)m.class_name.len, m.class_name.ptr,
 		       (int)m.method_name.len, m.method_name.ptr,
-		       (int)m.signature.len, m.signature.ptr);
+		       (int)m.signature.len, m.signature.ptr, rec->time_ns);
 }
 
 static void print_nmethods(const struct jpb_record *rec, void *arg)

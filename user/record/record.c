@@ -457,6 +457,10 @@ static void finish_agent(struct recorder *r)
 	struct agent_job j = { .r = r, .finish = 1 };
 	if (!r->agent)
 		return;
+	/* The agent records until now: a decoder (and the tests) compare
+	 * its code events with USDT's only before this time. */
+	json_object_set_new(json_object_get(r->meta, "agent"), "finish_ns",
+			    json_integer((json_int_t)now_ns()));
 	agent_call(r, &j);
 	if (j.rc != 0)
 		note(r, JPB_NOTE_WARN, "agent", "agent finish: %s", j.err);

@@ -316,13 +316,29 @@ static void deoptimize(struct sim *s, struct sim_cpu *c, struct sim_thr *th)
 
 /* ---- events ---- */
 
+/* An invoke the truth shows no callee events for runs an intrinsic entry,
+ * which returns at once. */
+static void intrinsic_call(struct sim *s, struct xctx *x,
+			   const struct jpb_truth_event *e,
+			   const struct jpb_truth_event *nx)
+{
+	if (!jbc_is_invoke(jbc_info(e->opcode)->kind) ||
+	    (nx && (nx->kind == JPB_TRUTH_ENTRY || nx->kind == JPB_TRUTH_THROW)))
+		return;
+	x->invoke = s->in.entry[MK_INTRINSIC];
+	x->allow_ret = 1;
+	s->intrinsics++;
+}
+
 static void interp_bytecode(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
-			    const struct jpb_truth_event *e, int taken, int fault)
+			    const struct jpb_truth_event *e,
+			    const struct jpb_truth_event *nx, int taken, int fault)
 {
 	struct xctx x = { 0 };
 	x.dispatch = interp_codelet(&s->in, th->prev_op, e->opcode);
 	x.taken = taken;
 	x.fault = fault;
+	intrinsic_call(s, &x, e, nx);
 	th->prev_op = e->opcode;
 	run(s, c, th, &x);
 	advance(c, s->o.cost_interp_ns);
@@ -434,6 +450,7 @@ static void compiled_bytecode(struct sim *s, struct sim_cpu *c,
 		const struct nblock *nb = nmethod_block(nm, f->scope, nx->bci);
 		x.stop_ip = nb ? nb->start : 0;
 		x.sw = x.stop_ip;
+		intrinsic_call(s, &x, e, nx);
 	}
 	enum stop st = run(s, c, th, &x);
 	advance(c, s->o.cost_jit_ns);
@@ -442,7 +459,7 @@ static void compiled_bytecode(struct sim *s, struct sim_cpu *c,
 		run(s, c, th, &t);
 		s->traps++;
 		deoptimize(s, c, th);
-		interp_bytecode(s, c, th, e, taken, 0);
+		interp_bytecode(s, c, th, e, nx, taken, 0);
 	}
 }
 
@@ -468,7 +485,7 @@ static void on_bytecode(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 		}
 		if (jbc_is_invoke(kind) && nx && nx->kind == JPB_TRUTH_ENTRY)
 			jit_on_call(s->jit, e->method_id, e->bci, nx->method_id);
-		interp_bytecode(s, c, th, e, taken, fault);
+		interp_bytecode(s, c, th, e, nx, taken, fault);
 	} else {
 		compiled_bytecode(s, c, th, f, e, nx, taken, fault);
 	}

@@ -457,6 +457,18 @@ static int cmd_verify(int argc, char **argv)
 	       (unsigned long long)st.blocks, (unsigned long long)st.overflows,
 	       (unsigned long long)st.enables, (unsigned long long)st.disables,
 	       rc == 0 ? "match" : "MISMATCH");
+	printf("packets: psb=%llu tnt=%llu tip=%llu pge=%llu pgd=%llu fup=%llu "
+	       "ovf=%llu tsc=%llu mode=%llu cbr=%llu ip16=%llu ip32=%llu ip48=%llu\n",
+	       (unsigned long long)st.psb, (unsigned long long)st.tnt,
+	       (unsigned long long)st.tip, (unsigned long long)st.pge,
+	       (unsigned long long)st.pgd, (unsigned long long)st.fup,
+	       (unsigned long long)st.ovf, (unsigned long long)st.tsc,
+	       (unsigned long long)st.mode, (unsigned long long)st.cbr,
+	       (unsigned long long)st.ip16, (unsigned long long)st.ip32,
+	       (unsigned long long)st.ip48);
+	printf("sched: cpus=%llu switches=%llu migrating_threads=%llu\n",
+	       (unsigned long long)st.cpus, (unsigned long long)st.switches,
+	       (unsigned long long)st.migrating_threads);
 	return rc ? 1 : 0;
 }
 

@@ -71,7 +71,7 @@ static void dispatch_tail(struct cg_region *r)
 static void build_entries(struct interp *in)
 {
 	static const char *names[MK_N] = { "zerolocals", "zerolocals_synchronized",
-					   "native" };
+					   "native", "intrinsic" };
 	struct cg_region *r = &in->r;
 	for (int k = 0; k < MK_N; k++) {
 		uint64_t start = cg_here(r);
@@ -79,7 +79,12 @@ static void build_entries(struct interp *in)
 		cg_plain(r, V_PUSHBP);
 		cg_plain(r, V_MOVBP);
 		cg_plain(r, V_SUBSP);
-		if (k == MK_NATIVE) {
+		if (k == MK_INTRINSIC) {
+			cg_plain(r, V_LEA);
+			cg_plain(r, V_ADDSP);
+			cg_plain(r, V_POPBP);
+			cg_ret(r, CR_RETURN);
+		} else if (k == MK_NATIVE) {
 			cg_call(r, RT_NATIVE, CR_RT);
 			in->native_after = cg_here(r);
 			cg_plain(r, V_ADDSP);

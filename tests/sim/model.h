@@ -17,7 +17,10 @@
 #define RT_EXIT (CG_RUNTIME_BASE + 0x4000)
 #define RT_COMPILE (CG_RUNTIME_BASE + 0x5000)
 
-enum { MK_NORMAL, MK_SYNC, MK_NATIVE, MK_N };
+/* MK_INTRINSIC: a callee the truth shows no events for (HotSpot's
+ * intrinsic method entries, e.g. java.lang.Math, CRC32): it computes and
+ * returns without a frame. */
+enum { MK_NORMAL, MK_SYNC, MK_NATIVE, MK_INTRINSIC, MK_N };
 
 /* A named piece of generated code, for the jvm metadata stream. */
 struct piece {

@@ -415,6 +415,18 @@ int out_meta(struct jpb_bundle *b, const struct sim *s, char *err, size_t n)
 	size_t nn;
 	jit_nmethods(s->jit, &nn);
 	json_object_set_new(sim, "nmethods", json_integer((json_int_t)nn));
+	uint64_t rc_n = 0, rt_n = 0, dropped = 0;
+	for (unsigned c = 0; c < s->o.cpus; c++) {
+		uint64_t a, b2;
+		ptenc_ret_stats(s->cpus[c].pe, &a, &b2);
+		rc_n += a;
+		rt_n += b2;
+		dropped += ptenc_dropped_bytes(s->cpus[c].pe);
+	}
+	json_object_set_new(sim, "intrinsic_calls", json_integer((json_int_t)s->intrinsics));
+	json_object_set_new(sim, "compressed_returns", json_integer((json_int_t)rc_n));
+	json_object_set_new(sim, "tip_returns", json_integer((json_int_t)rt_n));
+	json_object_set_new(sim, "dropped_bytes", json_integer((json_int_t)dropped));
 	json_object_set_new(meta, "sim", sim);
 	int rc = jpb_meta_save(b, meta);
 	json_decref(meta);

@@ -29,6 +29,7 @@ struct ptenc {
 
 	int dropping, forced, resumed;
 	uint64_t losses, dropped;
+	uint64_t ret_compressed, ret_tip;
 	double occ;
 	uint64_t occ_ns;
 
@@ -275,10 +276,12 @@ void ptenc_ret(struct ptenc *e, uint64_t target)
 {
 	if (e->o.retcomp && e->rsn && e->rs[e->rsn - 1] == target) {
 		e->rsn--;
+		e->ret_compressed += !e->dropping;
 		ptenc_tnt(e, 1);
 		return;
 	}
 	e->rsn = 0;
+	e->ret_tip += !e->dropping;
 	ptenc_tip(e, target);
 }
 
@@ -336,6 +339,12 @@ int ptenc_take_resumed(struct ptenc *e)
 uint64_t ptenc_losses(const struct ptenc *e)
 {
 	return e->losses;
+}
+
+void ptenc_ret_stats(const struct ptenc *e, uint64_t *compressed, uint64_t *tip)
+{
+	*compressed = e->ret_compressed;
+	*tip = e->ret_tip;
 }
 
 uint64_t ptenc_dropped_bytes(const struct ptenc *e)

@@ -72,6 +72,8 @@ int ptenc_dropping(const struct ptenc *e);
 /* Number of losses begun so far. */
 uint64_t ptenc_losses(const struct ptenc *e);
 uint64_t ptenc_dropped_bytes(const struct ptenc *e);
+/* Returns written as a compressed TNT bit / as a TIP. */
+void ptenc_ret_stats(const struct ptenc *e, uint64_t *compressed, uint64_t *tip);
 
 /* Flush pending TNT and close the last AUX record. */
 void ptenc_finish(struct ptenc *e);

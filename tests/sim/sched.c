@@ -171,6 +171,15 @@ static void switch_out(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 	c->cur = -1;
 }
 
+static int others_ready(const struct sim *s, const struct sim_thr *th,
+			uint64_t now)
+{
+	for (size_t i = 0; i < s->nthr; i++)
+		if (&s->thr[i] != th && !s->thr[i].done && s->thr[i].ready_ns <= now)
+			return 1;
+	return 0;
+}
+
 static void run_slice(struct sim *s, struct sim_cpu *c, struct sim_thr *th)
 {
 	if (c->out_tid && c->out_ns == c->now) {
@@ -183,9 +192,19 @@ static void run_slice(struct sim *s, struct sim_cpu *c, struct sim_thr *th)
 	th->last_cpu = (long)c->id;
 	exec_switch_in(s, c, th);
 	uint64_t q = s->o.quantum_ns;
-	uint64_t end = c->now + q / 2 + rng_below(&s->rng, q + 1);
-	while (th->pos < th->tt->n && c->now < end)
-		one_event(s, c, th);
+	int block = 0;
+	for (;;) {
+		uint64_t end = c->now + q / 2 + rng_below(&s->rng, q + 1);
+		while (th->pos < th->tt->n && c->now < end)
+			one_event(s, c, th);
+		if (th->pos == th->tt->n)
+			break;
+		/* at each slice end the thread may block; if not, it is
+		 * preempted only when another thread waits for a CPU */
+		if ((block = rng_unit(&s->rng) < s->o.block_prob) ||
+		    others_ready(s, th, c->now))
+			break;
+	}
 	if (th->pos == th->tt->n) {
 		exec_thread_end(s, c, th);
 		th->done = 1;
@@ -193,7 +212,7 @@ static void run_slice(struct sim *s, struct sim_cpu *c, struct sim_thr *th)
 		return;
 	}
 	exec_switch_out(s, c, th);
-	if (rng_unit(&s->rng) < s->o.block_prob) {
+	if (block) {
 		th->ready_ns = c->now + 1000 + rng_below(&s->rng, s->o.block_max_ns);
 		switch_out(s, c, th, 0, 1 /* TASK_INTERRUPTIBLE */);
 	} else {
@@ -205,10 +224,19 @@ static void run_slice(struct sim *s, struct sim_cpu *c, struct sim_thr *th)
 void sim_run(struct sim *s)
 {
 	for (;;) {
+		/* the CPU whose clock is earliest; ties broken at random, so
+		 * a waking thread lands on any idle CPU */
 		struct sim_cpu *c = &s->cpus[0];
-		for (unsigned i = 1; i < s->o.cpus; i++)
-			if (s->cpus[i].now < c->now)
+		unsigned ties = 1;
+		for (unsigned i = 1; i < s->o.cpus; i++) {
+			if (s->cpus[i].now < c->now) {
 				c = &s->cpus[i];
+				ties = 1;
+			} else if (s->cpus[i].now == c->now &&
+				   rng_below(&s->rng, ++ties) == 0) {
+				c = &s->cpus[i];
+			}
+		}
 		uint64_t earliest;
 		long t = pick_thread(s, c, &earliest);
 		if (t < 0) {

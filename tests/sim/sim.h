@@ -85,7 +85,7 @@ struct sim {
 	struct sim_cpu *cpus;
 	struct sim_thr *thr;
 	size_t nthr;
-	uint64_t resyncs, deopts, traps, blind;
+	uint64_t resyncs, deopts, traps, blind, intrinsics;
 	/* scheduling records for the sched writer */
 	struct sched_ev *sev;
 	size_t nsev, csev;

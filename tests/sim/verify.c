@@ -7,6 +7,7 @@
 
 #include "records_jvm.h"
 #include "records_pt.h"
+#include "records_sched.h"
 #include "simrec.h"
 #include "util.h"
 
@@ -266,6 +267,48 @@ static int block_pass(struct pt_config *cfg, struct pt_image *im, struct cmp *c,
 	return c->bad;
 }
 
+static void count_ipc(const struct pt_packet_ip *ip, struct verify_stats *st)
+{
+	if (ip->ipc == pt_ipc_update_16)
+		st->ip16++;
+	else if (ip->ipc == pt_ipc_update_32)
+		st->ip32++;
+	else if (ip->ipc != pt_ipc_suppressed)
+		st->ip48++;
+}
+
+static int packet_pass(struct pt_config *cfg, struct verify_stats *st, FILE *out,
+		       unsigned cpu)
+{
+	struct pt_packet_decoder *d = pt_pkt_alloc_decoder(cfg);
+	if (!d)
+		die_nomem();
+	int rc = pt_pkt_sync_set(d, 0);
+	struct pt_packet p;
+	while (rc >= 0 && (rc = pt_pkt_next(d, &p, sizeof(p))) >= 0) {
+		switch (p.type) {
+		case ppt_psb: st->psb++; break;
+		case ppt_tnt_8:
+		case ppt_tnt_64: st->tnt++; break;
+		case ppt_tip: st->tip++; count_ipc(&p.payload.ip, st); break;
+		case ppt_tip_pge: st->pge++; count_ipc(&p.payload.ip, st); break;
+		case ppt_tip_pgd: st->pgd++; count_ipc(&p.payload.ip, st); break;
+		case ppt_fup: st->fup++; count_ipc(&p.payload.ip, st); break;
+		case ppt_ovf: st->ovf++; break;
+		case ppt_tsc: st->tsc++; break;
+		case ppt_mode: st->mode++; break;
+		case ppt_cbr: st->cbr++; break;
+		default: break;
+		}
+	}
+	pt_pkt_free_decoder(d);
+	if (rc == -pte_eos)
+		return 0;
+	fprintf(out, "verify: cpu%u packet decoder: %s\n", cpu,
+		pt_errstr(pt_errcode(rc)));
+	return 1;
+}
+
 static int verify_cpu(struct jpb_bundle *b, unsigned cpu, struct image *img,
 		      FILE *out, struct verify_stats *st)
 {
@@ -281,6 +324,9 @@ static int verify_cpu(struct jpb_bundle *b, unsigned cpu, struct image *img,
 		goto done;
 	}
 	st->truth += truth.len / 8;
+	if (truth.len >= 8 &&
+	    jpb_le64(truth.data + truth.len - 8) == SIM_ITRUTH_LOST_END)
+		st->truth--;
 	struct pt_config cfg;
 	pt_config_init(&cfg);
 	cfg.begin = trace.data;
@@ -289,6 +335,8 @@ static int verify_cpu(struct jpb_bundle *b, unsigned cpu, struct image *img,
 	pt_image_set_callback(im, read_mem, img);
 	struct cmp c = { truth.data, truth.len / 8, 0, "insn", cpu, out, 0 };
 	if (trace.len)
+		rc = packet_pass(&cfg, st, out, cpu);
+	if (!rc && trace.len)
 		rc = insn_pass(&cfg, im, &c, st);
 	else if (c.n)
 		mismatch(&c, 0, "no trace but instructions in the truth"), rc = 1;
@@ -301,6 +349,40 @@ done:
 	jpb_buf_fini(&trace);
 	jpb_buf_fini(&truth);
 	return rc;
+}
+
+/* Switches, and threads that ran on more than one CPU (migrations). */
+static int sched_stats(struct jpb_bundle *b, struct verify_stats *st)
+{
+	struct jpb_reader *r;
+	int rc = jpb_reader_open(b, "sched", &r);
+	if (rc)
+		return rc;
+	struct { uint32_t tid; uint64_t cpus; } seen[256];
+	size_t nseen = 0;
+	struct jpb_record rec;
+	while ((rc = jpb_reader_next(r, &rec)) == 0) {
+		if (rec.type != JPB_REC_SCHED_SWITCH)
+			continue;
+		struct jpb_rec_sched_switch sw;
+		if ((rc = jpb_rec_decode(jpb_rectype_find(rec.type), rec.payload,
+					 rec.size, &sw)))
+			break;
+		st->switches++;
+		if (!sw.next_tid)
+			continue;
+		size_t i = 0;
+		while (i < nseen && seen[i].tid != sw.next_tid)
+			i++;
+		if (i == nseen && nseen < 256)
+			seen[nseen++].tid = sw.next_tid, seen[i].cpus = 0;
+		if (i < nseen)
+			seen[i].cpus |= 1ull << (sw.cpu % 64);
+	}
+	for (size_t i = 0; i < nseen; i++)
+		st->migrating_threads += __builtin_popcountll(seen[i].cpus) > 1;
+	jpb_reader_free(r);
+	return rc == jpb_err_eos ? 0 : rc;
 }
 
 int verify_bundle(struct jpb_bundle *b, FILE *out, struct verify_stats *st)
@@ -322,6 +404,9 @@ int verify_bundle(struct jpb_bundle *b, FILE *out, struct verify_stats *st)
 			cpus = cpu + 1;
 	}
 	int bad = 0;
+	st->cpus = cpus;
+	if (!rc && (rc = sched_stats(b, st)))
+		fprintf(out, "verify: sched: %s\n", jpb_errstr(rc));
 	for (unsigned c = 0; !rc && c < cpus; c++) {
 		int r = verify_cpu(b, c, &img, out, st);
 		if (r < 0)

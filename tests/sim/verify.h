@@ -15,6 +15,11 @@
 
 struct verify_stats {
 	uint64_t insns, blocks, overflows, enables, disables, truth;
+	/* packets, by libipt's packet decoder */
+	uint64_t psb, tnt, tip, pge, pgd, fup, ovf, tsc, mode, cbr;
+	uint64_t ip16, ip32, ip48; /* IP compression of TIP/FUP/PGE/PGD */
+	/* sched stream */
+	uint64_t switches, migrating_threads, cpus;
 };
 
 /* 0 if every CPU's decoded flow equals its truth; 1 on a mismatch (the

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# End to end from a real JVM: `jpbpf-sim truth` runs SimLoop under the
+# agent in ground-truth mode, `synth` turns the truth into a hardware-like
+# bundle, and libipt decodes every CPU's stream exactly.  Per JDK present.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/sim_lib.sh"
+sim_setup
+: "${AGENT:=$BUILD/libjpbpf-agent.so}"
+if [ ! -f "$AGENT" ]; then
+	t_skip "real JVM truth" "agent not built ($AGENT)"
+	t_done
+	exit 0
+fi
+
+ran=0
+for jdk in /usr/lib/jvm/java-17-openjdk-amd64 /usr/lib/jvm/temurin-25-jdk-amd64; do
+	[ -x "$jdk/bin/javac" ] || continue
+	name=$(basename "$jdk" | cut -d- -f1-2)
+	cls=$TESTTMP/simj-$name
+	mkdir -p "$cls"
+	if ! "$jdk/bin/javac" -d "$cls" "$top/tests/workloads/SimLoop.java" 2>"$cls.err"; then
+		t_fail "$name: javac SimLoop"; sed 's/^/# /' "$cls.err"; continue
+	fi
+	ran=1
+	b=$TESTTMP/simjvm-$name
+	"$SIM" truth -o "$b" --agent "$AGENT" -- "$jdk/bin/java" -cp "$cls" SimLoop 200 \
+		>"$b.stdout" 2>"$b.stderr"
+	t_check "$name: truth run exits 0 with the program's output" grep -q '^result ' "$b.stdout" ||
+		sed 's/^/# /' "$b.stderr"
+	if ! "$SIM" synth "$b" --cpus 2 --jit-invoke 40 --jit-backedge 400 --seed 5 \
+		2>"$b.synth"; then
+		t_fail "$name: synth"; sed 's/^/# /' "$b.synth"; continue
+	fi
+	t_ok "$name: synth"
+	nthreads=$(jq -r '.truth.threads // empty' <("$JPBPF" info "$b" --json 2>/dev/null))
+	t_check "$name: truth has main and sim-worker threads (${nthreads:-?})" \
+		[ "${nthreads:-0}" -ge 2 ]
+	t_check "$name: more than 20000 bytecodes in the truth" \
+		[ "$(sim_meta "$b" sim.bytecodes)" -gt 20000 ]
+	t_check "$name: some methods compiled" [ "$(sim_meta "$b" sim.nmethods)" -gt 0 ]
+	t_check "$name: the model agrees with the truth (no resync)" \
+		[ "$(sim_meta "$b" sim.resyncs)" = 0 ]
+	t_check "$name: the agent's class files are kept" \
+		[ "$("$JPBPF" info "$b" 2>/dev/null | awk '$2 == "jvm_class" { print $1 }')" -gt 10 ]
+	if sim_verify "$b" "$b.verify"; then
+		t_ok "$name: libipt decodes every CPU's stream exactly"
+	else
+		t_fail "$name: libipt decodes every CPU's stream exactly"
+		sed 's/^/# /' "$b.verify" "$b.verify.err"
+	fi
+done
+[ $ran = 1 ] || t_skip "real JVM truth" "no JDK with javac"
+t_done

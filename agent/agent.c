@@ -313,6 +313,7 @@ static const jvmtiEvent base_events[] = {
 	JVMTI_EVENT_THREAD_START,
 	JVMTI_EVENT_THREAD_END,
 	JVMTI_EVENT_CLASS_FILE_LOAD_HOOK,
+	JVMTI_EVENT_CLASS_PREPARE,
 	JVMTI_EVENT_COMPILED_METHOD_LOAD,
 	JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
 	JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
@@ -337,6 +338,7 @@ static int enable_events(struct agent *a, char *err, size_t size)
 	cb.ThreadStart = on_thread_start;
 	cb.ThreadEnd = on_thread_end;
 	cb.ClassFileLoadHook = classes_on_load;
+	cb.ClassPrepare = classes_on_prepare;
 	cb.CompiledMethodLoad = jit_on_load;
 	cb.CompiledMethodUnload = jit_on_unload;
 	cb.DynamicCodeGenerated = jit_on_dynamic;
@@ -380,9 +382,10 @@ static void disable_events(struct agent *a)
 static void put_summary(struct agent *a, const char *why)
 {
 	aq_note(&a->q, JPB_NOTE_INFO,
-		"agent stops (%s): %llu classes, %llu compiled methods, "
-		"%llu code blobs", why,
+		"agent stops (%s): %llu classes, %llu without class file, "
+		"%llu compiled methods, %llu code blobs", why,
 		(unsigned long long)a->n_classes,
+		(unsigned long long)a->n_class_fail,
 		(unsigned long long)a->n_nmethods,
 		(unsigned long long)a->n_blobs);
 }
@@ -593,7 +596,9 @@ static jint start(JavaVM *vm, char *options, int late)
 	if (add_capabilities(a, err, sizeof(err)) != 0)
 		goto fail;
 	a->methods = methods_new();
-	if (!a->methods || (a->opts.truth && truth_init(a) != 0)) {
+	a->class_names = classes_new_set();
+	if (!a->methods || !a->class_names ||
+	    (a->opts.truth && truth_init(a) != 0)) {
 		snprintf(err, sizeof(err), "out of memory");
 		goto fail;
 	}

@@ -79,6 +79,7 @@ struct agent {
 	pthread_mutex_t stop_lock;
 	struct aq q;
 	struct method_table *methods;
+	void *class_names; /* classes.c: names the hook delivered */
 	uint32_t host_pid, nspid;
 	int same_pidns; /* host tid == gettid() */
 	/* counters for the notes at the end */
@@ -130,6 +131,9 @@ AGENT_LOCAL void JNICALL classes_on_load(jvmtiEnv *e, JNIEnv *jni,
 					 jint len, const unsigned char *data,
 					 jint *new_len, unsigned char **new_data);
 AGENT_LOCAL void classes_retransform_all(struct agent *a, JNIEnv *jni);
+AGENT_LOCAL void JNICALL classes_on_prepare(jvmtiEnv *e, JNIEnv *jni,
+					    jthread t, jclass k);
+AGENT_LOCAL void *classes_new_set(void);
 
 /* interp.c */
 AGENT_LOCAL void interp_record(struct agent *a);

@@ -21,8 +21,15 @@ void aq_put_raw(struct aq *q, int stream, uint16_t type, uint64_t time_ns,
 {
 	struct aq_item *it = malloc(sizeof(*it));
 	pthread_mutex_lock(&q->lock);
-	if (!it || !q->running || q->stop ||
-	    q->queued_bytes + size > q->max_bytes) {
+	if (!q->running || q->stop) {
+		/* An event racing with the end of the session falls after
+		 * the recording window: not a loss. */
+		pthread_mutex_unlock(&q->lock);
+		free(it);
+		free(data);
+		return;
+	}
+	if (!it || q->queued_bytes + size > q->max_bytes) {
 		q->dropped[stream]++;
 		if (!q->dropped_first_ns)
 			q->dropped_first_ns = time_ns;

@@ -6,6 +6,8 @@
  *
  *   agent_check summary DIR        JSON facts, checks included
  *   agent_check classes DIR        class names, one a line
+ *   agent_check missing DIR        signatures of classes without bytes
+ *   agent_check method_code DIR    "records bytes" of jvm_method_code
  *   agent_check truth DIR CLASS METHOD
  *                                  each invocation of CLASS.METHOD on
  *                                  one line: "bci:opcode ..." (own frame
@@ -81,6 +83,7 @@ static void on_jvm(const struct jpb_record *r)
 		struct jpb_rec_jvm_nmethod_load nm;
 		struct jpb_rec_jvm_pause p;
 		struct jpb_rec_note note;
+		struct jpb_rec_loss loss;
 	} u;
 	if (!t || jpb_rec_decode(t, r->payload, r->size, &u) != 0)
 		return;
@@ -148,6 +151,10 @@ static void on_jvm(const struct jpb_record *r)
 		break;
 	case JPB_REC_THREAD:
 		threads++;
+		break;
+	case JPB_REC_LOSS:
+		fprintf(stderr, "loss: %.*s %" PRIu64 "\n", (int)u.loss.what.len,
+			u.loss.what.ptr, u.loss.count);
 		break;
 	case JPB_REC_NOTE:
 		fprintf(stderr, "note: %.*s\n", (int)u.note.text.len,
@@ -267,6 +274,27 @@ static void on_class_name(const struct jpb_record *r)
 	printf("%.*s\n", (int)c.name.len, c.name.ptr);
 }
 
+static void on_missing(const struct jpb_record *r)
+{
+	struct jpb_rec_jvm_class_missing c;
+	if (r->type != JPB_REC_JVM_CLASS_MISSING ||
+	    jpb_rec_decode(jpb_rectype_find(r->type), r->payload, r->size, &c))
+		return;
+	printf("%.*s\n", (int)c.class_sig.len, c.class_sig.ptr);
+}
+
+static uint64_t mcode_records, mcode_bytes;
+
+static void on_mcode(const struct jpb_record *r)
+{
+	struct jpb_rec_jvm_method_code c;
+	if (r->type != JPB_REC_JVM_METHOD_CODE ||
+	    jpb_rec_decode(jpb_rectype_find(r->type), r->payload, r->size, &c))
+		return;
+	mcode_records++;
+	mcode_bytes += c.bytecode.len;
+}
+
 /* truth: find the method id, then print each invocation. */
 static const char *want_class, *want_name;
 static uint32_t want_id;
@@ -366,6 +394,13 @@ int main(int argc, char **argv)
 			return 1;
 		check_nmethods();
 		return 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "missing"))
+		return read_stream(argv[2], "jvm", on_missing);
+	if (argc == 3 && !strcmp(argv[1], "method_code")) {
+		int rc = read_stream(argv[2], "jvm", on_mcode);
+		printf("%" PRIu64 " %" PRIu64 "\n", mcode_records, mcode_bytes);
+		return rc;
 	}
 	if (argc == 3 && !strcmp(argv[1], "classes"))
 		return read_stream(argv[2], "jvm", on_class_name);

@@ -6,10 +6,36 @@
 . "$(dirname "$0")/agent_lib.sh"
 agent_setup
 
+# check_loaded NAME LOG CLASSES MISSING: every class the JVM logged as
+# loaded has its bytes, or (hidden classes) a jvm_class_missing record.
+check_loaded() {
+	local name=$1 log=$2 cls=$3 miss=$4
+	local nlog nbad
+	# "[...][class,load] java.lang.Object source: ..." -> java/lang/Object
+	sed -n 's/.*\[class,load\] \([^ ]*\) source:.*/\1/p' "$log" | tr . / >"$log.names"
+	nlog=$(wc -l <"$log.names")
+	# Hidden classes log as Foo$$Lambda/0x...; JVMTI names them
+	# LFoo$$Lambda.0x...; compare the part before the address.
+	nbad=$(python3 - "$log.names" "$cls" "$miss" <<'PY'
+import sys
+names = [l.strip() for l in open(sys.argv[1]) if l.strip()]
+have = set(l.strip() for l in open(sys.argv[2]))
+miss = set(l.strip()[1:-1].split(".0x")[0].split("/0x")[0] for l in open(sys.argv[3]) if l.strip())
+bad = [n for n in names if n not in have and n.split("/0x")[0] not in miss]
+for b in bad[:5]:
+    print("# without bytes or missing record:", b, file=sys.stderr)
+print(len(bad))
+PY
+)
+	t_check "$name: all $nlog loaded classes have bytes or a missing record (${nbad:-?} not)" \
+		[ "$nlog" -gt 300 -a "${nbad:-1}" = 0 ]
+}
+
 run_jdk() {
 	local name=$1 java=$2 out=$TESTTMP/startup-$1
 	local s=$out.summary
-	if ! "$java" -agentpath:"$AGENT"=out="$out" -cp "$WL" HotInline 1.5 \
+	if ! "$java" -agentpath:"$AGENT"=out="$out" -Xlog:class+load=info:file="$out.loaded" \
+		-cp "$WL" HotInline 1.5 \
 		>"$out.stdout" 2>"$out.stderr"; then
 		t_fail "$name: JVM with agent exits 0"; sed 's/^/# /' "$out.stderr"
 		return
@@ -41,6 +67,8 @@ run_jdk() {
 		grep -qx HotInline "$out.classes"
 	t_check "$name: JDK class java/lang/Thread present" \
 		grep -qx java/lang/Thread "$out.classes"
+	"$CHECK" missing "$out" 2>/dev/null >"$out.missing"
+	check_loaded "$name" "$out.loaded" "$out.classes" "$out.missing"
 	t_check "$name: dispatch tables recorded" \
 		[ "$(grep -c 'no .* dispatch table' "$out.notes")" = 0 ]
 	if [ -x "$JPBPF_PLAIN" ]; then
@@ -60,8 +88,26 @@ run_jdk() {
 		[ "$(agent_json "$out/meta.json" jvm.late_attach)" = False ]
 }
 
+# Lambdas are hidden classes: reported missing, with their methods' code.
+run_lambdas() {
+	local name=$1 java=$2 out=$TESTTMP/lambda-$1
+	"$java" -agentpath:"$AGENT"=out="$out" -Xlog:class+load=info:file="$out.loaded" \
+		-cp "$WL" Threads 0.3 >"$out.stdout" 2>"$out.stderr"
+	t_check "$name: Threads workload ran with the agent" grep -q "Threads done" "$out.stdout"
+	"$CHECK" classes "$out" 2>/dev/null >"$out.classes"
+	"$CHECK" missing "$out" 2>/dev/null >"$out.missing"
+	t_check "$name: the lambda's hidden class is reported missing" \
+		grep -q '^LThreads\$\$Lambda' "$out.missing"
+	local mc
+	mc=$("$CHECK" method_code "$out" 2>/dev/null)
+	t_check "$name: bytecodes of missing classes' methods kept ($mc)" \
+		[ "${mc%% *}" -gt 0 -a "${mc##* }" -gt 0 ]
+	check_loaded "$name" "$out.loaded" "$out.classes" "$out.missing"
+}
+
 while read -r name java; do
 	run_jdk "$name" "$java"
+	run_lambdas "$name" "$java"
 done < <(agent_jdks)
 [ -z "$(agent_jdks)" ] && t_skip "agent at start-up" "no JDK found"
 t_done

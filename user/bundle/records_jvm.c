@@ -79,6 +79,17 @@ static const struct jpb_field pause_fields[] = {
 	F(jpb_rec_jvm_pause, duration_ns, JPB_F_U64),
 };
 
+static const struct jpb_field missing_fields[] = {
+	F(jpb_rec_jvm_class_missing, loader, JPB_F_U64),
+	F(jpb_rec_jvm_class_missing, class_sig, JPB_F_STR),
+	F(jpb_rec_jvm_class_missing, reason, JPB_F_STR),
+};
+
+static const struct jpb_field mcode_fields[] = {
+	F(jpb_rec_jvm_method_code, method_id, JPB_F_U64),
+	F(jpb_rec_jvm_method_code, bytecode, JPB_F_BYTES),
+};
+
 #define TYPE(num, nm, st, f) \
 	{ num, nm, "jvm", sizeof(struct st), f, JPB_NFIELDS(f) }
 
@@ -98,6 +109,10 @@ static const struct jpb_rectype jvm_types[] = {
 	TYPE(JPB_REC_JVM_NMETHOD_UNLOAD, "jvm_nmethod_unload",
 	     jpb_rec_jvm_nmethod_unload, nm_unload_fields),
 	TYPE(JPB_REC_JVM_PAUSE, "jvm_pause", jpb_rec_jvm_pause, pause_fields),
+	TYPE(JPB_REC_JVM_CLASS_MISSING, "jvm_class_missing",
+	     jpb_rec_jvm_class_missing, missing_fields),
+	TYPE(JPB_REC_JVM_METHOD_CODE, "jvm_method_code",
+	     jpb_rec_jvm_method_code, mcode_fields),
 };
 
 void jpb_rectypes_jvm(const struct jpb_rectype **types, size_t *count)

@@ -20,6 +20,8 @@ enum {
 	JPB_REC_JVM_NMETHOD_LOAD = 0x0107,
 	JPB_REC_JVM_NMETHOD_UNLOAD = 0x0108,
 	JPB_REC_JVM_PAUSE = 0x0109,
+	JPB_REC_JVM_CLASS_MISSING = 0x010a,
+	JPB_REC_JVM_METHOD_CODE = 0x010b,
 };
 
 /* The JVM and the agent session; first record of the stream. */
@@ -126,6 +128,21 @@ struct jpb_rec_jvm_pause {
 	uint32_t items;      /* classes in this batch */
 	uint32_t reserved;
 	uint64_t duration_ns;
+};
+
+/* A class that runs but whose class file the agent could not obtain
+ * (hidden classes and lambda proxies are never passed to the hook). */
+struct jpb_rec_jvm_class_missing {
+	uint64_t loader;         /* as in jpb_rec_jvm_class */
+	struct jpb_str class_sig; /* "LFoo$$Lambda.0x0000000801001234;" */
+	struct jpb_str reason;
+};
+
+/* The bytecodes of one method of a missing class (GetBytecodes), so the
+ * decoder still has its instructions; no exception table. */
+struct jpb_rec_jvm_method_code {
+	uint64_t method_id; /* described by a jvm_method record */
+	struct jpb_bytes bytecode;
 };
 
 #endif /* JPBPF_RECORDS_JVM_H */

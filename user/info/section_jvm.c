@@ -11,7 +11,7 @@ struct jvm_state {
 	json_t *info;  /* from JPB_REC_JVM_INFO */
 	uint64_t codelets, classes, nmethods, unloads, methods, blobs;
 	uint64_t inline_records, coarse, threads, pauses, max_pause_ns;
-	uint64_t pause_ns, lost;
+	uint64_t pause_ns, lost, missing;
 	uint8_t covered[256];
 };
 
@@ -90,6 +90,7 @@ static void jvm_record(void *p, const char *stream,
 			s->covered[u.c.bytecode] = 1;
 		break;
 	case JPB_REC_JVM_CLASS: s->classes++; break;
+	case JPB_REC_JVM_CLASS_MISSING: s->missing++; break;
 	case JPB_REC_JVM_METHOD: s->methods++; break;
 	case JPB_REC_JVM_CODE_BLOB: s->blobs++; break;
 	case JPB_REC_JVM_NMETHOD_UNLOAD: s->unloads++; break;
@@ -132,6 +133,7 @@ static json_t *jvm_finish(void *p, json_t *meta)
 	SETI(o, "methods", s->methods);
 	SETI(o, "code_blobs", s->blobs);
 	SETI(o, "classes", s->classes);
+	SETI(o, "classes_missing", s->missing);
 	SETI(o, "threads", s->threads);
 	SETI(o, "pauses", s->pauses);
 	SETI(o, "pause_total_ns", s->pause_ns);

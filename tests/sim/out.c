@@ -153,7 +153,8 @@ static void put_nmethod(struct w *w, const struct nmethod *nm, uint64_t start_ns
 /* The agent's records the simulation keeps: class files (the decoder's
  * program model needs them) and the JDK version.  Raw records, in order. */
 struct kept {
-	struct jpb_buf recs; /* u16 type, u64 time, u32 size, payload */
+	struct jpb_buf recs;  /* u16 type, u64 time, u32 size, payload */
+	struct jpb_buf names; /* "Lpkg/Name;\0" of each kept class file */
 	char jdk[64];
 };
 
@@ -173,6 +174,13 @@ static int keep_agent_records(struct jpb_bundle *b, struct kept *k)
 				snprintf(k->jdk, sizeof(k->jdk), "%.*s",
 					 (int)in.jdk_version.len, in.jdk_version.ptr);
 		} else if (rec.type == JPB_REC_JVM_CLASS) {
+			struct jpb_rec_jvm_class jc;
+			if (!jpb_rec_decode(jpb_rectype_find(rec.type), rec.payload,
+					    rec.size, &jc) &&
+			    (jpb_buf_u8(&k->names, 'L') ||
+			     jpb_buf_put(&k->names, jc.name.ptr, jc.name.len) ||
+			     jpb_buf_put(&k->names, ";", 2)))
+				die_nomem();
 			if (jpb_buf_u16(&k->recs, rec.type) ||
 			    jpb_buf_u64(&k->recs, rec.time_ns) ||
 			    jpb_buf_u32(&k->recs, rec.size) ||
@@ -182,6 +190,67 @@ static int keep_agent_records(struct jpb_bundle *b, struct kept *k)
 	}
 	jpb_reader_free(r);
 	return rc == jpb_err_eos ? 0 : rc;
+}
+
+static int have_class(const struct kept *k, const char *sig)
+{
+	for (size_t off = 0; off < k->names.len;) {
+		const char *n = (const char *)k->names.data + off;
+		if (!strcmp(n, sig))
+			return 1;
+		off += strlen(n) + 1;
+	}
+	return 0;
+}
+
+/* Methods by class: a class whose file the bundle holds gets jvm_method
+ * records; any other (the hand-made scenario's, hidden classes) is
+ * written as the agent writes a missing class: jvm_class_missing, then
+ * jvm_method and jvm_method_code for each of its methods. */
+static const struct truth *sort_truth;
+
+static int by_class(const void *a, const void *b)
+{
+	const struct sim_method *x = &sort_truth->methods[*(const uint32_t *)a];
+	const struct sim_method *y = &sort_truth->methods[*(const uint32_t *)b];
+	int c = strcmp(x->cls, y->cls);
+	return c ? c : (x->id > y->id) - (x->id < y->id);
+}
+
+static void put_methods(struct w *w, const struct sim *s, const struct kept *k,
+			uint64_t t0)
+{
+	const struct truth *t = s->t;
+	uint32_t *ix = xcalloc(t->nmethods, sizeof(uint32_t));
+	size_t n = 0;
+	for (uint32_t i = 1; i < t->nmethods; i++)
+		if (t->methods[i].id)
+			ix[n++] = i;
+	sort_truth = t; /* qsort has no context argument in C11 */
+	qsort(ix, n, sizeof(*ix), by_class);
+	sort_truth = NULL;
+	int missing = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct sim_method *m = &t->methods[ix[i]];
+		if (i == 0 || strcmp(m->cls, t->methods[ix[i - 1]].cls)) {
+			missing = !have_class(k, m->cls);
+			struct jpb_rec_jvm_class_missing cm = {
+				0, jpb_str_c(m->cls),
+				jpb_str_c("not passed to ClassFileLoadHook (hidden class)")
+			};
+			if (missing)
+				w_put(w, JPB_REC_JVM_CLASS_MISSING, t0, &cm);
+		}
+		struct jpb_rec_jvm_method jm = { m->id, m->access, 0, jpb_str_c(m->cls),
+						 jpb_str_c(m->name), jpb_str_c(m->sig) };
+		w_put(w, JPB_REC_JVM_METHOD, t0, &jm);
+		if (missing && m->code_len) {
+			struct jpb_rec_jvm_method_code mc = { m->id,
+							      { m->code, m->code_len } };
+			w_put(w, JPB_REC_JVM_METHOD_CODE, t0, &mc);
+		}
+	}
+	free(ix);
 }
 
 static void put_kept(struct w *w, const struct kept *k)
@@ -201,12 +270,14 @@ int out_jvm(struct jpb_bundle *b, const struct sim *s, char *err, size_t n)
 	if (rc) {
 		snprintf(err, n, "jvm: %s", jpb_errstr(rc));
 		jpb_buf_fini(&k.recs);
+		jpb_buf_fini(&k.names);
 		return rc;
 	}
 	struct w w;
 	rc = w_open(b, "jvm", &w, err, n);
 	if (rc) {
 		jpb_buf_fini(&k.recs);
+		jpb_buf_fini(&k.names);
 		return rc;
 	}
 	uint64_t t0 = s->o.start_ns;
@@ -219,16 +290,9 @@ int out_jvm(struct jpb_bundle *b, const struct sim *s, char *err, size_t n)
 	info.libjvm_base = CG_RUNTIME_BASE;
 	w_put(&w, JPB_REC_JVM_INFO, t0, &info);
 	put_kept(&w, &k);
+	put_methods(&w, s, &k, t0);
 	jpb_buf_fini(&k.recs);
-	for (size_t i = 1; i < s->t->nmethods; i++) {
-		const struct sim_method *m = &s->t->methods[i];
-		if (!m->id)
-			continue;
-		struct jpb_rec_jvm_method jm = { m->id, m->access, 0,
-						 jpb_str_c(m->cls), jpb_str_c(m->name),
-						 jpb_str_c(m->sig) };
-		w_put(&w, JPB_REC_JVM_METHOD, t0, &jm);
-	}
+	jpb_buf_fini(&k.names);
 	put_interp(&w, s, t0);
 	size_t nn;
 	struct nmethod *const *nms = jit_nmethods(s->jit, &nn);

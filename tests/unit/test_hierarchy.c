@@ -26,7 +26,7 @@ static const uint8_t aret[] = { 0x01, 0xb0 };
 /* Call site operands in the Caller and E classes. */
 static struct {
 	uint16_t i_m, i_d, b_m, c_p, obj_str, stat, init, missing, lambda,
-		e_super_m, wrong_kind;
+		e_super_m, wrong_kind, e_m, e_str;
 } cp;
 
 static void add(struct jhier *h, struct jb *j, uint64_t loader, int want)
@@ -99,6 +99,8 @@ static struct jcf *caller(void)
 	cp.init = jb_ref(&j, 10, "A", "<init>", "()V");
 	cp.missing = jb_ref(&j, 10, "x/Missing", "foo", "()V");
 	cp.wrong_kind = cp.b_m;
+	cp.e_m = jb_ref(&j, 10, "E", "m", "()V");
+	cp.e_str = jb_ref(&j, 10, "E", "toString", "()Ljava/lang/String;");
 	uint16_t meta = jb_ref(&j, 10, "java/lang/invoke/LambdaMetafactory",
 			       "metafactory", "()V");
 	uint16_t bsm = jb_method_handle(&j, 6, meta);
@@ -220,6 +222,11 @@ static void test_virtual_interface(void **state)
 	/* Nobody overrides toString: every receiver selects Object's. */
 	expect_targets(h, "Caller", JBC_INVOKE_VIRTUAL, cp.obj_str,
 		       "java/lang/Object.toString", 0);
+	/* A final method, and a final receiver class. */
+	expect_targets(h, "Caller", JBC_INVOKE_VIRTUAL, cp.e_m, "E.m",
+		       JHIER_T_EXACT);
+	expect_targets(h, "Caller", JBC_INVOKE_VIRTUAL, cp.e_str,
+		       "java/lang/Object.toString", JHIER_T_EXACT);
 	/* Private: exact even through invokevirtual (nestmates). */
 	expect_targets(h, "Caller", JBC_INVOKE_VIRTUAL, cp.c_p, "C.p",
 		       JHIER_T_EXACT);
@@ -300,6 +307,38 @@ static void test_loaders(void **state)
 	jhier_free(h);
 }
 
+/* Corrupt input the JVM would reject: a superclass cycle and a class that
+ * implements itself.  Queries must end, with plain answers. */
+static void test_cycles(void **state)
+{
+	(void)state;
+	struct jhier *h;
+	struct jb j;
+	struct jhier_method r;
+	assert_int_equal(jhier_alloc(&h), 0);
+	jb_init(&j, "X", "Y", 0x21);
+	jb_iface(&j, "X");
+	jb_method(&j, 1, "m", "()V", ret, 1, NULL, 0, NULL, 0);
+	add(h, &j, 0, 0);
+	jb_init(&j, "Y", "X", 0x21);
+	uint16_t ref = jb_ref(&j, 10, "X", "m", "()V");
+	uint16_t none = jb_ref(&j, 10, "Y", "nope", "()V");
+	add(h, &j, 0, 0);
+	assert_int_equal(jhier_resolve(h, "Y", "m", "()V", 0, &r), 0);
+	assert_string_equal(jcf_this_class(r.cls), "X");
+	assert_int_equal(jhier_resolve(h, "Y", "nope", "()V", 0, &r),
+			 java_err_not_found);
+	assert_true(jhier_is_subtype(h, "X", "Y", 0));
+	assert_false(jhier_is_subtype(h, "X", "Nope", 0));
+	const struct jcf *y = jhier_class(h, "Y", 0);
+	assert_int_equal(jhier_call_targets(h, y, 0, JBC_INVOKE_VIRTUAL, ref,
+					    &r, 1), 1);
+	assert_string_equal(jcf_this_class(r.cls), "X");
+	assert_int_equal(jhier_call_targets(h, y, 0, JBC_INVOKE_VIRTUAL, none,
+					    &r, 1), 0);
+	jhier_free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -308,6 +347,7 @@ int main(void)
 		cmocka_unit_test(test_virtual_interface),
 		cmocka_unit_test(test_exact_and_special),
 		cmocka_unit_test(test_loaders),
+		cmocka_unit_test(test_cycles),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

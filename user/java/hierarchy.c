@@ -582,6 +582,25 @@ static int ref_matches(unsigned kind, int tag)
 	}
 }
 
+/* A receiver whose static type is a final class has exactly that class:
+ * selection from it is the one target. */
+static int final_receiver(struct jhier *h, uint32_t sym,
+			  struct jhier_method *res)
+{
+	uint16_t acc = jcf_access_flags(h->cls[sym].cf);
+	if (!(acc & JCF_ACC_FINAL) || (acc & JCF_ACC_INTERFACE))
+		return java_ok;
+	uint32_t decl;
+	int err = 0;
+	const struct jcf_method *m = select_in(h, sym, res->m->name,
+					       res->m->descriptor, &decl, &err);
+	if (m) {
+		set_out(h, res, decl, m, JHIER_T_EXACT);
+		return java_ok;
+	}
+	return err;
+}
+
 int jhier_call_targets(struct jhier *h, const struct jcf *caller,
 		       uint64_t loader, unsigned kind, unsigned cp_index,
 		       struct jhier_method *out, size_t max)
@@ -611,8 +630,14 @@ int jhier_call_targets(struct jhier *h, const struct jcf *caller,
 	}
 	if (err)
 		return err == java_err_not_found ? 0 : err;
+	if (kind != JBC_INVOKE_SPECIAL && kind != JBC_INVOKE_STATIC &&
+	    !(res.m->access_flags & (JCF_ACC_PRIVATE | JCF_ACC_FINAL)))
+		err = final_receiver(h, sym, &res);
+	if (err)
+		return err;
 	if (kind == JBC_INVOKE_SPECIAL || kind == JBC_INVOKE_STATIC ||
-	    (res.m->access_flags & JCF_ACC_PRIVATE) ||
+	    (res.m->access_flags & (JCF_ACC_PRIVATE | JCF_ACC_FINAL)) ||
+	    res.flags == JHIER_T_EXACT ||
 	    strcmp(res.m->descriptor, ref.descriptor)) {
 		/* Exact, or signature-polymorphic (descriptors differ). */
 		res.flags = JHIER_T_EXACT;

@@ -14,8 +14,9 @@
  *    found from the caller's direct superclass, exactly;
  *  - invokevirtual/invokeinterface: for every loaded concrete subtype of
  *    the symbolic class, the method selection would pick; duplicates
- *    removed.  Private targets and signature-polymorphic methods
- *    (MethodHandle.invoke*, VarHandle) resolve to the declared method;
+ *    removed.  Private and final targets, receivers of a final class and
+ *    signature-polymorphic methods (MethodHandle.invoke*, VarHandle) give
+ *    the one target, flagged JHIER_T_EXACT;
  *  - invokedynamic: the lambda's implementation method when the bootstrap
  *    is LambdaMetafactory (flag JHIER_T_INDIRECT: generated frames run in
  *    between); other bootstraps give no candidates.

@@ -116,7 +116,8 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
 {
-	if (!traced(prev) && !traced(next))
+	__u32 which = (traced(prev) ? 1 : 0) | (traced(next) ? 2 : 0);
+	if (!which)
 		return 0;
 	struct jpbpf_ev_switch *e = reserve(sizeof(*e), JPBPF_EV_SWITCH);
 	if (!e)
@@ -127,7 +128,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 	e->next_tgid = next->tgid;
 	e->prev_state = prev_state;
 	e->preempt = preempt;
-	e->pad = 0;
+	e->traced = which;
 	submit(e);
 	return 0;
 }

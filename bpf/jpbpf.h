@@ -44,7 +44,7 @@ struct jpbpf_ev_switch {
 	__u32 next_tgid;
 	__u64 prev_state; /* TASK_* bits of prev; 0 = runnable (preempted) */
 	__u32 preempt;    /* the tracepoint's preempt flag */
-	__u32 pad;
+	__u32 traced;     /* 1: prev is traced, 2: next is traced */
 };
 
 /* fork, exit and exec share one layout. */

@@ -104,7 +104,7 @@ static int verify(const char *dir, uint32_t pid)
 	int16_t *on = malloc(MAX_TID * sizeof(*on)); /* tid -> cpu + 1, or 0 */
 	uint32_t last_next[MAX_CPU] = { 0 };
 	uint8_t seen_cpu[MAX_CPU] = { 0 };
-	uint64_t foreign = 0, broken = 0, twice = 0, tids = 0;
+	uint64_t foreign = 0, broken = 0, twice = 0, tids = 0, badbits = 0;
 	uint8_t *tid_seen = calloc(MAX_TID, 1);
 	if (!on || !tid_seen)
 		return 3;
@@ -113,6 +113,9 @@ static int verify(const char *dir, uint32_t pid)
 		const struct jpb_rec_sched_switch *r = &s.v[i].r;
 		uint32_t c = r->cpu % MAX_CPU;
 		int prev_ours = r->prev_tgid == pid, next_ours = r->next_tgid == pid;
+		if ((uint32_t)(prev_ours | next_ours << 1) != r->traced && badbits++ < 5)
+			printf("# switch %u->%u: traced bits %u\n", r->prev_tid,
+			       r->next_tid, r->traced);
 		if (!prev_ours && !next_ours && foreign++ < 5)
 			printf("# foreign switch %u->%u (tgids %u, %u) on cpu %u\n",
 			       r->prev_tid, r->next_tid, r->prev_tgid,
@@ -142,9 +145,9 @@ static int verify(const char *dir, uint32_t pid)
 				tids++;
 			}
 	}
-	printf("switches=%zu tids=%" PRIu64 " foreign=%" PRIu64
+	printf("switches=%zu tids=%" PRIu64 " badbits=%" PRIu64 " foreign=%" PRIu64
 	       " inconsistent=%" PRIu64 " double_in=%" PRIu64 " lost=%" PRIu64 "\n",
-	       s.n, tids, foreign, broken, twice, s.lost);
+	       s.n, tids, badbits, foreign, broken, twice, s.lost);
 	free(on);
 	free(tid_seen);
 	free(s.v);

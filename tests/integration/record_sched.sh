@@ -31,6 +31,7 @@ echo "# $V"
 get() { sed -n "s/.*\b$1=\([0-9]*\).*/\1/p" <<<"$V"; }
 t_check "switch records were written" [ "$(get switches)" -gt 100 ]
 t_check "every switch record involves the target (foreign=0)" [ "$(get foreign)" = 0 ]
+t_check "traced bits match the target's side of each switch" [ "$(get badbits)" = 0 ]
 if [ "$(get lost)" = 0 ]; then
 	t_check "per-CPU switch-in/out sequence consistent" [ "$(get inconsistent)" = 0 ]
 	t_check "no thread in on two CPUs at once" [ "$(get double_in)" = 0 ]
@@ -77,15 +78,16 @@ B=$TESTTMP/sched2
 	>/dev/null 2>"$TESTTMP/rec2.err"
 rc=$?
 t_check "record (hand-off workload) exits 0" [ "$rc" = 0 ]
-late=$("$RCHECK" threads "$B" | awk '$3 == 1 { print $1 }' | head -1)
-late_name=$("$RCHECK" threads "$B" | awk -v t="$late" '$1 == t { n = $4 } END { print n }')
-echo "# late thread: tid ${late:-none} name ${late_name:-?}"
+"$RCHECK" threads "$B" >"$TESTTMP/late.thr"
+late=$(awk '$4 == "late-starter" { print $1 }' "$TESTTMP/late.thr" | head -1)
+echo "# late thread: tid ${late:-none}"
+t_check "a thread record names the late thread late-starter" [ -n "$late" ]
+t_check "the late thread has a start record (not 'seen')" \
+	bash -c "awk '\$1 == \"${late:-x}\" && \$3 == 1' '$TESTTMP/late.thr' | grep -q ."
 t_check "the late thread has a fork record" \
 	grep -qx "${late:-x}" <("$RCHECK" forks "$B" "$JPID")
 t_check "the late thread is in switch records" \
 	grep -qx "${late:-x}" <("$RCHECK" tids "$B" "$JPID")
-t_check "the late thread's final name is recorded (late-starter)" \
-	[ "$late_name" = late-starter ]
 V=$("$RCHECK" verify "$B" "$JPID")
 echo "# $V"
 t_check "hand-off: foreign=0 inconsistent=0 double_in=0 (or losses reported)" \

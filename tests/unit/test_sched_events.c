@@ -60,10 +60,10 @@ static void write_events(struct calls *calls)
 	s.ctx = calls;
 
 	struct jpbpf_ev_switch sw = { { JPBPF_EV_SWITCH, 1, 1000 }, 101, 100,
-				      0, 0, 1, 0, 0 };
+				      0, 0, 1, 0, 1 };
 	assert_int_equal(jpb_sched_sink_event(&s, &sw, sizeof(sw)), 0);
 	struct jpbpf_ev_switch sw2 = { { JPBPF_EV_SWITCH, 0, 1100 }, 555, 555,
-				       102, 100, 0, 1, 0 };
+				       102, 100, 0, 1, 2 };
 	assert_int_equal(jpb_sched_sink_event(&s, &sw2, sizeof(sw2)), 0);
 
 	struct jpbpf_ev_task fk = { { JPBPF_EV_FORK, 0, 1200 }, 103, 100, 7,
@@ -132,11 +132,13 @@ static void records_read_back(void **state)
 	assert_int_equal(sw.cpu, 1);
 	assert_int_equal(sw.prev_tid, 101);
 	assert_int_equal(sw.prev_state, 1);
+	assert_int_equal(sw.traced, 1);
 	assert_int_equal(jpb_reader_next(r, &rec), 0);
 	assert_int_equal(jpb_rec_decode(jpb_rectype_find(rec.type), rec.payload,
 					rec.size, &sw), 0);
 	assert_int_equal(sw.preempt, 1);
 	assert_int_equal(sw.next_tid, 102);
+	assert_int_equal(sw.traced, 2);
 
 	struct jpb_rec_sched_fork fk;
 	assert_int_equal(jpb_reader_next(r, &rec), 0);
@@ -182,7 +184,7 @@ static void info_summary(void **state)
 	assert_int_equal(json_integer_value(json_object_get(s, "switches")), 2);
 	assert_int_equal(json_integer_value(json_object_get(s, "lost")), 3);
 	assert_int_equal(json_integer_value(json_object_get(s, "cpus")), 2);
-	/* tids of pid 100 only: 101 and 102, not 555 nor idle. */
+	/* The traced sides only: 101 and 102, not 555 nor idle. */
 	assert_int_equal(json_integer_value(json_object_get(s, "tids")), 2);
 	json_t *tl = json_object_get(s, "tid_list");
 	assert_int_equal(json_integer_value(json_array_get(tl, 0)), 101);

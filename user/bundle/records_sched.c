@@ -10,6 +10,7 @@ static const struct jpb_field switch_fields[] = {
 	JPB_FIELD(struct jpb_rec_sched_switch, next_tid, JPB_F_U32),
 	JPB_FIELD(struct jpb_rec_sched_switch, next_tgid, JPB_F_U32),
 	JPB_FIELD(struct jpb_rec_sched_switch, prev_state, JPB_F_U64),
+	JPB_FIELD(struct jpb_rec_sched_switch, traced, JPB_F_U32),
 };
 
 static const struct jpb_field fork_fields[] = {

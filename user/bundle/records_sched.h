@@ -31,6 +31,7 @@ struct jpb_rec_sched_switch {
 	uint32_t next_tid;
 	uint32_t next_tgid;
 	uint64_t prev_state; /* TASK_* bits; 0: prev stays runnable */
+	uint32_t traced;     /* 1: prev is traced, 2: next is traced (both: 3) */
 };
 
 /* fork/clone by a traced process: child_tid is new.  A child with the

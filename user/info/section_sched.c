@@ -73,8 +73,10 @@ static void on_switch(struct sched_state *s, const struct jpb_record *rec)
 		return;
 	s->switches++;
 	cpu_seen(s, r.cpu);
-	tidmap_put(&s->tids, r.prev_tid, r.prev_tgid);
-	tidmap_put(&s->tids, r.next_tid, r.next_tgid);
+	if (r.traced & 1)
+		tidmap_put(&s->tids, r.prev_tid, r.prev_tgid);
+	if (r.traced & 2)
+		tidmap_put(&s->tids, r.next_tid, r.next_tgid);
 }
 
 static void on_loss(struct sched_state *s, const struct jpb_record *rec)
@@ -108,22 +110,16 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The traced tids: those of the target's tgid, unless the recording
- * followed a whole cgroup (then every tid of a switch, but idle). */
-static json_t *tid_list(struct sched_state *s, json_t *meta)
+/* The traced tids (the filter's side of each switch), sorted. */
+static json_t *tid_list(struct sched_state *s)
 {
-	json_t *rec = json_object_get(meta, "record");
-	json_t *pid = json_object_get(json_object_get(meta, "target"), "pid");
-	int all = !json_is_integer(pid) ||
-		  json_is_true(json_object_get(rec, "cgroup_filter"));
-	uint32_t want = (uint32_t)json_integer_value(pid);
 	uint32_t *v = malloc((s->tids.len + 1) * sizeof(*v));
 	size_t n = 0;
 	json_t *a = json_array();
 	if (!v)
 		return a;
 	for (size_t i = 0; i < s->tids.cap; i++)
-		if (s->tids.tid[i] && (all || s->tids.tgid[i] == want))
+		if (s->tids.tid[i])
 			v[n++] = s->tids.tid[i];
 	qsort(v, n, sizeof(*v), cmp_u32);
 	for (size_t i = 0; i < n; i++)
@@ -135,13 +131,14 @@ static json_t *tid_list(struct sched_state *s, json_t *meta)
 static json_t *sched_finish(void *state, json_t *meta)
 {
 	struct sched_state *s = state;
+	(void)meta;
 	if (!s->seen)
 		return NULL;
 	json_t *o = json_object(), *cpus = json_array();
 	for (uint32_t c = 0; c < MAX_CPUS; c++)
 		if (s->cpus[c / 8] & (1u << (c % 8)))
 			json_array_append_new(cpus, json_integer(c));
-	json_t *tids = tid_list(s, meta);
+	json_t *tids = tid_list(s);
 	uint64_t events = s->switches + s->forks + s->exits + s->execs;
 	json_object_set_new(o, "events", json_integer((json_int_t)events));
 	json_object_set_new(o, "switches", json_integer((json_int_t)s->switches));

@@ -213,24 +213,50 @@ int jpb_procfs_find_lib(pid_t pid, const char *basename, char *buf,
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
+/* Where the cgroup-v2 hierarchy is mounted: /sys/fs/cgroup on pure-v2
+ * systems, /sys/fs/cgroup/unified on hybrid ones. */
+static int cgroup2_root(char *buf, size_t size)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL;
+	size_t cap = 0;
+	int rc = -ENOENT;
+	if (!f)
+		return -errno;
+	while (rc && getline(&line, &cap, f) > 0) {
+		char mnt[PATH_MAX];
+		const char *sep = strstr(line, " - cgroup2 ");
+		/* Fields: id parent major:minor root mount-point ... */
+		if (sep && sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1) {
+			snprintf(buf, size, "%s", mnt);
+			rc = 0;
+		}
+	}
+	free(line);
+	fclose(f);
+	return rc;
+}
+
 int jpb_procfs_cgroup_id(pid_t pid, uint64_t *id, char *path, size_t size)
 {
-	char file[64], buf[4096], dir[PATH_MAX + 32];
+	char file[64], buf[4096], root[PATH_MAX], dir[2 * PATH_MAX];
 	snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
 	ssize_t n = read_small(file, buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
 	/* The v2 entry is "0::/path". */
 	const char *p = strncmp(buf, "0::", 3) == 0 ? buf : strstr(buf, "\n0::");
-	if (!p)
+	if (!p || cgroup2_root(root, sizeof(root)) != 0)
 		return -ENOENT;
 	p += (*p == '\n') + 3;
 	int len = (int)strcspn(p, "\n");
 	snprintf(path, size, "%.*s", len, p);
-	snprintf(dir, sizeof(dir), "/sys/fs/cgroup%.*s", len, p);
+	snprintf(dir, sizeof(dir), "%s%.*s", root, len, p);
 	struct stat st;
 	if (stat(dir, &st) != 0)
 		return -errno;
+	/* The v2 cgroup id, as BPF reads it (kernfs node id), is the
+	 * directory's inode number. */
 	*id = st.st_ino;
 	return 0;
 }

@@ -34,7 +34,7 @@ static int put(struct jpb_sched_sink *s, uint16_t type, uint64_t t,
 /* Switches are nearly all the events, up to a million a second: their
  * payload is laid out here directly, in the schema's field order
  * (records_sched.c; the unit test decodes it through the schema). */
-#define SWITCH_PAYLOAD 32
+#define SWITCH_PAYLOAD 36
 
 static int on_switch(struct jpb_sched_sink *s, const struct jpbpf_ev_switch *e)
 {
@@ -46,6 +46,7 @@ static int on_switch(struct jpb_sched_sink *s, const struct jpbpf_ev_switch *e)
 	jpb_st32(p + 16, e->next_tid);
 	jpb_st32(p + 20, e->next_tgid);
 	jpb_st64(p + 24, e->prev_state);
+	jpb_st32(p + 32, e->traced);
 	s->n.switches++;
 	int err = jpb_writer_put(s->w, JPB_REC_SCHED_SWITCH, e->hdr.time_ns, p,
 				 sizeof(p));

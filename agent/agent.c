@@ -3,7 +3,7 @@
  * The jpbpf JVMTI agent: lifecycle and options (docs/AGENT.md).
  *
  *   -agentpath:libjpbpf-agent.so=out=DIR[,truth][,noclasses][,nocode]
- *                               [,batch_ms=N][,maxmem=MB]
+ *                               [,batch_ms=N][,maxmem=MB|KBk]
  *
  * or the same string through the attach protocol.  Every JVMTI call's
  * result is checked; on any failure at start the agent releases what it
@@ -71,6 +71,22 @@ static int parse_uint(const char *v, int *out)
 	return 0;
 }
 
+/* "64" = 64 MiB, "64k" = 64 KiB; result in KiB. */
+static int parse_size_kb(const char *v, int *kb)
+{
+	char num[32];
+	size_t n = strlen(v);
+	int k = n > 0 && (v[n - 1] == 'k' || v[n - 1] == 'K');
+	if (n == 0 || n >= sizeof(num))
+		return -1;
+	snprintf(num, sizeof(num), "%.*s", (int)(n - (size_t)k), v);
+	if (parse_uint(num, kb) != 0 || (!k && *kb > 1000000 / 1024))
+		return -1;
+	if (!k)
+		*kb *= 1024;
+	return 0;
+}
+
 static int parse_opt(struct agent_opts *o, char *kv, char *err, size_t size)
 {
 	char *v = strchr(kv, '=');
@@ -91,12 +107,12 @@ static int parse_opt(struct agent_opts *o, char *kv, char *err, size_t size)
 		o->no_code = 1;
 	} else if (!strcmp(kv, "batch_ms") && v && !parse_uint(v, &o->batch_ms) &&
 		   o->batch_ms > 0) {
-	} else if (!strcmp(kv, "maxmem") && v && !parse_uint(v, &maxmem) &&
+	} else if (!strcmp(kv, "maxmem") && v && parse_size_kb(v, &maxmem) == 0 &&
 		   maxmem > 0) {
-		o->max_mb = maxmem;
+		o->max_kb = maxmem;
 	} else {
 		snprintf(err, size, "bad option '%s%s%s' (known: out=DIR, truth, "
-			 "noclasses, nocode, batch_ms=N, maxmem=MB)",
+			 "noclasses, nocode, batch_ms=N, maxmem=MB|KBk)",
 			 kv, v ? "=" : "", v ? v : "");
 		return -1;
 	}
@@ -448,8 +464,8 @@ static int open_bundle(struct agent *a, char *err, size_t size)
 		return -1;
 	}
 	a->q.bundle = b;
-	if (a->opts.max_mb)
-		a->q.max_bytes = (uint64_t)a->opts.max_mb << 20;
+	if (a->opts.max_kb)
+		a->q.max_bytes = (uint64_t)a->opts.max_kb << 10;
 	snprintf(a->q.stop_file, sizeof(a->q.stop_file), "%s/agent.stop",
 		 a->opts.out);
 	snprintf(a->q.done_file, sizeof(a->q.done_file), "%s/agent.done",
@@ -467,7 +483,7 @@ static void replay(struct agent *a, JNIEnv *jni)
 	jvmtiEnv *e = a->jvmti;
 	interp_record(a);
 	threads_record_all(a, jni);
-	a->replaying = 1;
+	jit_set_replaying(1);
 	if ((*e)->GenerateEvents(e, JVMTI_EVENT_DYNAMIC_CODE_GENERATED) !=
 	    JVMTI_ERROR_NONE)
 		aq_note(&a->q, JPB_NOTE_WARN, "GenerateEvents(dynamic code) failed");
@@ -475,7 +491,7 @@ static void replay(struct agent *a, JNIEnv *jni)
 	    JVMTI_ERROR_NONE)
 		aq_note(&a->q, JPB_NOTE_WARN,
 			"GenerateEvents(compiled methods) failed");
-	a->replaying = 0;
+	jit_set_replaying(0);
 	if (!a->debug_nonsafepoints)
 		aq_note(&a->q, JPB_NOTE_WARN,
 			"methods compiled before attach have coarse pc maps "

@@ -60,7 +60,7 @@ struct agent_opts {
 	int no_classes;
 	int no_code;     /* don't copy compiled code bytes */
 	int batch_ms;    /* retransform batch target pause */
-	int max_mb;      /* writer backlog limit */
+	int max_kb;      /* writer backlog limit */
 	char raw[1024];
 };
 
@@ -72,7 +72,6 @@ struct agent {
 	struct agent_opts opts;
 	int late_attach;
 	int debug_nonsafepoints; /* -XX:+DebugNonSafepoints given */
-	int replaying; /* inside GenerateEvents on attach */
 	int stopped;  /* nothing more is recorded */
 	int finished; /* streams closed */
 	int published; /* g_agent pointed at it: never freed */
@@ -114,7 +113,9 @@ AGENT_LOCAL void threads_record(struct agent *a, JNIEnv *jni, jthread t,
 				uint32_t event, int on_thread);
 AGENT_LOCAL void threads_record_all(struct agent *a, JNIEnv *jni);
 
-/* jit.c */
+/* jit.c.  GenerateEvents calls back on the calling thread, so a
+ * thread-local flag tells replayed methods from ones compiled meanwhile. */
+AGENT_LOCAL void jit_set_replaying(int on);
 AGENT_LOCAL void JNICALL jit_on_load(jvmtiEnv *e, jmethodID m, jint size,
 				     const void *addr, jint map_len,
 				     const jvmtiAddrLocationMap *map,

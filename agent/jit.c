@@ -12,6 +12,13 @@
 
 #include <jvmticmlr.h>
 
+static __thread int tls_replaying;
+
+void jit_set_replaying(int on)
+{
+	tls_replaying = on;
+}
+
 static const jvmtiCompiledMethodLoadInlineRecord *
 find_inline(const void *compile_info)
 {
@@ -63,7 +70,7 @@ void JNICALL jit_on_load(jvmtiEnv *e, jmethodID m, jint size,
 			addr);
 		jpb_buf_reset(&pcmap);
 	}
-	if (a->replaying) {
+	if (tls_replaying) {
 		flags |= JPB_NM_F_REPLAY;
 		if (!a->debug_nonsafepoints)
 			flags |= JPB_NM_F_COARSE;

@@ -86,6 +86,16 @@ wait "$jpid"
 t_check "streams complete and readable after JVM exit" \
 	[ "$(agent_json "$B.sum" codelets)" -gt 200 ]
 
+# A writer backlog too small for the records: drops are counted in a loss
+# record, never silent, and the stream stays readable.
+"$java" -agentpath:"$AGENT"=out="$B-tiny",maxmem=4k -cp "$WL" TruthSmall >"$B.out" 2>&1
+t_check "tiny backlog: JVM unaffected" grep -qx "result 2" "$B.out"
+"$CHECK" summary "$B-tiny" >"$B.sum" 2>"$B.notes"
+lost=$(sed -n 's/^loss: jvm //p' "$B.notes")
+t_check "tiny backlog: drops counted in a loss record (${lost:-none})" [ "${lost:-0}" -gt 0 ]
+t_check "tiny backlog: the stream still reads to the end" \
+	[ -n "$(agent_json "$B.sum" codelets)" ]
+
 # At start-up, a bad option stops the JVM with a message (the JVM's own
 # rule for -agentpath), and never a crash.
 "$java" -agentpath:"$AGENT"=bogus -version >"$B.out" 2>&1

@@ -164,9 +164,64 @@ static void test_cfg_cache_growth(void **state)
 	jprog_free(p);
 }
 
+static void add_bytes(struct jprog *p, struct jb *j)
+{
+	size_t n;
+	uint8_t *b = jb_finish(j, &n);
+	assert_int_equal(jprog_add_class(p, b, n, 0, NULL), 0);
+	free(b);
+}
+
+/* Call-site candidates are cached per instruction and recomputed when a
+ * new class (here a subclass that overrides) arrives. */
+static void test_call_cache(void **state)
+{
+	(void)state;
+	static const uint8_t ret[] = { 0xb1 };
+	struct jprog *p;
+	struct jb j;
+	assert_int_equal(jprog_alloc(&p), 0);
+	jb_init(&j, "java/lang/Object", NULL, 0x21);
+	add_bytes(p, &j);
+	jb_init(&j, "app/Base", "java/lang/Object", 0x21);
+	jb_method(&j, 1, "v", "()V", ret, 1, NULL, 0, NULL, 0);
+	add_bytes(p, &j);
+	jb_init(&j, "app/Call", "java/lang/Object", 0x21);
+	uint16_t v = jb_ref(&j, 10, "app/Base", "v", "()V");
+	uint16_t g = jb_ref(&j, 10, "app/Call", "f", "()V");
+	uint8_t code[] = { 0x01, 0xb6, (uint8_t)(v >> 8), (uint8_t)v,
+			   0xb8, (uint8_t)(g >> 8), (uint8_t)g, 0xb1 };
+	jb_method(&j, 9, "f", "()V", code, sizeof(code), NULL, 0, NULL, 0);
+	add_bytes(p, &j);
+
+	const struct jcf *call = jhier_class(jprog_hier(p), "app/Call", 0);
+	const struct jcf_method *f = jcf_method_find(call, "f", "()V");
+	const struct jhier_method *t1, *t2;
+	assert_int_equal(jprog_call_targets(p, call, 0, f, 1, &t1), 1);
+	assert_string_equal(jcf_this_class(t1[0].cls), "app/Base");
+	assert_int_equal(jprog_call_targets(p, call, 0, f, 1, &t2), 1);
+	assert_ptr_equal(t1, t2);
+	assert_int_equal(jprog_call_targets(p, call, 0, f, 2, &t1), 1);
+	assert_ptr_equal(t1[0].m, f);
+	assert_int_equal(t1[0].flags, JHIER_T_EXACT);
+	assert_int_equal(jprog_call_targets(p, call, 0, f, 0, &t1),
+			 java_err_invalid); /* aconst_null */
+	assert_int_equal(jprog_call_targets(p, call, 0, f, 9, &t1),
+			 java_err_invalid);
+
+	jb_init(&j, "app/Sub", "app/Base", 0x21);
+	jb_method(&j, 1, "v", "()V", ret, 1, NULL, 0, NULL, 0);
+	add_bytes(p, &j);
+	assert_int_equal(jprog_call_targets(p, call, 0, f, 1, &t1), 2);
+	assert_string_not_equal(jcf_this_class(t1[0].cls),
+				jcf_this_class(t1[1].cls));
+	jprog_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_call_cache),
 		cmocka_unit_test(test_load_bundle),
 		cmocka_unit_test(test_cfg_cache_growth),
 	};

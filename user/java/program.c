@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "java/bytecodes.h"
 #include "records.h"
 #include "records_jvm.h"
 
@@ -17,10 +18,18 @@ struct method_id {
 	char *sig;
 };
 
+/* Call-site candidates of one instruction, computed on first use. */
+struct call_entry {
+	int n; /* candidates, or a negative java_error */
+	int done;
+	struct jhier_method *v;
+};
+
 struct cfg_slot {
 	const struct jcf_method *m;
 	struct jcfg *g;
 	int err; /* a failed build is remembered, not retried */
+	struct call_entry *calls; /* per instruction, NULL until asked */
 };
 
 struct jprog {
@@ -33,6 +42,20 @@ struct jprog {
 	struct cfg_slot *cfgs;
 	size_t ncfgs, cfgs_cap; /* cap is a power of two */
 };
+
+/* Candidates depend on the set of classes: a new class drops them. */
+static void drop_calls(struct jprog *p)
+{
+	for (size_t i = 0; i < p->cfgs_cap; i++) {
+		struct call_entry *c = p->cfgs[i].calls;
+		if (!c)
+			continue;
+		for (uint32_t k = 0; k < jcfg_insn_count(p->cfgs[i].g); k++)
+			free(c[k].v);
+		free(c);
+		p->cfgs[i].calls = NULL;
+	}
+}
 
 int jprog_alloc(struct jprog **out)
 {
@@ -61,6 +84,7 @@ void jprog_free(struct jprog *p)
 		free(p->ids[i].sig);
 	}
 	free(p->ids);
+	drop_calls(p);
 	for (size_t i = 0; i < p->cfgs_cap; i++)
 		jcfg_free(p->cfgs[i].g);
 	free(p->cfgs);
@@ -89,7 +113,10 @@ int jprog_add_class(struct jprog *p, const uint8_t *data, size_t len,
 			p->first_bad = *diag;
 		return err;
 	}
-	return jhier_add(p->hier, cf, loader);
+	err = jhier_add(p->hier, cf, loader);
+	if (err == 0)
+		drop_calls(p);
+	return err;
 }
 
 static char *dup_n(const char *s, size_t n)
@@ -284,12 +311,9 @@ static int cfg_grow(struct jprog *p)
 	return java_ok;
 }
 
-int jprog_cfg(struct jprog *p, const struct jcf_method *m,
-	      const struct jcfg **out, struct java_diag *diag)
+static int get_slot(struct jprog *p, const struct jcf_method *m,
+		    struct cfg_slot **out, struct java_diag *diag)
 {
-	if (!p || !m || !out)
-		return java_err_invalid;
-	*out = NULL;
 	if (2 * (p->ncfgs + 1) > p->cfgs_cap) {
 		int err = cfg_grow(p);
 		if (err)
@@ -314,6 +338,63 @@ int jprog_cfg(struct jprog *p, const struct jcf_method *m,
 			 "(cached)", m->name, m->descriptor,
 			 java_errstr(s->err));
 	}
-	*out = s->g;
+	*out = s;
 	return s->err;
+}
+
+int jprog_cfg(struct jprog *p, const struct jcf_method *m,
+	      const struct jcfg **out, struct java_diag *diag)
+{
+	struct cfg_slot *s;
+	if (!p || !m || !out)
+		return java_err_invalid;
+	*out = NULL;
+	int err = get_slot(p, m, &s, diag);
+	if (!err)
+		*out = s->g;
+	return err;
+}
+
+static int compute_calls(struct jprog *p, const struct jcf *cls,
+			 uint64_t loader, const struct jcfg_insn *in,
+			 struct call_entry *c)
+{
+	int n = jhier_call_targets(p->hier, cls, loader, in->kind,
+				   in->cp_index, NULL, 0);
+	if (n > 0) {
+		c->v = calloc((size_t)n, sizeof(*c->v));
+		if (!c->v)
+			return java_err_nomem;
+		n = jhier_call_targets(p->hier, cls, loader, in->kind,
+				       in->cp_index, c->v, (size_t)n);
+	}
+	c->n = n;
+	c->done = 1;
+	return java_ok;
+}
+
+int jprog_call_targets(struct jprog *p, const struct jcf *cls,
+		       uint64_t loader, const struct jcf_method *m,
+		       uint32_t insn, const struct jhier_method **out)
+{
+	struct cfg_slot *s;
+	if (!p || !cls || !m || !out)
+		return java_err_invalid;
+	*out = NULL;
+	int err = get_slot(p, m, &s, NULL);
+	if (err)
+		return err;
+	const struct jcfg_insn *in = jcfg_insn(s->g, insn);
+	if (!in || !jbc_is_invoke(in->kind))
+		return java_err_invalid;
+	if (!s->calls) {
+		s->calls = calloc(jcfg_insn_count(s->g), sizeof(*s->calls));
+		if (!s->calls)
+			return java_err_nomem;
+	}
+	struct call_entry *c = &s->calls[insn];
+	if (!c->done && (err = compute_calls(p, cls, loader, in, c)))
+		return err;
+	*out = c->v;
+	return c->n;
 }

@@ -56,4 +56,13 @@ int jprog_method_by_id(struct jprog *p, uint64_t id, struct jhier_method *out);
 int jprog_cfg(struct jprog *p, const struct jcf_method *m,
 	      const struct jcfg **out, struct java_diag *diag);
 
+/* Candidates of the invoke at instruction index INSN of M's CFG, where M
+ * is declared in CLS (defined by LOADER); see jhier_call_targets.  Computed
+ * on first use and cached until the next class is added; *OUT points into
+ * the cache.  Returns the count, or java_err_invalid if INSN is not an
+ * invoke. */
+int jprog_call_targets(struct jprog *p, const struct jcf *cls,
+		       uint64_t loader, const struct jcf_method *m,
+		       uint32_t insn, const struct jhier_method **out);
+
 #endif /* JPBPF_JAVA_PROGRAM_H */

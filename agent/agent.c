@@ -635,8 +635,11 @@ static jint start(JavaVM *vm, char *options, int late)
 	}
 	/* A finished earlier session's environment is retired now that
 	 * this one is live, so its callbacks stop. */
-	if (old && old->jvmti)
-		(*old->jvmti)->DisposeEnvironment(old->jvmti);
+	if (old) {
+		stop_session(old, "replaced"); /* joins its writer thread */
+		if (old->jvmti)
+			(*old->jvmti)->DisposeEnvironment(old->jvmti);
+	}
 	pthread_mutex_unlock(&g_lock);
 	if (late) {
 		JNIEnv *jni = NULL;

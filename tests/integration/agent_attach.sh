@@ -76,6 +76,12 @@ n=d["streams"]["jvm"]["types"].get("jvm_info",0)
 sys.exit(0 if n==1 else 1)' "$out.info"
 	t_check "$name: exactly one session recorded (one jvm_info)" [ $? = 0 ]
 	t_check "$name: agent says it reused the session" grep -q "session reused" "$out.jvmerr"
+	# After that session finished, a new attach starts a fresh one.
+	"$ATTACH" "$jpid" "$AGENT" "$out.again" 0.2 >"$out.t5" 2>&1
+	t_check "$name: attach after a finished session starts a new one" [ $? = 0 ]
+	"$CHECK" summary "$out.again" >"$out.again.sum" 2>/dev/null
+	t_check "$name: the new session recorded the interpreter again" \
+		[ "$(agent_json "$out.again.sum" codelets)" -gt 200 ]
 	wait "$jpid"
 	t_check "$name: JVM unharmed by the repeated loads" grep -q "HotInline rounds=" "$out.jvmout"
 }

@@ -279,20 +279,39 @@ static int add_capabilities(struct agent *a, char *err, size_t size)
 
 static void stop_session(struct agent *a, const char *why);
 
+/* All enabled at VMInit, so the truth stream is consistent from there on:
+ * SingleStep enabled in the OnLoad phase posts nothing (HotSpot does not
+ * put the threads in interpreter-only mode then). */
+static const jvmtiEvent truth_events[] = {
+	JVMTI_EVENT_SINGLE_STEP,
+	JVMTI_EVENT_METHOD_ENTRY,
+	JVMTI_EVENT_METHOD_EXIT,
+	JVMTI_EVENT_EXCEPTION,
+	JVMTI_EVENT_EXCEPTION_CATCH,
+};
+
+static int enable_truth(struct agent *a)
+{
+	jvmtiEnv *e = a->jvmti;
+	for (size_t i = 0; i < sizeof(truth_events) / sizeof(truth_events[0]); i++)
+		if ((*e)->SetEventNotificationMode(e, JVMTI_ENABLE, truth_events[i],
+						   NULL) != JVMTI_ERROR_NONE)
+			return -1;
+	return 0;
+}
+
 static void JNICALL on_vm_init(jvmtiEnv *e, JNIEnv *jni, jthread t)
 {
+	(void)e;
 	struct agent *a = agent_get();
 	if (!a || a->stopped)
 		return;
 	interp_record(a);
 	threads_record_all(a, jni);
 	threads_record(a, jni, t, JPB_THREAD_START, 1);
-	if (a->opts.truth &&
-	    (*e)->SetEventNotificationMode(e, JVMTI_ENABLE,
-					   JVMTI_EVENT_SINGLE_STEP,
-					   NULL) != JVMTI_ERROR_NONE)
+	if (a->opts.truth && enable_truth(a) != 0)
 		aq_note(&a->q, JPB_NOTE_ERROR,
-			"truth: cannot enable SingleStep: no bytecode events");
+			"truth: cannot enable the JVMTI events: no truth");
 }
 
 static void JNICALL on_vm_death(jvmtiEnv *e, JNIEnv *jni)
@@ -335,14 +354,6 @@ static const jvmtiEvent base_events[] = {
 	JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
 };
 
-/* SingleStep is enabled at VMInit: enabled in the OnLoad phase HotSpot
- * never puts the threads in interpreter-only mode and posts nothing. */
-static const jvmtiEvent truth_events[] = {
-	JVMTI_EVENT_METHOD_ENTRY,
-	JVMTI_EVENT_METHOD_EXIT,
-	JVMTI_EVENT_EXCEPTION,
-	JVMTI_EVENT_EXCEPTION_CATCH,
-};
 
 static int enable_events(struct agent *a, char *err, size_t size)
 {
@@ -368,10 +379,6 @@ static int enable_events(struct agent *a, char *err, size_t size)
 		rc = (*e)->SetEventNotificationMode(e, JVMTI_ENABLE,
 						    base_events[i], NULL);
 	}
-	for (size_t i = 0; a->opts.truth && rc == JVMTI_ERROR_NONE &&
-			   i < sizeof(truth_events) / sizeof(truth_events[0]); i++)
-		rc = (*e)->SetEventNotificationMode(e, JVMTI_ENABLE,
-						    truth_events[i], NULL);
 	if (rc != JVMTI_ERROR_NONE) {
 		snprintf(err, size, "enabling JVMTI events failed (error %d)",
 			 (int)rc);
@@ -390,9 +397,6 @@ static void disable_events(struct agent *a)
 			   i < sizeof(truth_events) / sizeof(truth_events[0]); i++)
 		(*e)->SetEventNotificationMode(e, JVMTI_DISABLE, truth_events[i],
 					       NULL);
-	if (a->opts.truth)
-		(*e)->SetEventNotificationMode(e, JVMTI_DISABLE,
-					       JVMTI_EVENT_SINGLE_STEP, NULL);
 }
 
 static void put_summary(struct agent *a, const char *why)

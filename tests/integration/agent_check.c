@@ -6,6 +6,7 @@
  *
  *   agent_check summary DIR        JSON facts, checks included
  *   agent_check classes DIR        class names, one a line
+ *   agent_check truth_check DIR    JSON: the truth stream's contract
  *   agent_check missing DIR        signatures of classes without bytes
  *   agent_check method_code DIR    "records bytes" of jvm_method_code
  *   agent_check truth DIR CLASS METHOD
@@ -295,6 +296,78 @@ static void on_mcode(const struct jpb_record *r)
 	mcode_bytes += c.bytecode.len;
 }
 
+/* truth_check: the stream's contract (records_truth.h). */
+struct tm_info { uint32_t id; uint32_t len; uint8_t *code; };
+static struct tm_info *tms;
+static size_t ntms;
+struct tseq { uint32_t nstid; uint64_t next; };
+static struct tseq tseqs[4096];
+static size_t ntseqs;
+static uint64_t tc_bad_seq, tc_unknown, tc_bad_op, tc_bad_kind, tc_events;
+
+static struct tm_info *tm_find(uint32_t id)
+{
+	/* ids are dense from 1 and written in order */
+	return id >= 1 && id <= ntms && tms[id - 1].id == id ? &tms[id - 1] : NULL;
+}
+
+static void on_truth_check(const struct jpb_record *r)
+{
+	const struct jpb_rectype *t = jpb_rectype_find(r->type);
+	if (r->type == JPB_REC_TRUTH_METHOD) {
+		struct jpb_rec_truth_method m;
+		if (jpb_rec_decode(t, r->payload, r->size, &m))
+			return;
+		tms = realloc(tms, (ntms + 1) * sizeof(*tms));
+		tms[ntms].id = m.method_id;
+		tms[ntms].len = m.bytecode.len;
+		tms[ntms].code = malloc(m.bytecode.len + 1);
+		memcpy(tms[ntms].code, m.bytecode.ptr, m.bytecode.len);
+		ntms++;
+		return;
+	}
+	if (r->type != JPB_REC_TRUTH_EVENTS)
+		return;
+	struct jpb_rec_truth_events e;
+	if (jpb_rec_decode(t, r->payload, r->size, &e))
+		return;
+	size_t i;
+	for (i = 0; i < ntseqs && tseqs[i].nstid != e.nstid; i++)
+		;
+	if (i == ntseqs && ntseqs < 4096)
+		tseqs[ntseqs++] = (struct tseq){ e.nstid, 0 };
+	if (e.seq != tseqs[i].next)
+		tc_bad_seq++;
+	tseqs[i].next = e.seq + e.events.len / JPB_TRUTH_EVENT_SIZE;
+	for (uint32_t off = 0; off + 8 <= e.events.len; off += 8) {
+		struct jpb_truth_event ev;
+		jpb_truth_event_get(e.events.ptr + off, &ev);
+		tc_events++;
+		struct tm_info *m = tm_find(ev.method_id);
+		if (!m) {
+			tc_unknown++;
+			continue;
+		}
+		if (ev.kind > JPB_TRUTH_CATCH)
+			tc_bad_kind++;
+		if (ev.kind == JPB_TRUTH_BYTECODE &&
+		    (ev.bci >= m->len || m->code[ev.bci] != ev.opcode))
+			tc_bad_op++;
+	}
+}
+
+static int truth_check(const char *dir)
+{
+	if (read_stream(dir, "truth", on_truth_check))
+		return 1;
+	printf("{\"events\":%" PRIu64 ",\"threads\":%zu,\"methods\":%zu,"
+	       "\"bad_seq\":%" PRIu64 ",\"unknown_method\":%" PRIu64
+	       ",\"bad_opcode\":%" PRIu64 ",\"bad_kind\":%" PRIu64 "}\n",
+	       tc_events, ntseqs, ntms, tc_bad_seq, tc_unknown, tc_bad_op,
+	       tc_bad_kind);
+	return 0;
+}
+
 /* truth: find the method id, then print each invocation. */
 static const char *want_class, *want_name;
 static uint32_t want_id;
@@ -395,6 +468,8 @@ int main(int argc, char **argv)
 		check_nmethods();
 		return 0;
 	}
+	if (argc == 3 && !strcmp(argv[1], "truth_check"))
+		return truth_check(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "missing"))
 		return read_stream(argv[2], "jvm", on_missing);
 	if (argc == 3 && !strcmp(argv[1], "method_code")) {

@@ -56,6 +56,13 @@ run_jdk() {
 	got=$("$CHECK" truth "$out" 'LTruthSmall;' safeDiv 2>&1)
 	t_check "$name: safeDiv(1,0) throws at 2, handler at 4" [ "$got" = "$div_seq" ]
 	[ "$got" = "$div_seq" ] || { echo "# got:  $got"; echo "# want: $div_seq"; }
+	"$CHECK" truth_check "$out" >"$out.tc" 2>/dev/null
+	t_check "$name: each thread's records are contiguous (seq)" \
+		[ "$(agent_json "$out.tc" bad_seq)" = 0 -a "$(agent_json "$out.tc" threads)" -ge 1 ]
+	t_check "$name: every event's method described before use" \
+		[ "$(agent_json "$out.tc" unknown_method)" = 0 ]
+	t_check "$name: every step's opcode is the method's bytecode at bci" \
+		[ "$(agent_json "$out.tc" bad_opcode)" = 0 -a "$(agent_json "$out.tc" bad_kind)" = 0 ]
 	if [ -x "$JPBPF_PLAIN" ]; then
 		"$JPBPF_PLAIN" info "$out" --json >"$out.info" 2>/dev/null
 		local n

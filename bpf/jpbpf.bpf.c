@@ -23,6 +23,9 @@
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 const volatile bool filter_cgroup = false;
+/* The target, fixed at load time: one compare on the hot path.  With 0,
+ * the traced_tgids map is consulted instead. */
+const volatile __u32 target_tgid = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -55,13 +58,19 @@ static __always_inline __u64 task_cgroup_id(struct task_struct *t)
 	return BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
 }
 
+/* Called with the tracepoints' BTF-typed task pointers, which BPF reads
+ * directly (no helper call): this runs on every context switch. */
 static __always_inline bool traced(struct task_struct *t)
 {
-	__u32 tgid = BPF_CORE_READ(t, tgid);
+	__u32 tgid = t->tgid;
 	if (tgid == 0) /* idle */
 		return false;
-	if (bpf_map_lookup_elem(&traced_tgids, &tgid))
+	if (target_tgid) {
+		if (tgid == target_tgid)
+			return true;
+	} else if (bpf_map_lookup_elem(&traced_tgids, &tgid)) {
 		return true;
+	}
 	if (filter_cgroup) {
 		__u64 id = task_cgroup_id(t);
 		return bpf_map_lookup_elem(&traced_cgroups, &id) != NULL;

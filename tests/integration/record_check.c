@@ -5,7 +5,7 @@
  * at test time.
  *
  *   record_check verify DIR PID   scheduling invariants; prints key=value
- *   record_check tids DIR PID     distinct host tids of PID in switches
+ *   record_check tids DIR PID     distinct traced host tids of PID in switches
  *   record_check forks DIR PID    new thread tids (sched_fork, same tgid)
  *   record_check usdt DIR         "addr size class.method sig time_ns" per load
  *   record_check nmethods DIR     "addr size" per agent nmethod_load
@@ -161,8 +161,10 @@ static void print_tids(const struct jpb_record *rec, void *arg)
 	struct jpb_rec_sched_switch r;
 	if (rec->type != JPB_REC_SCHED_SWITCH || decode(rec, &r))
 		return;
-	uint32_t t[2] = { r.prev_tgid == pid ? r.prev_tid : 0,
-			  r.next_tgid == pid ? r.next_tid : 0 };
+	/* Only the side the kernel filter traced: the other side of a
+	 * switch may be any task. */
+	uint32_t t[2] = { (r.traced & 1) && r.prev_tgid == pid ? r.prev_tid : 0,
+			  (r.traced & 2) && r.next_tgid == pid ? r.next_tid : 0 };
 	for (int k = 0; k < 2; k++)
 		if (t[k] && t[k] < MAX_TID && !seen[t[k]]) {
 			seen[t[k]] = 1;

@@ -98,6 +98,7 @@ static int setup(struct jpb_bpf *b, const struct jpb_bpf_opts *o,
 	if (!b->skel)
 		return load_error(-errno, errmsg, size);
 	b->skel->rodata->filter_cgroup = o && o->filter_cgroup;
+	b->skel->rodata->target_tgid = o ? o->target_tgid : 0;
 	if (o && o->ringbuf_bytes)
 		bpf_map__set_max_entries(b->skel->maps.events, o->ringbuf_bytes);
 	b->skel->rodata->wakeup_bytes =

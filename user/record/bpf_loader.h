@@ -28,6 +28,8 @@ struct jpb_bpf_opts {
 	const char *btf_path;    /* kernel BTF; NULL: /sys/kernel/btf/vmlinux */
 	uint32_t ringbuf_bytes;  /* power of two >= page size; 0: 16 MiB */
 	int filter_cgroup;       /* also trace tasks of jpb_bpf_trace_cgroup() */
+	uint32_t target_tgid;    /* the traced process, compared inline; 0: only
+				  * the tgids of jpb_bpf_trace_tgid() */
 };
 
 /* Called for each ring buffer event (struct jpbpf_ev_*, bpf/jpbpf.h);

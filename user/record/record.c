@@ -668,7 +668,7 @@ static void install_signals(void)
 static int open_bpf(struct recorder *r, char *errmsg, size_t size)
 {
 	struct jpb_bpf_opts bo = { r->o->btf_path, r->o->ringbuf_kb * 1024u,
-				   r->o->cgroup };
+				   r->o->cgroup, (uint32_t)r->o->pid };
 	int err = jpb_bpf_open(&r->bpf, &bo, on_event, r, errmsg, size);
 	if (err)
 		return err == jpb_bpf_err_perm || err == jpb_bpf_err_btf

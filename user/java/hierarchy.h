@@ -20,6 +20,9 @@
  *  - invokedynamic: the lambda's implementation method when the bootstrap
  *    is LambdaMetafactory (flag JHIER_T_INDIRECT: generated frames run in
  *    between); other bootstraps give no candidates.
+ * Not thread-safe, queries included: they link classes lazily and mark
+ * visited classes.
+ *
  * Package-private overriding is not checked: a same-name method in a
  * subclass is taken to override.  The trace narrows the candidates.
  */

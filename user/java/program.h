@@ -4,6 +4,9 @@
  * the class hierarchy over them, jmethodID -> method, and per-method CFGs
  * built lazily on first request and cached.
  *
+ * Not thread-safe (queries fill caches); the CFGs it hands out are
+ * read-only and may be shared.
+ *
  * A class file that fails to parse does not fail the load: it is counted
  * (jprog_bad_classes) and the first failure's diagnostic is kept, since
  * one odd class must not hide the rest of the program.

@@ -4,7 +4,9 @@
 # decoders (over an image built from the bundle's jvm stream) reproduces
 # the simulator's instruction truth exactly.  Truth: a hand-made scenario
 # (loops, calls, virtual calls with 3 receivers, an exception across two
-# frames, a native call) on 3 threads.
+# frames, a native call) on 3 threads.  With a tiny code cache, code is
+# flushed, unloaded and its addresses reused: verify then picks each
+# address's code by the decoder's time (TSC) from jvm_nmethod_load/unload.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sim_lib.sh"
 sim_setup
@@ -57,5 +59,11 @@ t_check "psb: frequent PSB+ and context switches (async FUP+PGD)" \
 
 run notsc "--cpus 2 --no-tsc --jit-invoke 5 --seed 5"
 t_check "notsc: no TSC packet" [ "$(sim_field "$TESTTMP/sim-rt-notsc.out" tsc)" = 0 ]
+
+run codecache "--cpus 3 --quantum-us 20 --jit-invoke 5 --code-cache 384 --seed 6"
+b=$TESTTMP/sim-rt-codecache
+t_check "codecache: code was unloaded and its addresses reused" \
+	[ "$("$JPBPF" info "$b" --json 2>/dev/null | jq .jvm.compiled_unloads)" -gt 5 -a \
+	  "$(sim_meta "$b" sim.code_reuses)" -gt 0 ]
 
 t_done

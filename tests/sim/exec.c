@@ -33,20 +33,8 @@ static const struct cg_region *region_of(struct sim *s, uint64_t ip)
 	r = &s->in.s;
 	if (ip >= r->base && ip < r->base + r->bytes.len)
 		return r;
-	size_t n;
-	struct nmethod *const *nms = jit_nmethods(s->jit, &n);
-	size_t lo = 0, hi = n;
-	while (lo < hi) { /* last nmethod with base <= ip */
-		size_t mid = lo + (hi - lo) / 2;
-		if (nms[mid]->r.base <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
-		return NULL;
-	r = &nms[lo - 1]->r;
-	return ip < r->base + r->bytes.len ? r : NULL;
+	struct nmethod *nm = jit_find(s->jit, ip);
+	return nm ? &nm->r : NULL;
 }
 
 const struct cg_insn *sim_insn(struct sim *s, uint64_t ip)
@@ -67,6 +55,18 @@ static uint64_t mpop(struct sim_thr *th)
 	if (!th->msp)
 		die("thread %u: return with an empty machine stack", th->tid);
 	return th->ms[--th->msp];
+}
+
+/* The latest simulated time any CPU has reached.  CPUs run slices one at
+ * a time, so code loads and frees are stamped with it: no CPU ran the old
+ * code after its free, and a load never predates a free. */
+static uint64_t horizon(const struct sim *s)
+{
+	uint64_t h = 0;
+	for (unsigned i = 0; i < s->o.cpus; i++)
+		if (s->cpus[i].now > h)
+			h = s->cpus[i].now;
+	return h;
 }
 
 static void advance(struct sim_cpu *c, uint64_t ns)
@@ -308,7 +308,7 @@ static void deoptimize(struct sim *s, struct sim_cpu *c, struct sim_thr *th)
 		g->mode = FM_INTERP;
 		g->nm = NULL;
 	}
-	jit_deopt(s->jit, nm, c->now);
+	jit_deopt(s->jit, nm, horizon(s));
 	s->deopts++;
 	th->prev_op = -1;
 	pge(c, th, s->in.deopt_cont);
@@ -481,7 +481,7 @@ static void on_bytecode(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 			long t = jbc_branch_target(m->code, m->code_len, e->bci);
 			jit_on_branch(s->jit, e->method_id, e->bci,
 				      kind == JBC_GOTO || taken,
-				      t >= 0 && t <= e->bci, c->now);
+				      t >= 0 && t <= e->bci, horizon(s));
 		}
 		if (jbc_is_invoke(kind) && nx && nx->kind == JPB_TRUTH_ENTRY)
 			jit_on_call(s->jit, e->method_id, e->bci, nx->method_id);
@@ -568,7 +568,7 @@ static void on_entry(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 		from_compiled = 0;
 	}
 	int kind = interp_method_kind(m);
-	int compile_now = kind != MK_NATIVE && jit_on_invoke(s->jit, m->id, c->now);
+	int compile_now = kind != MK_NATIVE && jit_on_invoke(s->jit, m->id, horizon(s));
 	struct nmethod *nm = kind == MK_NATIVE ? NULL : jit_code(s->jit, m->id);
 	if (compile_now)
 		nm = NULL; /* installed for the next invocation */

@@ -31,12 +31,23 @@ struct jit {
 	struct nmethod **nms;
 	size_t nnms, cnms;
 	uint64_t cache_top;
+	uint64_t seq; /* loads and frees, in the order they happen */
+	uint64_t reuses;
+	struct jit_env env;
+	struct nmethod *last; /* jit_find's cache */
+	/* freed ranges: start, size, freed_ns */
+	uint64_t (*fr)[3];
+	size_t nfr, cfr;
 };
 
-struct jit *jit_new(const struct jit_opts *o, const struct truth *t)
+struct jit *jit_new(const struct jit_opts *o, const struct truth *t,
+		    const struct jit_env *env)
 {
 	struct jit *j = xcalloc(1, sizeof(*j));
 	j->o = *o;
+	j->env = *env;
+	if (!j->o.code_cache || j->o.code_cache > CG_CACHE_SIZE)
+		j->o.code_cache = CG_CACHE_SIZE;
 	j->t = t;
 	j->ms = xcalloc(t->nmethods, sizeof(*j->ms));
 	j->pcap = 1024;
@@ -54,6 +65,7 @@ void jit_free(struct jit *j)
 		free(j->nms[i]);
 	}
 	free(j->nms);
+	free(j->fr);
 	free(j->ms);
 	free(j->pt);
 	free(j);
@@ -114,6 +126,80 @@ static int parsable(const struct sim_method *m)
 	return m->code_len > 0;
 }
 
+static void add_free(struct jit *j, uint64_t start, uint64_t size, uint64_t now)
+{
+	GROW(j->fr, j->nfr, j->cfr);
+	j->fr[j->nfr][0] = start;
+	j->fr[j->nfr][1] = size;
+	j->fr[j->nfr][2] = now;
+	j->nfr++;
+}
+
+static uint64_t nm_size(const struct nmethod *nm)
+{
+	return (nm->r.bytes.len + 63) & ~63ull; /* 64-byte aligned */
+}
+
+void jit_sweep(struct jit *j, uint64_t now)
+{
+	for (size_t i = 0; i < j->nnms; i++) {
+		struct nmethod *nm = j->nms[i];
+		if (nm->entrant || nm->freed || j->env.active(j->env.ctx, nm))
+			continue;
+		nm->freed = 1;
+		nm->r.live = 0;
+		nm->unload_ns = now;
+		nm->unload_seq = ++j->seq;
+		if (j->last == nm)
+			j->last = NULL;
+		add_free(j, nm->r.base, nm_size(nm), now);
+	}
+}
+
+/* First fit among freed ranges the decoder can tell apart by time, else
+ * the top of the cache; 0 if neither has room. */
+static uint64_t alloc_code(struct jit *j, uint64_t size)
+{
+	for (size_t i = 0; i < j->nfr; i++) {
+		if (j->fr[i][1] < size || !j->env.reusable(j->env.ctx, j->fr[i][2]))
+			continue;
+		uint64_t at = j->fr[i][0];
+		j->reuses++;
+		j->fr[i][0] += size;
+		j->fr[i][1] -= size;
+		if (!j->fr[i][1])
+			j->fr[i][0] = j->fr[i][1] = 0, j->fr[i][2] = UINT64_MAX;
+		return at;
+	}
+	if (j->cache_top + size <= CG_CACHE_BASE + j->o.code_cache) {
+		uint64_t at = j->cache_top;
+		j->cache_top += size;
+		return at;
+	}
+	return 0;
+}
+
+/* The cache is full: make the oldest half of the entrant code not
+ * entrant (HotSpot's code cache flushing), then free what nobody runs. */
+static void flush(struct jit *j, uint64_t now)
+{
+	size_t entrant = 0, done = 0;
+	for (size_t i = 0; i < j->nnms; i++)
+		entrant += j->nms[i]->entrant;
+	for (size_t i = 0; i < j->nnms && done < (entrant + 1) / 2; i++) {
+		struct nmethod *nm = j->nms[i];
+		if (!nm->entrant)
+			continue;
+		nm->entrant = 0;
+		struct mstate *s = &j->ms[nm->method_id];
+		if (s->nm == nm)
+			s->nm = NULL;
+		s->inv = s->be = 0;
+		done++;
+	}
+	jit_sweep(j, now);
+}
+
 static void compile(struct jit *j, uint32_t mid, uint64_t now)
 {
 	const struct sim_method *m = truth_method(j->t, mid);
@@ -125,18 +211,43 @@ static void compile(struct jit *j, uint32_t mid, uint64_t now)
 	struct jit_profile_view pv = { j, view_branch, view_callee,
 				       j->o.max_inline_size, j->o.max_inline_depth };
 	struct nmethod *nm = xcalloc(1, sizeof(*nm));
-	nmethod_compile(nm, j->t, m, j->cache_top, &pv);
-	/* nmethods are 64-byte aligned in the code cache */
-	j->cache_top = (cg_here(&nm->r) + 63) & ~63ull;
-	if (j->cache_top > CG_CACHE_BASE + CG_CACHE_SIZE)
-		die("code cache full (%llu MiB)",
-		    (unsigned long long)(CG_CACHE_SIZE >> 20));
+	/* the size does not depend on the address: measure, place, emit */
+	nmethod_compile(nm, j->t, m, CG_CACHE_BASE, &pv);
+	uint64_t size = nm_size(nm);
+	nmethod_fini(nm);
+	jit_sweep(j, now);
+	uint64_t at = alloc_code(j, size);
+	if (!at) {
+		flush(j, now);
+		at = alloc_code(j, size);
+	}
+	if (!at) { /* no room yet: try again after more invocations */
+		free(nm);
+		s->inv = s->be = 0;
+		return;
+	}
+	nmethod_compile(nm, j->t, m, at, &pv);
 	nm->id = (uint32_t)j->nnms + 1;
 	nm->load_ns = now;
+	nm->load_seq = ++j->seq;
 	nm->level = ++s->compiles;
 	GROW(j->nms, j->nnms, j->cnms);
 	j->nms[j->nnms++] = nm;
 	s->nm = nm;
+}
+
+struct nmethod *jit_find(struct jit *j, uint64_t ip)
+{
+	struct nmethod *nm = j->last;
+	if (nm && ip >= nm->r.base && ip < nm->r.base + nm->r.bytes.len)
+		return nm;
+	for (size_t i = j->nnms; i-- > 0;) {
+		nm = j->nms[i];
+		if (!nm->freed && ip >= nm->r.base &&
+		    ip < nm->r.base + nm->r.bytes.len)
+			return j->last = nm;
+	}
+	return NULL;
 }
 
 int jit_on_invoke(struct jit *j, uint32_t mid, uint64_t now)
@@ -188,12 +299,17 @@ void jit_deopt(struct jit *j, struct nmethod *nm, uint64_t now)
 	if (!nm->entrant)
 		return;
 	nm->entrant = 0;
-	nm->unload_ns = now;
+	(void)now;
 	struct mstate *s = &j->ms[nm->method_id];
 	if (s->nm == nm)
 		s->nm = NULL;
 	s->inv = 0;
 	s->be = 0;
+}
+
+uint64_t jit_reuses(const struct jit *j)
+{
+	return j->reuses;
 }
 
 struct nmethod *const *jit_nmethods(const struct jit *j, size_t *n)

@@ -18,11 +18,24 @@ struct jit_opts {
 	uint32_t max_inline_size;
 	uint32_t max_inline_depth;
 	uint32_t max_recompiles;
+	uint64_t code_cache;   /* bytes; when full, cold code is flushed */
+};
+
+/* What the policy asks of the running system. */
+struct jit_env {
+	void *ctx;
+	/* some thread still runs code of NM (a frame refers to it) */
+	int (*active)(void *ctx, const struct nmethod *nm);
+	/* code freed at FREED_NS may be overwritten now: every CPU that is
+	 * tracing has written a TSC since, so a decoder that picks code by
+	 * time cannot mistake the old code for the new */
+	int (*reusable)(void *ctx, uint64_t freed_ns);
 };
 
 struct jit;
 
-struct jit *jit_new(const struct jit_opts *o, const struct truth *t);
+struct jit *jit_new(const struct jit_opts *o, const struct truth *t,
+		    const struct jit_env *env);
 void jit_free(struct jit *j);
 
 /* An invocation of MID at time NOW; returns 1 if this invocation's counter
@@ -37,6 +50,15 @@ void jit_on_call(struct jit *j, uint32_t mid, uint16_t bci, uint32_t callee);
 struct nmethod *jit_code(struct jit *j, uint32_t mid);
 /* NM hit an uncommon trap: make it not entrant. */
 void jit_deopt(struct jit *j, struct nmethod *nm, uint64_t now);
+
+/* Free not-entrant code that no thread runs any more. */
+void jit_sweep(struct jit *j, uint64_t now);
+
+/* The live nmethod containing IP, or NULL. */
+struct nmethod *jit_find(struct jit *j, uint64_t ip);
+
+/* Compilations placed in freed code (address reuse). */
+uint64_t jit_reuses(const struct jit *j);
 
 /* Every nmethod ever compiled, in compile order. */
 struct nmethod *const *jit_nmethods(const struct jit *j, size_t *n);

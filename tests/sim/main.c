@@ -45,6 +45,8 @@ static const char usage[] =
 	"    --jit-invoke N      invocations before compiling (default 500)\n"
 	"    --jit-backedge N    back edges before compiling (default 5000)\n"
 	"    --inline-size N     max inlined callee bytecode size (default 35)\n"
+	"    --code-cache BYTES  code cache size; when full, old code is flushed,\n"
+	"                        unloaded and its addresses reused (default 48 MiB)\n"
 	"    --cost-interp NS    time per interpreted bytecode (default 20)\n"
 	"    --cost-jit NS       time per compiled bytecode (default 2)\n"
 	"    --no-itruth         do not write the instruction-level truth\n"
@@ -228,7 +230,7 @@ static int cmd_truth(int argc, char **argv, const char *argv0)
 
 enum { O_SEED = 256, O_CPUS, O_LOSS, O_AUX, O_DRAIN, O_PSB, O_NORET, O_NOTSC,
        O_JITTER, O_QUANTUM, O_BLOCK, O_NOJIT, O_JINV, O_JBE, O_INL, O_CI, O_CJ,
-       O_NOIT };
+       O_NOIT, O_CACHE };
 
 static int synth_opt(struct sim_opts *o, int c, const char *arg)
 {
@@ -285,6 +287,11 @@ static int synth_opt(struct sim_opts *o, int c, const char *arg)
 	case O_CI: o->cost_interp_ns = v; break;
 	case O_CJ: o->cost_jit_ns = v; break;
 	case O_NOIT: o->itruth = 0; break;
+	case O_CACHE:
+		if (v < 256 || v > (48u << 20))
+			return bad_usage("--code-cache: 256 to 50331648 bytes");
+		o->jit.code_cache = v;
+		break;
 	default:
 		return bad_usage("bad option");
 	}
@@ -299,7 +306,7 @@ static void default_opts(struct sim_opts *o)
 	o->pt = (struct ptenc_opts){ .psb_period = 4096, .retcomp = 1, .tsc = 1,
 				     .cbr = 24, .buf_size = 0, .drain_bpns = 0.2,
 				     .aux_watermark = 64u << 10 };
-	o->jit = (struct jit_opts){ 1, 500, 5000, 35, 2, 4 };
+	o->jit = (struct jit_opts){ 1, 500, 5000, 35, 2, 4, 48u << 20 };
 	o->cost_interp_ns = 20;
 	o->cost_jit_ns = 2;
 	o->cost_rt_ns = 300;
@@ -391,6 +398,7 @@ static int cmd_synth(int argc, char **argv)
 		{ "cost-interp", required_argument, NULL, O_CI },
 		{ "cost-jit", required_argument, NULL, O_CJ },
 		{ "no-itruth", no_argument, NULL, O_NOIT },
+		{ "code-cache", required_argument, NULL, O_CACHE },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};

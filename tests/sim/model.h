@@ -77,7 +77,10 @@ struct nmethod {
 	struct nblock *blocks;
 	size_t nblocks, cblocks;
 	int entrant;
-	uint64_t load_ns, unload_ns; /* unload_ns 0: never unloaded */
+	int freed;                   /* unloaded: its range may be reused */
+	uint64_t load_ns;
+	uint64_t unload_ns;          /* when freed (valid if freed) */
+	uint64_t load_seq, unload_seq; /* order of loads and frees */
 	uint32_t level;              /* compile number for this method */
 };
 

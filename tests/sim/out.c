@@ -263,6 +263,46 @@ static void put_kept(struct w *w, const struct kept *k)
 	}
 }
 
+struct code_ev {
+	uint64_t ns, seq;
+	int load;
+	size_t i;
+};
+
+static int cmp_code_ev(const void *a, const void *b)
+{
+	const struct code_ev *x = a, *y = b;
+	if (x->ns != y->ns)
+		return x->ns < y->ns ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Loads and unloads in time order (an address may be reused). */
+static void put_code_events(struct w *w, const struct sim *s, uint64_t t0)
+{
+	size_t nn, k = 0;
+	struct nmethod *const *nms = jit_nmethods(s->jit, &nn);
+	struct code_ev *ev = xcalloc(2 * nn, sizeof(*ev));
+	for (size_t i = 0; i < nn; i++) {
+		ev[k++] = (struct code_ev){ nms[i]->load_ns, nms[i]->load_seq, 1, i };
+		if (nms[i]->freed)
+			ev[k++] = (struct code_ev){ nms[i]->unload_ns, nms[i]->unload_seq,
+						    0, i };
+	}
+	qsort(ev, k, sizeof(*ev), cmp_code_ev);
+	for (size_t e = 0; e < k; e++) {
+		const struct nmethod *nm = nms[ev[e].i];
+		if (ev[e].load) {
+			put_nmethod(w, nm, t0);
+		} else {
+			struct jpb_rec_jvm_nmethod_unload u = { nm->method_id,
+								nm->r.base };
+			w_put(w, JPB_REC_JVM_NMETHOD_UNLOAD, t0 + nm->unload_ns, &u);
+		}
+	}
+	free(ev);
+}
+
 int out_jvm(struct jpb_bundle *b, const struct sim *s, char *err, size_t n)
 {
 	struct kept k = { 0 };
@@ -294,10 +334,7 @@ int out_jvm(struct jpb_bundle *b, const struct sim *s, char *err, size_t n)
 	jpb_buf_fini(&k.recs);
 	jpb_buf_fini(&k.names);
 	put_interp(&w, s, t0);
-	size_t nn;
-	struct nmethod *const *nms = jit_nmethods(s->jit, &nn);
-	for (size_t i = 0; i < nn; i++)
-		put_nmethod(&w, nms[i], t0);
+	put_code_events(&w, s, t0);
 	return w_close(&w, "jvm", err, n);
 }
 
@@ -479,6 +516,7 @@ int out_meta(struct jpb_bundle *b, const struct sim *s, char *err, size_t n)
 	size_t nn;
 	jit_nmethods(s->jit, &nn);
 	json_object_set_new(sim, "nmethods", json_integer((json_int_t)nn));
+	json_object_set_new(sim, "code_reuses", json_integer((json_int_t)jit_reuses(s->jit)));
 	uint64_t rc_n = 0, rt_n = 0, dropped = 0;
 	for (unsigned c = 0; c < s->o.cpus; c++) {
 		uint64_t a, b2;

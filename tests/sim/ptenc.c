@@ -16,6 +16,7 @@ struct ptenc {
 	uint8_t scratch[64];
 	struct jpb_buf data;
 	uint64_t tsc_q16, now_ns;
+	uint64_t last_tsc_ns; /* time of the last TSC packet written */
 
 	uint64_t last_ip;
 	uint64_t tnt_bits;
@@ -186,6 +187,8 @@ static void put_tsc(struct ptenc *e)
 	struct pt_packet p = { .type = ppt_tsc };
 	p.payload.tsc.tsc = (e->now_ns * e->tsc_q16) >> 16;
 	put(e, &p);
+	if (!e->dropping)
+		e->last_tsc_ns = e->now_ns;
 }
 
 static void put_mode_exec(struct ptenc *e)
@@ -322,6 +325,16 @@ void ptenc_force_drop(struct ptenc *e, int on)
 	} else {
 		e->forced = 0;
 	}
+}
+
+int ptenc_enabled(const struct ptenc *e)
+{
+	return e->enabled;
+}
+
+uint64_t ptenc_last_tsc_ns(const struct ptenc *e)
+{
+	return e->last_tsc_ns;
 }
 
 int ptenc_dropping(const struct ptenc *e)

@@ -69,6 +69,10 @@ int ptenc_take_resumed(struct ptenc *e);
 /* Force data loss on/off (the --loss planner). */
 void ptenc_force_drop(struct ptenc *e, int on);
 int ptenc_dropping(const struct ptenc *e);
+/* Tracing is on (between TIP.PGE and TIP.PGD). */
+int ptenc_enabled(const struct ptenc *e);
+/* Time of the last TSC packet in the stream (0 if none). */
+uint64_t ptenc_last_tsc_ns(const struct ptenc *e);
 /* Number of losses begun so far. */
 uint64_t ptenc_losses(const struct ptenc *e);
 uint64_t ptenc_dropped_bytes(const struct ptenc *e);

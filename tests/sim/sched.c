@@ -8,6 +8,27 @@
 #include "simrec.h"
 #include "util.h"
 
+static int code_active(void *ctx, const struct nmethod *nm)
+{
+	const struct sim *s = ctx;
+	for (size_t i = 0; i < s->nthr; i++)
+		for (size_t k = 0; k < s->thr[i].nfr; k++)
+			if (s->thr[i].fr[k].nm == nm)
+				return 1;
+	return 0;
+}
+
+static int code_reusable(void *ctx, uint64_t freed_ns)
+{
+	const struct sim *s = ctx;
+	/* every CPU, tracing or not: one that is idle now may run the new
+	 * code later with no TSC in between */
+	for (unsigned c = 0; c < s->o.cpus; c++)
+		if (ptenc_last_tsc_ns(s->cpus[c].pe) <= s->o.start_ns + freed_ns)
+			return 0;
+	return s->o.pt.tsc;
+}
+
 int sim_init(struct sim *s, const struct sim_opts *o, const struct truth *t)
 {
 	memset(s, 0, sizeof(*s));
@@ -15,7 +36,8 @@ int sim_init(struct sim *s, const struct sim_opts *o, const struct truth *t)
 	s->t = t;
 	s->rng.s = o->seed;
 	interp_build(&s->in);
-	s->jit = jit_new(&o->jit, t);
+	struct jit_env env = { s, code_active, code_reusable };
+	s->jit = jit_new(&o->jit, t, &env);
 	s->cpus = xcalloc(o->cpus, sizeof(*s->cpus));
 	s->cpu_events = xcalloc(o->cpus, sizeof(uint64_t));
 	for (unsigned i = 0; i < o->cpus; i++) {

@@ -11,19 +11,28 @@
 #include "simrec.h"
 #include "util.h"
 
+/* Code with its lifetime [load_ns, unload_ns) from the jvm stream: the
+ * code cache reuses addresses, so the image is versioned by time. */
 struct sect {
 	uint64_t start;
 	uint8_t *bytes;
 	uint64_t size;
+	uint64_t load_ns, unload_ns;
+	int freed;
 };
 
 struct image {
 	struct sect *s;
 	size_t n, cap;
+	/* the decoder reading through this image, for its time */
+	struct pt_insn_decoder *insn;
+	struct pt_block_decoder *blk;
+	uint32_t mult, shift;
+	uint64_t time_zero;
 };
 
 static void add_sect(struct image *im, uint64_t start, const uint8_t *p,
-		     uint64_t size)
+		     uint64_t size, uint64_t load_ns)
 {
 	GROW(im->s, im->n, im->cap);
 	struct sect *s = &im->s[im->n++];
@@ -31,6 +40,51 @@ static void add_sect(struct image *im, uint64_t start, const uint8_t *p,
 	s->size = size;
 	s->bytes = xrealloc(NULL, size ? size : 1);
 	memcpy(s->bytes, p, size);
+	s->load_ns = load_ns;
+	s->unload_ns = UINT64_MAX;
+}
+
+static void unload_sect(struct image *im, uint64_t start, uint64_t ns)
+{
+	for (size_t i = im->n; i-- > 0;)
+		if (im->s[i].start == start && im->s[i].unload_ns == UINT64_MAX &&
+		    im->s[i].load_ns != 0 && !im->s[i].freed) {
+			im->s[i].unload_ns = ns;
+			im->s[i].freed = 1;
+			return;
+		}
+}
+
+/* The decoder's time: its last TSC, through the ring's perf clock. */
+static uint64_t decoder_ns(const struct image *im)
+{
+	uint64_t tsc = 0;
+	if (im->insn)
+		pt_insn_time(im->insn, &tsc, NULL, NULL);
+	else if (im->blk)
+		pt_blk_time(im->blk, &tsc, NULL, NULL);
+	if (!im->shift && !im->mult)
+		return tsc;
+	return im->time_zero + (uint64_t)(((unsigned __int128)tsc * im->mult) >> im->shift);
+}
+
+/* The code at IP as of the decoder's time T: the version live at T, else
+ * the first loaded after T (loaded since the last TSC), else the last. */
+static const struct sect *pick(const struct image *im, uint64_t ip, uint64_t t)
+{
+	const struct sect *live = NULL, *next = NULL, *last = NULL;
+	for (size_t i = 0; i < im->n; i++) {
+		const struct sect *s = &im->s[i];
+		if (ip < s->start || ip >= s->start + s->size)
+			continue;
+		if (s->load_ns <= t && t < s->unload_ns)
+			live = s;
+		else if (s->load_ns > t && (!next || s->load_ns < next->load_ns))
+			next = s;
+		if (!last || s->load_ns >= last->load_ns)
+			last = s;
+	}
+	return live ? live : next ? next : last;
 }
 
 static int read_mem(uint8_t *buf, size_t size, const struct pt_asid *asid,
@@ -38,17 +92,14 @@ static int read_mem(uint8_t *buf, size_t size, const struct pt_asid *asid,
 {
 	(void)asid;
 	const struct image *im = ctx;
-	for (size_t i = 0; i < im->n; i++) {
-		const struct sect *s = &im->s[i];
-		if (ip >= s->start && ip < s->start + s->size) {
-			uint64_t n = s->start + s->size - ip;
-			if (n > size)
-				n = size;
-			memcpy(buf, s->bytes + (ip - s->start), n);
-			return (int)n;
-		}
-	}
-	return -pte_nomap;
+	const struct sect *s = pick(im, ip, decoder_ns(im));
+	if (!s)
+		return -pte_nomap;
+	uint64_t n = s->start + s->size - ip;
+	if (n > size)
+		n = size;
+	memcpy(buf, s->bytes + (ip - s->start), n);
+	return (int)n;
 }
 
 static int load_image(struct jpb_bundle *b, struct image *im)
@@ -64,12 +115,18 @@ static int load_image(struct jpb_bundle *b, struct image *im)
 			struct jpb_rec_jvm_code_blob cb;
 			if ((rc = jpb_rec_decode(t, rec.payload, rec.size, &cb)))
 				break;
-			add_sect(im, cb.start, cb.code.ptr, cb.code.len);
+			add_sect(im, cb.start, cb.code.ptr, cb.code.len, 0);
 		} else if (rec.type == JPB_REC_JVM_NMETHOD_LOAD) {
 			struct jpb_rec_jvm_nmethod_load nl;
 			if ((rc = jpb_rec_decode(t, rec.payload, rec.size, &nl)))
 				break;
-			add_sect(im, nl.code_addr, nl.code.ptr, nl.code.len);
+			add_sect(im, nl.code_addr, nl.code.ptr, nl.code.len,
+				 rec.time_ns);
+		} else if (rec.type == JPB_REC_JVM_NMETHOD_UNLOAD) {
+			struct jpb_rec_jvm_nmethod_unload nu;
+			if ((rc = jpb_rec_decode(t, rec.payload, rec.size, &nu)))
+				break;
+			unload_sect(im, nu.code_addr, rec.time_ns);
 		}
 	}
 	jpb_reader_free(r);
@@ -77,7 +134,7 @@ static int load_image(struct jpb_bundle *b, struct image *im)
 }
 
 static int load_stream(struct jpb_bundle *b, const char *name, uint16_t type,
-		       struct jpb_buf *out)
+		       struct jpb_buf *out, struct image *im)
 {
 	struct jpb_reader *r;
 	int rc = jpb_reader_open(b, name, &r);
@@ -85,6 +142,15 @@ static int load_stream(struct jpb_bundle *b, const char *name, uint16_t type,
 		return rc;
 	struct jpb_record rec;
 	while ((rc = jpb_reader_next(r, &rec)) == 0) {
+		if (rec.type == JPB_REC_PT_RING && im) {
+			struct jpb_rec_pt_ring ring;
+			if ((rc = jpb_rec_decode(jpb_rectype_find(rec.type),
+						 rec.payload, rec.size, &ring)))
+				break;
+			im->mult = ring.time_mult;
+			im->shift = ring.time_shift;
+			im->time_zero = ring.time_zero;
+		}
 		if (rec.type == type) {
 			const uint8_t *p = rec.payload;
 			uint32_t n = rec.size;
@@ -111,6 +177,7 @@ struct cmp {
 	unsigned cpu;
 	FILE *out;
 	int bad;
+	struct image *img;
 };
 
 static uint64_t tr(const struct cmp *c, size_t k)
@@ -190,6 +257,8 @@ static int insn_pass(struct pt_config *cfg, struct pt_image *im, struct cmp *c,
 	if (!d)
 		die_nomem();
 	pt_insn_set_image(d, im);
+	c->img->insn = d;
+	c->img->blk = NULL;
 	int status = pt_insn_sync_forward(d);
 	while (status >= 0 && !c->bad) {
 		while (status & pts_event_pending) {
@@ -215,6 +284,7 @@ static int insn_pass(struct pt_config *cfg, struct pt_image *im, struct cmp *c,
 	if (status < 0 && status != -pte_eos && !c->bad)
 		mismatch(c, 0, pt_errstr(pt_errcode(status)));
 	pt_insn_free_decoder(d);
+	c->img->insn = NULL;
 	ended(c);
 	return c->bad;
 }
@@ -226,6 +296,8 @@ static int block_pass(struct pt_config *cfg, struct pt_image *im, struct cmp *c,
 	if (!d)
 		die_nomem();
 	pt_blk_set_image(d, im);
+	c->img->insn = NULL;
+	c->img->blk = d;
 	struct verify_stats dummy = { 0 };
 	int status = pt_blk_sync_forward(d);
 	while (status >= 0 && !c->bad) {
@@ -263,6 +335,7 @@ static int block_pass(struct pt_config *cfg, struct pt_image *im, struct cmp *c,
 	if (status < 0 && status != -pte_eos && !c->bad)
 		mismatch(c, 0, pt_errstr(pt_errcode(status)));
 	pt_blk_free_decoder(d);
+	c->img->blk = NULL;
 	ended(c);
 	return c->bad;
 }
@@ -316,9 +389,9 @@ static int verify_cpu(struct jpb_bundle *b, unsigned cpu, struct image *img,
 	snprintf(pt, sizeof(pt), "pt/cpu%u", cpu);
 	snprintf(it, sizeof(it), "sim/itruth/cpu%u", cpu);
 	struct jpb_buf trace = { 0 }, truth = { 0 };
-	int rc = load_stream(b, pt, JPB_REC_PT_AUX_DATA, &trace);
+	int rc = load_stream(b, pt, JPB_REC_PT_AUX_DATA, &trace, img);
 	if (!rc)
-		rc = load_stream(b, it, SIM_REC_ITRUTH, &truth);
+		rc = load_stream(b, it, SIM_REC_ITRUTH, &truth, NULL);
 	if (rc) {
 		fprintf(out, "verify: %s: %s\n", it, jpb_errstr(rc));
 		goto done;
@@ -333,7 +406,7 @@ static int verify_cpu(struct jpb_bundle *b, unsigned cpu, struct image *img,
 	cfg.end = trace.data + trace.len;
 	struct pt_image *im = pt_image_alloc("sim");
 	pt_image_set_callback(im, read_mem, img);
-	struct cmp c = { truth.data, truth.len / 8, 0, "insn", cpu, out, 0 };
+	struct cmp c = { truth.data, truth.len / 8, 0, "insn", cpu, out, 0, img };
 	if (trace.len)
 		rc = packet_pass(&cfg, st, out, cpu);
 	if (!rc && trace.len)
@@ -341,7 +414,7 @@ static int verify_cpu(struct jpb_bundle *b, unsigned cpu, struct image *img,
 	else if (c.n)
 		mismatch(&c, 0, "no trace but instructions in the truth"), rc = 1;
 	if (!rc && trace.len) {
-		struct cmp cb = { truth.data, truth.len / 8, 0, "block", cpu, out, 0 };
+		struct cmp cb = { truth.data, truth.len / 8, 0, "block", cpu, out, 0, img };
 		rc = block_pass(&cfg, im, &cb, st);
 	}
 	pt_image_free(im);

@@ -401,12 +401,55 @@ int out_pt(struct jpb_bundle *b, const struct sim *s, char *err, size_t n)
 
 /* ---- sched ---- */
 
-static int cmp_sev(const void *a, const void *b)
+
+/* One sched-stream record before sorting by (jittered) time. */
+struct sitem {
+	uint64_t t;  /* when it happened (PT clock): the ring buffer's order */
+	uint64_t jt; /* the BPF clock's stamp */
+	uint16_t type;
+	size_t i; /* sched_ev index or nmethod index */
+};
+
+static int cmp_sitem(const void *a, const void *b)
 {
-	const struct sched_ev *x = a, *y = b;
-	if (x->ns != y->ns)
-		return x->ns < y->ns ? -1 : 1;
-	return x->cpu < y->cpu ? -1 : x->cpu > y->cpu;
+	const struct sitem *x = a, *y = b;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	if (x->type != y->type)
+		return x->type < y->type ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+static uint64_t jitter(const struct sim *s, struct rng *r, uint64_t t)
+{
+	if (!s->o.jitter_ns)
+		return t;
+	int64_t j = (int64_t)rng_below(r, 2 * (uint64_t)s->o.jitter_ns + 1) -
+		    s->o.jitter_ns;
+	return (uint64_t)((int64_t)t + j);
+}
+
+/* hotspot:compiled__method__load/unload as the BPF recorder sees them:
+ * names in internal form, no address on unload. */
+static void put_usdt(struct w *w, const struct sim *s, const struct nmethod *nm,
+		     int unload, uint64_t t)
+{
+	const struct sim_method *m = truth_method(s->t, nm->method_id);
+	char cls[512];
+	size_t len = strlen(m->cls);
+	if (len >= 2 && m->cls[0] == 'L' && m->cls[len - 1] == ';')
+		snprintf(cls, sizeof(cls), "%.*s", (int)(len - 2), m->cls + 1);
+	else
+		snprintf(cls, sizeof(cls), "%s", m->cls);
+	struct jpb_rec_usdt_method u = { 0 };
+	u.tid = s->o.pid + 1; /* the compiler thread */
+	u.tgid = s->o.pid;
+	u.code_addr = unload ? 0 : nm->r.base;
+	u.code_size = unload ? 0 : (uint32_t)nm->r.bytes.len;
+	u.class_name = jpb_str_c(cls);
+	u.method_name = jpb_str_c(m->name);
+	u.signature = jpb_str_c(m->sig);
+	w_put(w, unload ? JPB_REC_USDT_METHOD_UNLOAD : JPB_REC_USDT_METHOD_LOAD, t, &u);
 }
 
 int out_sched(struct jpb_bundle *b, const struct sim *s, char *err, size_t n)
@@ -425,29 +468,44 @@ int out_sched(struct jpb_bundle *b, const struct sim *s, char *err, size_t n)
 					    jpb_str_c("") };
 		w_put(&w, JPB_REC_THREAD, s->o.start_ns, &t);
 	}
-	struct sched_ev *ev = xcalloc(s->nsev, sizeof(*ev));
-	memcpy(ev, s->sev, s->nsev * sizeof(*ev));
-	qsort(ev, s->nsev, sizeof(*ev), cmp_sev);
-	for (size_t i = 0; i < s->nsev; i++) {
-		int64_t j = s->o.jitter_ns
-				    ? (int64_t)rng_below(&r, 2 * (uint64_t)s->o.jitter_ns + 1) -
-					      s->o.jitter_ns
-				    : 0;
-		struct jpb_rec_sched_switch sw = { ev[i].cpu, ev[i].preempt,
-						   ev[i].prev_tid,
-						   ev[i].prev_tid ? s->o.pid : 0,
-						   ev[i].next_tid,
-						   ev[i].next_tid ? s->o.pid : 0,
-						   ev[i].prev_state };
-		w_put(&w, JPB_REC_SCHED_SWITCH, (uint64_t)((int64_t)ev[i].ns + j), &sw);
+	size_t nn;
+	struct nmethod *const *nms = jit_nmethods(s->jit, &nn);
+	struct sitem *it = xcalloc(s->nsev + 2 * nn, sizeof(*it));
+	size_t k = 0;
+	for (size_t i = 0; i < s->nsev; i++)
+		it[k++] = (struct sitem){ s->sev[i].ns, jitter(s, &r, s->sev[i].ns),
+					  JPB_REC_SCHED_SWITCH, i };
+	for (size_t i = 0; i < nn; i++) {
+		uint64_t t = s->o.start_ns + nms[i]->load_ns;
+		it[k++] = (struct sitem){ t, jitter(s, &r, t), JPB_REC_USDT_METHOD_LOAD, i };
+		if (nms[i]->freed) {
+			t = s->o.start_ns + nms[i]->unload_ns;
+			it[k++] = (struct sitem){ t, jitter(s, &r, t),
+						  JPB_REC_USDT_METHOD_UNLOAD, i };
+		}
 	}
+	qsort(it, k, sizeof(*it), cmp_sitem);
+	for (size_t i = 0; i < k; i++) {
+		if (it[i].type != JPB_REC_SCHED_SWITCH) {
+			put_usdt(&w, s, nms[it[i].i],
+				 it[i].type == JPB_REC_USDT_METHOD_UNLOAD, it[i].jt);
+			continue;
+		}
+		const struct sched_ev *e = &s->sev[it[i].i];
+		struct jpb_rec_sched_switch sw = { e->cpu, e->preempt, e->prev_tid,
+						   e->prev_tid ? s->o.pid : 0,
+						   e->next_tid,
+						   e->next_tid ? s->o.pid : 0,
+						   e->prev_state };
+		w_put(&w, JPB_REC_SCHED_SWITCH, it[i].jt, &sw);
+	}
+	free(it);
 	uint64_t end = s->o.start_ns;
 	for (unsigned c = 0; c < s->o.cpus; c++)
 		if (s->o.start_ns + s->cpus[c].now > end)
 			end = s->o.start_ns + s->cpus[c].now;
 	cp = (struct jpb_rec_clock_pair){ 2 * end, end, 40, 0 };
 	w_put(&w, JPB_REC_CLOCK_PAIR, end, &cp);
-	free(ev);
 	return w_close(&w, "sched", err, n);
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# End to end from a real JVM: `jpbpf-sim truth` runs SimLoop under the
-# agent in ground-truth mode, `synth` turns the truth into a hardware-like
-# bundle, and libipt decodes every CPU's stream exactly.  Per JDK present.
+# End to end from a real JVM: `jpbpf-sim truth` runs SimLoop and SimWork
+# (tests/workloads) under the agent in ground-truth mode, `synth` turns
+# each truth into a hardware-like bundle, and libipt decodes every CPU's
+# stream exactly.  Per JDK present.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sim_lib.sh"
 sim_setup
@@ -18,12 +19,15 @@ for jdk in /usr/lib/jvm/java-17-openjdk-amd64 /usr/lib/jvm/temurin-25-jdk-amd64;
 	name=$(basename "$jdk" | cut -d- -f1-2)
 	cls=$TESTTMP/simj-$name
 	mkdir -p "$cls"
-	if ! "$jdk/bin/javac" -d "$cls" "$top/tests/workloads/SimLoop.java" 2>"$cls.err"; then
-		t_fail "$name: javac SimLoop"; sed 's/^/# /' "$cls.err"; continue
+	if ! "$jdk/bin/javac" -d "$cls" "$top/tests/workloads/SimLoop.java" \
+		"$top/tests/workloads/SimWork.java" 2>"$cls.err"; then
+		t_fail "$name: javac SimLoop SimWork"; sed 's/^/# /' "$cls.err"; continue
 	fi
 	ran=1
-	b=$TESTTMP/simjvm-$name
-	"$SIM" truth -o "$b" --agent "$AGENT" -- "$jdk/bin/java" -cp "$cls" SimLoop 200 \
+	for wl in SimLoop SimWork; do
+	name=$(basename "$jdk" | cut -d- -f1-2)/$wl
+	b=$TESTTMP/simjvm-${name/\//-}
+	"$SIM" truth -o "$b" --agent "$AGENT" -- "$jdk/bin/java" -cp "$cls" $wl 200 \
 		>"$b.stdout" 2>"$b.stderr"
 	t_check "$name: truth run exits 0 with the program's output" grep -q '^result ' "$b.stdout" ||
 		sed 's/^/# /' "$b.stderr"
@@ -33,7 +37,7 @@ for jdk in /usr/lib/jvm/java-17-openjdk-amd64 /usr/lib/jvm/temurin-25-jdk-amd64;
 	fi
 	t_ok "$name: synth"
 	nthreads=$(jq -r '.truth.threads // empty' <("$JPBPF" info "$b" --json 2>/dev/null))
-	t_check "$name: truth has main and sim-worker threads (${nthreads:-?})" \
+	t_check "$name: truth has main and a second thread (${nthreads:-?})" \
 		[ "${nthreads:-0}" -ge 2 ]
 	t_check "$name: more than 20000 bytecodes in the truth" \
 		[ "$(sim_meta "$b" sim.bytecodes)" -gt 20000 ]
@@ -48,6 +52,7 @@ for jdk in /usr/lib/jvm/java-17-openjdk-amd64 /usr/lib/jvm/temurin-25-jdk-amd64;
 		t_fail "$name: libipt decodes every CPU's stream exactly"
 		sed 's/^/# /' "$b.verify" "$b.verify.err"
 	fi
+	done
 done
 [ $ran = 1 ] || t_skip "real JVM truth" "no JDK with javac"
 t_done

@@ -710,10 +710,45 @@ static void on_catch(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 	pge(c, th, b->start);
 }
 
+/* JVMTI does not post a SingleStep at the location it posted last (HotSpot
+ * compares with the thread's last location): a recursive call followed
+ * directly by `return` loses the outer frame's return.  Before an exit
+ * from an interpreted frame standing after its invoke, put the return
+ * back when it sits at exactly the location posted last. */
+static void restore_same_location_step(struct sim *s, struct sim_cpu *c,
+				       struct sim_thr *th,
+				       const struct jpb_truth_event *e)
+{
+	struct frame *f = top(th);
+	if (!f || f->mid != e->method_id || f->mode != FM_INTERP || !th->traced)
+		return;
+	const struct cg_insn *at = sim_insn(s, th->ip);
+	if (!at || at->role != CR_DISPATCH)
+		return;
+	const struct sim_method *m = truth_method(s->t, f->mid);
+	int len = jbc_length(m->code, m->code_len, f->bci);
+	if (len <= 0 || !jbc_is_invoke(jbc_info(m->code[f->bci])->kind))
+		return;
+	uint32_t next = f->bci + (uint32_t)len;
+	if (next >= m->code_len || jbc_info(m->code[next])->kind != JBC_RETURN ||
+	    th->last_mid != f->mid || th->last_bci != next)
+		return;
+	struct jpb_truth_event step = { f->mid, (uint16_t)next, m->code[next],
+					JPB_TRUTH_BYTECODE };
+	s->restored++;
+	on_bytecode(s, c, th, &step, e);
+}
+
 void exec_event(struct sim *s, struct sim_cpu *c, struct sim_thr *th)
 {
 	const struct jpb_truth_event *e = ev_at(th, th->pos);
 	const struct jpb_truth_event *nx = ev_at(th, th->pos + 1);
+	if (e->kind == JPB_TRUTH_EXIT)
+		restore_same_location_step(s, c, th, e);
+	if (e->kind == JPB_TRUTH_BYTECODE) {
+		th->last_mid = e->method_id;
+		th->last_bci = e->bci;
+	}
 	switch (e->kind) {
 	case JPB_TRUTH_BYTECODE:
 		on_bytecode(s, c, th, e, nx);

@@ -66,6 +66,8 @@ struct sim_thr {
 	struct frame *fr;
 	size_t nfr, cfr;
 	int prev_op;
+	uint32_t last_mid; /* the last bytecode event's location */
+	uint16_t last_bci;
 	/* scheduling */
 	uint64_t ready_ns;
 	int done, started;
@@ -85,7 +87,7 @@ struct sim {
 	struct sim_cpu *cpus;
 	struct sim_thr *thr;
 	size_t nthr;
-	uint64_t resyncs, deopts, traps, blind, intrinsics;
+	uint64_t resyncs, deopts, traps, blind, intrinsics, restored;
 	/* scheduling records for the sched writer */
 	struct sched_ev *sev;
 	size_t nsev, csev;

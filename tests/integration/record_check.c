@@ -13,6 +13,9 @@
  *                                 "tid nstid event name" per thread record
  *                                 (STREAM: sched unless given)
  *   record_check notes DIR        "level source text" per note
+ *   record_check life DIR         "fork PTID PTGID CTID CTGID COMM",
+ *                                 "exit TID TGID CODE COMM",
+ *                                 "exec TID TGID OLDTID FILENAME" per event
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -218,6 +221,23 @@ static void print_notes(const struct jpb_record *rec, void *arg)
 		       n.source.ptr, (int)n.text.len, n.text.ptr);
 }
 
+static void print_life(const struct jpb_record *rec, void *arg)
+{
+	struct jpb_rec_sched_fork f;
+	struct jpb_rec_sched_exit x;
+	struct jpb_rec_sched_exec e;
+	(void)arg;
+	if (rec->type == JPB_REC_SCHED_FORK && !decode(rec, &f))
+		printf("fork %u %u %u %u %.*s\n", f.parent_tid, f.parent_tgid,
+		       f.child_tid, f.child_tgid, (int)f.comm.len, f.comm.ptr);
+	if (rec->type == JPB_REC_SCHED_EXIT && !decode(rec, &x))
+		printf("exit %u %u %d %.*s\n", x.tid, x.tgid, x.exit_code,
+		       (int)x.comm.len, x.comm.ptr);
+	if (rec->type == JPB_REC_SCHED_EXEC && !decode(rec, &e))
+		printf("exec %u %u %u %.*s\n", e.tid, e.tgid, e.old_tid,
+		       (int)e.filename.len, e.filename.ptr);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -244,6 +264,8 @@ int main(int argc, char **argv)
 		return each(dir, "jvm", print_nmethods, NULL);
 	if (!strcmp(cmd, "threads"))
 		return each(dir, argc > 3 ? argv[3] : "sched", print_threads, NULL);
+	if (!strcmp(cmd, "life"))
+		return each(dir, "sched", print_life, NULL);
 	if (!strcmp(cmd, "notes"))
 		return each(dir, "sched", print_notes, NULL);
 	fprintf(stderr, "record_check: unknown command %s\n", cmd);

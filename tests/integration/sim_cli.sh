@@ -33,6 +33,15 @@ d[-9] ^= 0xff
 open(p, "wb").write(d)
 PY
 t_expect_exit 1 "synth on a corrupt truth" "$SIM" synth "$b"
+# A second synth with fewer CPUs replaces the first one's streams.
+b=$TESTTMP/resynth
+"$SIM" scenario -o "$b" --iters 20 >/dev/null 2>&1
+"$SIM" synth "$b" --cpus 4 2>/dev/null && "$SIM" synth "$b" --cpus 2 2>/dev/null
+t_check "re-synth on 2 CPUs leaves no pt/cpu2, pt/cpu3" \
+	[ -f "$b/pt/cpu1.jpb" -a ! -e "$b/pt/cpu2.jpb" -a ! -e "$b/pt/cpu3.jpb" -a ! -e "$b/sim/itruth/cpu2.jpb" ]
+t_check "... and still decodes exactly" sim_verify "$b" "$b.out"
+"$SIM" synth "$b" --no-itruth 2>/dev/null
+t_expect_exit 1 "verify without instruction truth fails" "$SIM" verify "$b"
 t_expect_exit 2 "scenario without -o" "$SIM" scenario
 t_expect_exit 2 "truth without a command" "$SIM" truth -o "$TESTTMP/x"
 t_expect_exit 2 "verify without a directory" "$SIM" verify

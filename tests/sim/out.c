@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "records_jvm.h"
 #include "records_pt.h"
@@ -389,8 +390,44 @@ static int out_pt_cpu(struct jpb_bundle *b, const struct sim *s, unsigned cpu,
 	return w_close(&w, name, err, n);
 }
 
+/* A second synth with fewer CPUs must not leave the first one's streams. */
+static int remove_stale(struct jpb_bundle *b, unsigned cpus, int itruth,
+			char *err, size_t n)
+{
+	const char *const *names;
+	size_t count;
+	int rc = jpb_bundle_list_streams(b, &names, &count);
+	if (rc) {
+		snprintf(err, n, "listing streams: %s", jpb_bundle_errmsg(b));
+		return rc;
+	}
+	char (*stale)[64] = xcalloc(count ? count : 1, sizeof(*stale));
+	size_t k = 0;
+	for (size_t i = 0; i < count; i++) {
+		unsigned cpu;
+		char tail;
+		int pt = sscanf(names[i], "pt/cpu%u%c", &cpu, &tail) == 1;
+		int it = !pt && sscanf(names[i], "sim/itruth/cpu%u%c", &cpu, &tail) == 1;
+		if ((pt && cpu >= cpus) || (it && (cpu >= cpus || !itruth)))
+			snprintf(stale[k++], sizeof(stale[0]), "%s.jpb", names[i]);
+	}
+	for (size_t i = 0; i < k && !rc; i++) {
+		char path[4096];
+		if (jpb_bundle_path(b, stale[i], path, sizeof(path)) ||
+		    unlink(path)) {
+			snprintf(err, n, "%s: cannot remove a stale stream", stale[i]);
+			rc = jpb_err_io;
+		}
+	}
+	free(stale);
+	return rc;
+}
+
 int out_pt(struct jpb_bundle *b, const struct sim *s, char *err, size_t n)
 {
+	int rc0 = remove_stale(b, s->o.cpus, s->o.itruth, err, n);
+	if (rc0)
+		return rc0;
 	for (unsigned c = 0; c < s->o.cpus; c++) {
 		int rc = out_pt_cpu(b, s, c, err, n);
 		if (rc)

@@ -84,6 +84,20 @@ script -qec "'$JPBPF_PLAIN' record -p $TPID --no-pt -d 2 -o '$TESTTMP/e-tty'" /d
 	>"$TESTTMP/tty.out" 2>&1
 t_check "status line (events, lost, bytes) on a terminal" \
 	bash -c "grep -q \$'\rjpbpf: pid $TPID: [0-9]* events, [0-9]* lost, [0-9]* bytes' '$TESTTMP/tty.out'"
+# SIGINT (Ctrl-C) and SIGTERM end a recording cleanly.
+for sig in INT TERM; do
+	B=$TESTTMP/e-sig$sig
+	"$J" record -p "$TPID" --no-pt -d 60 -o "$B" 2>/dev/null &
+	R=$!
+	for i in $(seq 50); do [ -f "$B/meta.json" ] && break; sleep 0.1; done
+	sleep 0.5
+	kill -"$sig" "$R"
+	wait "$R"
+	rc=$?
+	t_check "SIG$sig: exit 0, stop_reason signal, bundle complete" \
+		[ "$rc" = 0 -a "$(rec_meta "$B" record.stop_reason)" = signal -a \
+		  "$(rec_json "$B" streams.sched.truncated_at)" = null ]
+done
 rec_stop "$TPID"
 
 # A pid that exits right after recording starts: the bundle is finished

@@ -37,11 +37,6 @@
  * signal handler can reach nothing else. */
 static volatile sig_atomic_t stop_requested;
 
-void jpb_record_request_stop(void)
-{
-	stop_requested = 1;
-}
-
 static void on_signal(int sig)
 {
 	(void)sig;

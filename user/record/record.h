@@ -45,8 +45,4 @@ struct jpb_record_result {
 int jpb_record_run(const struct jpb_record_opts *opts,
 		   struct jpb_record_result *res, char *errmsg, size_t size);
 
-/* The signal that ends a recording (SIGINT/SIGTERM) sets this flag; the
- * recorder installs the handler.  Exposed for tests. */
-void jpb_record_request_stop(void);
-
 #endif /* JPBPF_RECORD_H */

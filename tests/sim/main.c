@@ -304,7 +304,7 @@ static void default_opts(struct sim_opts *o)
 	o->seed = 1;
 	o->cpus = 2;
 	o->pt = (struct ptenc_opts){ .psb_period = 4096, .retcomp = 1, .tsc = 1,
-				     .cbr = 24, .buf_size = 0, .drain_bpns = 0.2,
+				     .cbr = 20, .buf_size = 0, .drain_bpns = 0.2,
 				     .aux_watermark = 64u << 10 };
 	o->jit = (struct jit_opts){ 1, 500, 5000, 35, 2, 4, 48u << 20 };
 	o->cost_interp_ns = 20;

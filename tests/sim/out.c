@@ -10,6 +10,7 @@
 #include "records_jvm.h"
 #include "records_pt.h"
 #include "records_sched.h"
+#include "ptmeta.h"
 #include "simrec.h"
 #include "util.h"
 
@@ -359,9 +360,7 @@ static int out_pt_cpu(struct jpb_bundle *b, const struct sim *s, unsigned cpu,
 	ring.time_zero = 0; /* TSC = 2 x CLOCK_MONOTONIC ns */
 	ring.time_mult = 1u << 31;
 	ring.time_shift = 32;
-	ring.config = 0x2001; /* pt, tsc, branch_en (ret compression by default) */
-	if (!s->o.pt.retcomp)
-		ring.config |= 1u << 11; /* noretcomp */
+	json_decref(ptmeta_json(&s->o, &ring.config));
 	w_put(&w, JPB_REC_PT_RING, s->o.start_ns, &ring);
 	size_t nc;
 	const struct ptenc_chunk *ch = ptenc_chunks(pe, &nc);
@@ -596,6 +595,8 @@ int out_meta(struct jpb_bundle *b, const struct sim *s, char *err, size_t n)
 	if (!meta)
 		die_nomem();
 	json_object_set_new(meta, "simulated", json_true());
+	uint64_t config;
+	json_object_set_new(meta, "pt", ptmeta_json(&s->o, &config));
 	uint64_t lost = 0, total = s->t->nbytecodes;
 	for (size_t i = 0; i < s->nthr; i++)
 		lost += s->thr[i].lost_bytecodes;

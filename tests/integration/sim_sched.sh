@@ -17,8 +17,11 @@ t_check "one pt stream per CPU ($n of 4)" [ $n = 4 ]
 t_check "every CPU's stream decodes exactly" sim_verify "$b" "$b.out"
 t_check "many context switches" [ "$(sim_field "$b.out" switches)" -gt 40 ]
 t_check "threads migrate between CPUs" [ "$(sim_field "$b.out" migrating_threads)" -ge 3 ]
-t_check "every thread's start is in the sched stream" \
-	[ "$("$JPBPF" info "$b" 2>/dev/null | awk '$2 == "thread" { print $1 }')" = 5 ]
+info=$("$JPBPF" info "$b" 2>/dev/null)
+t_check "thread lifecycle in sched: 4 forks, 5 exits, 5 traced tids" \
+	[ "$(sed -n 's/^sched.forks: //p' <<<"$info")" = 4 -a \
+	  "$(sed -n 's/^sched.exits: //p' <<<"$info")" = 5 -a \
+	  "$(sed -n 's/^sched.tids: //p' <<<"$info")" = 5 ]
 
 # Jitter: the same run without jitter has the same switches at times
 # that differ by at most 2000 ns, and not all equal.

@@ -157,6 +157,7 @@ static void put_nmethod(struct w *w, const struct nmethod *nm, uint64_t start_ns
 struct kept {
 	struct jpb_buf recs;  /* u16 type, u64 time, u32 size, payload */
 	struct jpb_buf names; /* "Lpkg/Name;\0" of each kept class file */
+	size_t threads;       /* thread records kept */
 	char jdk[64];
 };
 
@@ -175,6 +176,13 @@ static int keep_agent_records(struct jpb_bundle *b, struct kept *k)
 					    rec.size, &in))
 				snprintf(k->jdk, sizeof(k->jdk), "%.*s",
 					 (int)in.jdk_version.len, in.jdk_version.ptr);
+		} else if (rec.type == JPB_REC_THREAD) {
+			k->threads++;
+			if (jpb_buf_u16(&k->recs, rec.type) ||
+			    jpb_buf_u64(&k->recs, rec.time_ns) ||
+			    jpb_buf_u32(&k->recs, rec.size) ||
+			    jpb_buf_put(&k->recs, rec.payload, rec.size))
+				die_nomem();
 		} else if (rec.type == JPB_REC_JVM_CLASS) {
 			struct jpb_rec_jvm_class jc;
 			if (!jpb_rec_decode(jpb_rectype_find(rec.type), rec.payload,
@@ -255,6 +263,22 @@ static void put_methods(struct w *w, const struct sim *s, const struct kept *k,
 	free(ix);
 }
 
+/* Without an agent stream (hand-made truth): the agent's ThreadStart and
+ * ThreadEnd records. */
+static void put_jvm_threads(struct w *w, const struct sim *s)
+{
+	for (size_t i = 0; i < s->nthr; i++) {
+		const struct sim_thr *th = &s->thr[i];
+		char name[32];
+		snprintf(name, sizeof(name), i ? "worker-%zu" : "main", i);
+		struct jpb_rec_thread t = { th->tid, th->tt->nstid, s->o.pid,
+					    JPB_THREAD_START, jpb_str_c(name) };
+		w_put(w, JPB_REC_THREAD, s->o.start_ns + th->start_ns, &t);
+		t.event = JPB_THREAD_END;
+		w_put(w, JPB_REC_THREAD, s->o.start_ns + th->end_ns, &t);
+	}
+}
+
 static void put_kept(struct w *w, const struct kept *k)
 {
 	for (size_t off = 0; off + 14 <= k->recs.len;) {
@@ -332,6 +356,8 @@ int out_jvm(struct jpb_bundle *b, const struct sim *s, char *err, size_t n)
 	info.libjvm_base = CG_RUNTIME_BASE;
 	w_put(&w, JPB_REC_JVM_INFO, t0, &info);
 	put_kept(&w, &k);
+	if (!k.threads)
+		put_jvm_threads(&w, s);
 	put_methods(&w, s, &k, t0);
 	jpb_buf_fini(&k.recs);
 	jpb_buf_fini(&k.names);
@@ -488,6 +514,31 @@ static void put_usdt(struct w *w, const struct sim *s, const struct nmethod *nm,
 	w_put(w, unload ? JPB_REC_USDT_METHOD_UNLOAD : JPB_REC_USDT_METHOD_LOAD, t, &u);
 }
 
+/* A thread's fork (or exit) as the BPF recorder writes it: the sched
+ * record, then the core thread record. */
+static void put_lifecycle(struct w *w, const struct sim *s, size_t i,
+			  uint16_t type, uint64_t t)
+{
+	const struct sim_thr *th = &s->thr[i];
+	char comm[16];
+	snprintf(comm, sizeof(comm), "java-t%zu", i);
+	if (type == JPB_REC_SCHED_FORK) {
+		struct jpb_rec_sched_fork f = { 0, s->thr[0].tid, s->o.pid, th->tid,
+						s->o.pid, th->tt->nstid,
+						jpb_str_c(comm) };
+		w_put(w, type, t, &f);
+	} else {
+		struct jpb_rec_sched_exit x = { 0, th->tid, s->o.pid, th->tt->nstid,
+						0, jpb_str_c(comm) };
+		w_put(w, type, t, &x);
+	}
+	struct jpb_rec_thread rt = { th->tid, th->tt->nstid, s->o.pid,
+				     type == JPB_REC_SCHED_FORK ? JPB_THREAD_START
+								: JPB_THREAD_END,
+				     jpb_str_c(comm) };
+	w_put(w, JPB_REC_THREAD, t, &rt);
+}
+
 int out_sched(struct jpb_bundle *b, const struct sim *s, char *err, size_t n)
 {
 	struct w w;
@@ -498,16 +549,25 @@ int out_sched(struct jpb_bundle *b, const struct sim *s, char *err, size_t n)
 	struct rng r = { s->o.seed ^ 0x27d4eb2f165667c5ull };
 	struct jpb_rec_clock_pair cp = { 2 * s->o.start_ns, s->o.start_ns, 40, 0 };
 	w_put(&w, JPB_REC_CLOCK_PAIR, cp.mono_ns, &cp);
-	for (size_t i = 0; i < s->nthr; i++) {
-		struct jpb_rec_thread t = { s->thr[i].tid, s->thr[i].tt->nstid,
-					    s->o.pid, JPB_THREAD_START,
-					    jpb_str_c("") };
+	/* the first thread was running when recording began */
+	if (s->nthr) {
+		struct jpb_rec_thread t = { s->thr[0].tid, s->thr[0].tt->nstid,
+					    s->o.pid, JPB_THREAD_SEEN,
+					    jpb_str_c("java") };
 		w_put(&w, JPB_REC_THREAD, s->o.start_ns, &t);
 	}
 	size_t nn;
 	struct nmethod *const *nms = jit_nmethods(s->jit, &nn);
-	struct sitem *it = xcalloc(s->nsev + 2 * nn, sizeof(*it));
+	struct sitem *it = xcalloc(s->nsev + 2 * nn + 2 * s->nthr, sizeof(*it));
 	size_t k = 0;
+	for (size_t i = 0; i < s->nthr; i++) {
+		uint64_t t0 = s->o.start_ns + s->thr[i].start_ns;
+		uint64_t t1 = s->o.start_ns + s->thr[i].end_ns;
+		if (i)
+			it[k++] = (struct sitem){ t0, jitter(s, &r, t0),
+						  JPB_REC_SCHED_FORK, i };
+		it[k++] = (struct sitem){ t1, jitter(s, &r, t1), JPB_REC_SCHED_EXIT, i };
+	}
 	for (size_t i = 0; i < s->nsev; i++)
 		it[k++] = (struct sitem){ s->sev[i].ns, jitter(s, &r, s->sev[i].ns),
 					  JPB_REC_SCHED_SWITCH, i };
@@ -522,17 +582,26 @@ int out_sched(struct jpb_bundle *b, const struct sim *s, char *err, size_t n)
 	}
 	qsort(it, k, sizeof(*it), cmp_sitem);
 	for (size_t i = 0; i < k; i++) {
+		if (it[i].type == JPB_REC_SCHED_FORK || it[i].type == JPB_REC_SCHED_EXIT) {
+			put_lifecycle(&w, s, it[i].i, it[i].type, it[i].jt);
+			continue;
+		}
 		if (it[i].type != JPB_REC_SCHED_SWITCH) {
 			put_usdt(&w, s, nms[it[i].i],
 				 it[i].type == JPB_REC_USDT_METHOD_UNLOAD, it[i].jt);
 			continue;
 		}
 		const struct sched_ev *e = &s->sev[it[i].i];
-		struct jpb_rec_sched_switch sw = { e->cpu, e->preempt, e->prev_tid,
-						   e->prev_tid ? s->o.pid : 0,
-						   e->next_tid,
-						   e->next_tid ? s->o.pid : 0,
-						   e->prev_state };
+		struct jpb_rec_sched_switch sw = {
+			.cpu = e->cpu,
+			.preempt = e->preempt,
+			.prev_tid = e->prev_tid,
+			.prev_tgid = e->prev_tid ? s->o.pid : 0,
+			.next_tid = e->next_tid,
+			.next_tgid = e->next_tid ? s->o.pid : 0,
+			.prev_state = e->prev_state,
+			.traced = (e->prev_tid ? 1u : 0u) | (e->next_tid ? 2u : 0u),
+		};
 		w_put(&w, JPB_REC_SCHED_SWITCH, it[i].jt, &sw);
 	}
 	free(it);

@@ -62,6 +62,7 @@ int sim_init(struct sim *s, const struct sim_opts *o, const struct truth *t)
 		th->ready_ns = i ? s->thr[i - 1].ready_ns + 20000 +
 					   rng_below(&s->rng, 100000)
 				 : 0;
+		th->start_ns = th->ready_ns;
 		th->done = th->tt->n == 0;
 	}
 	return 0;
@@ -230,6 +231,7 @@ static void run_slice(struct sim *s, struct sim_cpu *c, struct sim_thr *th)
 	if (th->pos == th->tt->n) {
 		exec_thread_end(s, c, th);
 		th->done = 1;
+		th->end_ns = c->now;
 		switch_out(s, c, th, 0, 0x10 /* EXIT_DEAD */);
 		return;
 	}

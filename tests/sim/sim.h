@@ -70,6 +70,7 @@ struct sim_thr {
 	uint16_t last_bci;
 	/* scheduling */
 	uint64_t ready_ns;
+	uint64_t start_ns, end_ns; /* simulated times */
 	int done, started;
 	long last_cpu;
 	/* lost events: ranges of event indexes */

@@ -56,7 +56,8 @@ assert any(x["name"]=="main" and x["nstid"]>0 for x in t)' && echo y)
 # session (one jvm_info record); another bundle -> refused.
 attach_twice() {
 	local name=$1 java=$2 out=$TESTTMP/twice-$1
-	"$java" -cp "$WL" HotInline 5 >"$out.jvmout" 2>"$out.jvmerr" &
+	# Long enough for all the loads on a slow box; killed at the end.
+	"$java" -cp "$WL" HotInline 60 >"$out.jvmout" 2>"$out.jvmerr" &
 	local jpid=$!
 	wait_jvm_ready "$jpid"
 	"$ATTACH" "$jpid" "$AGENT" "$out" -1 >"$out.t1" 2>&1
@@ -78,12 +79,15 @@ sys.exit(0 if n==1 else 1)' "$out.info"
 	t_check "$name: agent says it reused the session" grep -q "session reused" "$out.jvmerr"
 	# After that session finished, a new attach starts a fresh one.
 	"$ATTACH" "$jpid" "$AGENT" "$out.again" 0.2 >"$out.t5" 2>&1
-	t_check "$name: attach after a finished session starts a new one" [ $? = 0 ]
+	t_check "$name: attach after a finished session starts a new one" [ $? = 0 ] ||
+		sed 's/^/# /' "$out.t5"
 	"$CHECK" summary "$out.again" >"$out.again.sum" 2>/dev/null
 	t_check "$name: the new session recorded the interpreter again" \
 		[ "$(agent_json "$out.again.sum" codelets)" -gt 200 ]
-	wait "$jpid"
-	t_check "$name: JVM unharmed by the repeated loads" grep -q "HotInline rounds=" "$out.jvmout"
+	t_check "$name: JVM unharmed by the repeated loads" kill -0 "$jpid"
+	kill "$jpid"; wait "$jpid" 2>/dev/null
+	t_check "$name: no crash report from the JVM" \
+		[ -z "$(grep -l 'SIGSEGV\|fatal error' "$out.jvmout" "$out.jvmerr")" ]
 }
 
 # JVM in a new pid + mount namespace with a private /tmp: the socket and

@@ -61,6 +61,22 @@ t_check "a valid attach still works afterwards" [ $? = 0 ]
 wait "$jpid"
 t_check "target JVM completed normally" grep -q "HotInline rounds=" "$B.jvmout"
 
+# Attach the moment libjvm.so is mapped: SIGQUIT before HotSpot's Signal
+# Dispatcher exists would kill the JVM, so attach must wait for it.
+"$java" -cp "$WL" HotInline 2 >"$B.early" 2>&1 &
+jpid=$!
+for i in $(seq 200); do
+	grep -q libjvm.so "/proc/$jpid/maps" 2>/dev/null && break
+	sleep 0.01
+done
+"$ATTACH" "$jpid" "$AGENT" "$B-early" 0.1 >"$B.out" 2>&1
+rc=$?
+wait "$jpid"
+jrc=$?
+t_check "attach during JVM start-up succeeds (exit $rc)" [ $rc = 0 ] || sed 's/^/# /' "$B.out"
+t_check "JVM attached during start-up survives (exit $jrc)" \
+	[ $jrc = 0 ] && grep -q "HotInline rounds=" "$B.early"
+
 # A JVM that dies while the attach waits for its socket (stopped, so it
 # never answers, then killed).
 "$java" -cp "$WL" HotInline 20 >/dev/null 2>&1 &

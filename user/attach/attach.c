@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <dirent.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -184,6 +185,55 @@ static int socket_ready(const char *path)
 	return stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
+/* HotSpot handles SIGQUIT in its "Signal Dispatcher" thread; before that
+ * thread exists (early start-up) or without it (-Xrs) SIGQUIT's default
+ * action would kill the JVM.  1 if present. */
+static int has_signal_dispatcher(pid_t pid)
+{
+	char path[64], comm[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return 0;
+	int found = 0;
+	struct dirent *de;
+	while (!found && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		char p[96];
+		snprintf(p, sizeof(p), "/proc/%d/task/%.20s/comm", (int)pid,
+			 de->d_name);
+		FILE *f = fopen(p, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) &&
+		    !strncmp(comm, "Signal Dispatch", 15))
+			found = 1;
+		fclose(f);
+	}
+	closedir(d);
+	return found;
+}
+
+static int wait_signal_ready(const struct attach_proc *p, char *errmsg,
+			     size_t size)
+{
+	for (int i = 0; i < 100; i++) {
+		if (has_signal_dispatcher(p->pid))
+			return 0;
+		if (attach_start_time(p->pid) != p->start_time)
+			return attach_fail(errmsg, size,
+					   jpb_attach_err_no_process,
+					   "pid %d exited during attach",
+					   (int)p->pid);
+		attach_sleep_ms(20);
+	}
+	return attach_fail(errmsg, size, jpb_attach_err_not_jvm,
+			   "pid %d has no Signal Dispatcher thread after 2 s "
+			   "(still starting, or run with -Xrs): not signalled, "
+			   "SIGQUIT would kill it", (int)p->pid);
+}
+
 /* Make the JVM open its attach socket: trigger file + SIGQUIT, then wait
  * up to ~6 s (HotSpot checks the trigger when the signal arrives). */
 static int start_listener(const struct attach_proc *p, const char *sock,
@@ -191,6 +241,9 @@ static int start_listener(const struct attach_proc *p, const char *sock,
 {
 	if (socket_ready(sock))
 		return 0;
+	int rc = wait_signal_ready(p, errmsg, size);
+	if (rc)
+		return rc;
 	char trig[128];
 	snprintf(trig, sizeof(trig), "/proc/%d/cwd/.attach_pid%d", (int)p->pid,
 		 (int)p->nspid);
@@ -209,7 +262,6 @@ static int start_listener(const struct attach_proc *p, const char *sock,
 	if (fchown(fd, p->euid, p->egid) != 0 && geteuid() == 0)
 		(void)0;
 	close(fd);
-	int rc = 0;
 	if (kill(p->pid, SIGQUIT) != 0) {
 		rc = attach_fail(errmsg, size, errno == ESRCH
 				 ? jpb_attach_err_no_process

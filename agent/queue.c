@@ -5,6 +5,7 @@
  * backlog records are dropped and counted, and a JPB_REC_LOSS says so.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,7 +202,20 @@ int aq_start(struct aq *q, struct jpb_bundle *b, int truth, char *err,
 		}
 	}
 	q->running = 1;
-	if (pthread_create(&q->thread, NULL, writer_main, q) != 0) {
+	/* The writer thread is unknown to the JVM: process-directed signals
+	 * (SIGQUIT for attach, SIGTERM...) must go to the JVM's threads. */
+	sigset_t all, old;
+	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGILL);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	int rc = pthread_create(&q->thread, NULL, writer_main, q);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc == 0)
+		pthread_setname_np(q->thread, "jpbpf-writer");
+	if (rc != 0) {
 		q->running = 0;
 		snprintf(err, size, "cannot start the writer thread");
 		for (int i = 0; i < AS_COUNT; i++)

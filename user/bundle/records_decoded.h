@@ -1,8 +1,143 @@
 /* SPDX-License-Identifier: MIT */
-/* Record types of the "decoded" domain, written by the decoder (docs/FORMAT.md). */
+/*
+ * Record types of the "decoded" domain (0x05xx), written by `jpbpf decode`
+ * (docs/FORMAT.md, "Stream: decoded"; docs/DECODER.md).
+ *
+ * Stream decoded/tidN holds thread N's events in execution order as
+ * decoded_events batches, with decoded_gap records between them where
+ * trace was lost.  decoded/tid0 holds what could not be attributed to a
+ * thread.  decoded/summary holds one decoded_stream record per PT stream
+ * and one decoded_thread record per thread.
+ *
+ * Times are TSC ticks (as PT reports them); record headers carry the
+ * CLOCK_MONOTONIC equivalent.
+ */
 #ifndef JPBPF_RECORDS_DECODED_H
 #define JPBPF_RECORDS_DECODED_H
 
 #include "records.h"
+
+enum {
+	JPB_REC_DECODED_EVENTS = 0x0501,
+	JPB_REC_DECODED_GAP = 0x0502,
+	JPB_REC_DECODED_STREAM = 0x0503,
+	JPB_REC_DECODED_THREAD = 0x0504,
+};
+
+/* A batch of consecutive events of one thread, packed (see
+ * jpb_decoded_event_get).  The first event's time is relative to
+ * first_tsc, each other's to its predecessor's. */
+struct jpb_rec_decoded_events {
+	uint32_t tid;
+	uint32_t cpu;        /* CPU the first event ran on */
+	uint64_t seq;        /* index of the first event in the thread */
+	uint64_t first_tsc;
+	uint32_t count;      /* events in the batch */
+	uint32_t reserved;
+	struct jpb_bytes events;
+};
+
+enum jpb_decoded_gap_cause {
+	JPB_GAP_OVERFLOW = 1,     /* OVF: the CPU dropped packets */
+	JPB_GAP_DECODE_ERROR = 2, /* libipt error; resynced at the next PSB */
+	JPB_GAP_AUX_HOLE = 3,     /* AUX data missing or truncated */
+	JPB_GAP_NO_SYNC = 4,      /* stream data before the first PSB */
+	JPB_GAP_STREAM_END = 5,   /* stream ended inside an error */
+};
+
+/* Trace of `tid` lost between first_tsc and last_tsc (bounds as close as
+ * the surrounding timing packets allow). */
+struct jpb_rec_decoded_gap {
+	uint32_t tid;
+	uint32_t cpu;
+	uint64_t first_tsc;
+	uint64_t last_tsc;
+	uint32_t cause;     /* enum jpb_decoded_gap_cause */
+	int32_t error;      /* -pte_* for DECODE_ERROR, else 0 */
+	uint64_t pt_offset; /* offset in the stream's PT bytes where seen */
+	uint64_t first_ns;  /* the bounds in CLOCK_MONOTONIC */
+	uint64_t last_ns;
+};
+
+/* Per PT stream (decoded/summary). */
+struct jpb_rec_decoded_stream {
+	struct jpb_str stream; /* "pt/cpu0" */
+	uint32_t cpu;
+	uint32_t reserved;
+	uint64_t pt_bytes;
+	uint64_t blocks;
+	uint64_t events;
+	uint64_t gaps;
+	uint64_t errors;       /* decoder errors (each also a gap) */
+	uint64_t unattributed; /* events written to decoded/tid0 */
+	uint64_t pieces;       /* runs between thread switches */
+	uint64_t switches;     /* sched_switch records applied */
+};
+
+/* Per thread (decoded/summary). */
+struct jpb_rec_decoded_thread {
+	uint32_t tid;
+	uint32_t pieces;
+	uint64_t events;
+	uint64_t gaps;
+	uint64_t interp;   /* events by kind */
+	uint64_t compiled;
+	uint64_t transitions;
+	struct jpb_str name;
+};
+
+/* ---- packed events ------------------------------------------------ */
+
+enum jpb_decoded_kind {
+	JPB_DEV_INTERP = 1,     /* an interpreted bytecode: opcode, tos */
+	JPB_DEV_COMPILED = 2,   /* a bytecode in compiled code: pc, frames */
+	JPB_DEV_TRANSITION = 3, /* entered labelled code: what, ip, arg */
+	JPB_DEV_GAP = 4,        /* lost trace: cause, end_tsc, ip = offset */
+};
+
+enum jpb_decoded_transition {
+	JPB_TR_METHOD_ENTRY = 1, /* interpreter method entry; arg = codelet index */
+	JPB_TR_INTERP_STUB = 2,  /* other interpreter code (return entry,
+				  * exception/deopt continuation); arg = codelet */
+	JPB_TR_STUB = 3,         /* generated stub or adapter; arg = blob index */
+	JPB_TR_NMETHOD_ENTRY = 4, /* a compiled method's first instruction */
+	JPB_TR_UNKNOWN = 5,      /* code no metadata describes (native) */
+	JPB_TR_DISABLED = 6,     /* tracing stopped: branch to untraced code */
+	JPB_TR_ASYNC_DISABLED = 7, /* tracing stopped: interrupt, switch */
+	JPB_TR_ENABLED = 8,      /* tracing resumed at ip */
+};
+
+#define JPB_DECODED_MAX_FRAMES 64
+
+struct jpb_decoded_frame {
+	uint64_t method_id; /* the jvm stream's jmethodID */
+	int32_t bci;
+};
+
+struct jpb_decoded_event {
+	uint8_t kind;   /* enum jpb_decoded_kind */
+	uint8_t opcode; /* INTERP */
+	uint8_t tos;    /* INTERP: the dispatch table's TosState */
+	uint8_t what;   /* TRANSITION: enum jpb_decoded_transition; GAP: cause */
+	uint32_t nframes; /* COMPILED, innermost first */
+	uint64_t tsc;
+	uint64_t end_tsc; /* GAP */
+	uint64_t ip;      /* COMPILED pc, TRANSITION ip, GAP pt offset */
+	uint64_t arg;     /* TRANSITION */
+	struct jpb_decoded_frame frames[JPB_DECODED_MAX_FRAMES];
+};
+
+/* Append E to BUF; its time is coded relative to *prev_tsc, which is
+ * updated. */
+int jpb_decoded_event_put(struct jpb_buf *buf, const struct jpb_decoded_event *e,
+			  uint64_t *prev_tsc);
+
+/* Parse the next event at C into E; *prev_tsc as in put.  Returns 0,
+ * jpb_err_eos at the end, jpb_err_corrupt on a malformed event. */
+int jpb_decoded_event_get(struct jpb_cur *c, struct jpb_decoded_event *e,
+			  uint64_t *prev_tsc);
+
+const char *jpb_decoded_gap_name(unsigned cause);
+const char *jpb_decoded_transition_name(unsigned what);
 
 #endif /* JPBPF_RECORDS_DECODED_H */

@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: MIT
+/*
+ * decode_check BUNDLE: compares `jpbpf decode`'s output (decoded/tidN)
+ * with the truth stream (which only tests may read).  Per thread, the
+ * decoded bytecode events must be the truth's bytecodes in order:
+ * interpreted events by opcode, compiled events by (method, bci) and their
+ * inline frames by the truth's call stack.  The walk is a subsequence
+ * match: truth events are skipped only after a gap (lost trace); a skip
+ * without a gap, a mismatch or an event that matches nothing is counted.
+ * A compiled event followed by the interpreter re-executing the same
+ * bytecode (deoptimization) counts as `reexec`.
+ *
+ * Prints one line per thread and a total line:
+ *   total threads=N truth=T decoded=D matched=M skipped=S unexplained=U
+ *         reexec=R frames_bad=F gaps=G unattributed=X foreign=Y
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bundle.h"
+#include "records.h"
+#include "records_decoded.h"
+#include "records_truth.h"
+
+struct tev { uint32_t m; uint16_t bci; uint8_t op, kind; };
+
+struct thr {
+	uint32_t tid, nstid;
+	struct tev *t;
+	size_t n, cap;
+};
+
+static struct thr thr[4096];
+static size_t nthr;
+
+static struct thr *by_nstid(uint32_t nstid)
+{
+	for (size_t i = 0; i < nthr; i++)
+		if (thr[i].nstid == nstid)
+			return &thr[i];
+	if (nthr == 4096)
+		exit(1);
+	thr[nthr].nstid = nstid;
+	return &thr[nthr++];
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "decode_check: %s\n", what);
+	exit(1);
+}
+
+static void read_truth(struct jpb_bundle *b)
+{
+	struct jpb_reader *r;
+	if (jpb_reader_open(b, "truth", &r))
+		die("no truth stream");
+	struct jpb_record rec;
+	while (!jpb_reader_next(r, &rec)) {
+		if (rec.type != JPB_REC_TRUTH_EVENTS)
+			continue;
+		struct jpb_rec_truth_events e;
+		if (jpb_rec_decode(jpb_rectype_find(rec.type), rec.payload, rec.size, &e))
+			die("bad truth_events");
+		struct thr *t = by_nstid(e.nstid);
+		for (uint32_t k = 0; k + 8 <= e.events.len; k += 8) {
+			struct jpb_truth_event te;
+			jpb_truth_event_get(e.events.ptr + k, &te);
+			if (t->n == t->cap) {
+				t->cap = t->cap ? t->cap * 2 : 1024;
+				t->t = realloc(t->t, t->cap * sizeof(*t->t));
+			}
+			t->t[t->n++] = (struct tev){ te.method_id, te.bci, te.opcode, te.kind };
+		}
+	}
+	jpb_reader_free(r);
+}
+
+/* host tid -> nstid from the sched stream's thread records */
+static void read_threads(struct jpb_bundle *b)
+{
+	struct jpb_reader *r;
+	if (jpb_reader_open(b, "sched", &r))
+		return;
+	struct jpb_record rec;
+	while (!jpb_reader_next(r, &rec)) {
+		if (rec.type != JPB_REC_THREAD)
+			continue;
+		struct jpb_rec_thread th;
+		if (!jpb_rec_decode(jpb_rectype_find(rec.type), rec.payload, rec.size, &th))
+			by_nstid(th.nstid)->tid = th.tid;
+	}
+	jpb_reader_free(r);
+}
+
+struct cmp {
+	struct thr *t;
+	size_t i; /* next truth event */
+	struct { uint32_t m; int32_t bci; } stack[4096];
+	int depth;
+	int gap_since_match, prev_compiled;
+	int64_t last_match; /* truth index */
+	unsigned long matched, skipped, unexplained, reexec, frames_bad, gaps,
+		decoded;
+};
+
+/* Advance the truth over non-bytecode events, keeping the call stack. */
+static void step_meta(struct cmp *c)
+{
+	while (c->i < c->t->n && c->t->t[c->i].kind != JPB_TRUTH_BYTECODE) {
+		const struct tev *e = &c->t->t[c->i++];
+		if (e->kind == JPB_TRUTH_ENTRY && c->depth < 4096) {
+			c->stack[c->depth].m = e->m;
+			c->stack[c->depth++].bci = 0;
+		} else if ((e->kind == JPB_TRUTH_EXIT || e->kind == JPB_TRUTH_EXIT_EXC) &&
+			   c->depth > 0) {
+			c->depth--;
+		}
+	}
+}
+
+static int matches(const struct tev *t, const struct jpb_decoded_event *e)
+{
+	if (e->kind == JPB_DEV_INTERP)
+		return t->op == e->opcode;
+	return e->nframes && t->m == e->frames[0].method_id &&
+	       t->bci == e->frames[0].bci;
+}
+
+static void check_frames(struct cmp *c, const struct jpb_decoded_event *e)
+{
+	for (uint32_t k = 1; k < e->nframes; k++) {
+		int d = c->depth - 1 - (int)k;
+		if (d < 0 || c->stack[d].m != e->frames[k].method_id ||
+		    c->stack[d].bci != e->frames[k].bci) {
+			c->frames_bad++;
+			return;
+		}
+	}
+}
+
+/* Walk the truth up to index k (a bytecode), keeping stack and bcis. */
+static void advance_to(struct cmp *c, size_t k)
+{
+	for (;;) {
+		step_meta(c);
+		if (c->i >= c->t->n)
+			return;
+		const struct tev *t = &c->t->t[c->i];
+		if (c->depth > 0)
+			c->stack[c->depth - 1].bci = t->bci;
+		if (c->i == k)
+			return;
+		c->i++;
+		c->skipped++;
+	}
+}
+
+static void on_event(struct cmp *c, const struct jpb_decoded_event *e)
+{
+	c->decoded++;
+	step_meta(c);
+	int was_compiled = c->prev_compiled;
+	c->prev_compiled = e->kind == JPB_DEV_COMPILED;
+	if (c->i < c->t->n && matches(&c->t->t[c->i], e))
+		goto match;
+	if (was_compiled && e->kind == JPB_DEV_INTERP && c->last_match >= 0 &&
+	    matches(&c->t->t[c->last_match], e)) {
+		c->reexec++;
+		return;
+	}
+	size_t k = c->i;
+	while (k < c->t->n && !(c->t->t[k].kind == JPB_TRUTH_BYTECODE &&
+				matches(&c->t->t[k], e)))
+		k++;
+	if (getenv("DC_DEBUG") && c->unexplained < 10)
+		fprintf(stderr, "unexpected #%lu kind %u op %u m %llu bci %d at truth %zu "
+			"(m %u bci %u op %u)\n", c->decoded, e->kind, e->opcode,
+			(unsigned long long)(e->nframes ? e->frames[0].method_id : 0),
+			e->nframes ? e->frames[0].bci : -1, c->i,
+			c->i < c->t->n ? c->t->t[c->i].m : 0,
+			c->i < c->t->n ? c->t->t[c->i].bci : 0,
+			c->i < c->t->n ? c->t->t[c->i].op : 0);
+	if (k >= c->t->n) {
+		c->unexplained++; /* matches nothing ahead: invented */
+		return;
+	}
+	if (!c->gap_since_match)
+		c->unexplained++;
+	advance_to(c, k);
+match:
+	if (c->depth > 0)
+		c->stack[c->depth - 1].bci = c->t->t[c->i].bci;
+	if (e->kind == JPB_DEV_COMPILED)
+		check_frames(c, e);
+	c->last_match = (int64_t)c->i;
+	c->i++;
+	c->matched++;
+	c->gap_since_match = 0;
+}
+
+static unsigned long count_bytecodes(const struct thr *t)
+{
+	unsigned long n = 0;
+	for (size_t i = 0; i < t->n; i++)
+		n += t->t[i].kind == JPB_TRUTH_BYTECODE;
+	return n;
+}
+
+/* Events of decoded/tidN; returns the number of bytecode events. */
+static unsigned long walk_stream(struct jpb_bundle *b, uint32_t tid, struct cmp *c)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "decoded/tid%u", tid);
+	struct jpb_reader *r;
+	if (jpb_reader_open(b, name, &r))
+		return 0;
+	unsigned long n = 0;
+	struct jpb_record rec;
+	static struct jpb_decoded_event e;
+	while (!jpb_reader_next(r, &rec)) {
+		if (rec.type == JPB_REC_DECODED_GAP) {
+			if (c) {
+				c->gaps++;
+				c->gap_since_match = 1;
+			}
+			continue;
+		}
+		if (rec.type != JPB_REC_DECODED_EVENTS)
+			continue;
+		struct jpb_rec_decoded_events ev;
+		if (jpb_rec_decode(jpb_rectype_find(rec.type), rec.payload, rec.size, &ev))
+			die("bad decoded_events");
+		struct jpb_cur cur = jpb_cur_init(ev.events.ptr, ev.events.len);
+		uint64_t prev = ev.first_tsc;
+		int rc;
+		while ((rc = jpb_decoded_event_get(&cur, &e, &prev)) == 0) {
+			if (getenv("DC_DUMP"))
+				fprintf(stderr, "ev %u k%u op%u what%u ip %llx m %llu bci %d tsc %llu\n",
+					tid, e.kind, e.opcode, e.what, (unsigned long long)e.ip,
+					(unsigned long long)(e.nframes ? e.frames[0].method_id : 0),
+					e.nframes ? e.frames[0].bci : -1, (unsigned long long)e.tsc);
+			if (e.kind != JPB_DEV_INTERP && e.kind != JPB_DEV_COMPILED)
+				continue;
+			n++;
+			if (c)
+				on_event(c, &e);
+		}
+		if (rc != jpb_err_eos)
+			die("bad packed event");
+	}
+	jpb_reader_free(r);
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2)
+		die("usage: decode_check BUNDLE");
+	struct jpb_bundle *b;
+	if (jpb_bundle_open(&b, argv[1]))
+		die("cannot open bundle");
+	read_truth(b);
+	read_threads(b);
+	unsigned long tot[9] = { 0 }, truth_total = 0;
+	static struct cmp c;
+	for (size_t i = 0; i < nthr; i++) {
+		memset(&c, 0, sizeof(c));
+		c.t = &thr[i];
+		c.last_match = -1;
+		unsigned long nb = count_bytecodes(&thr[i]);
+		truth_total += nb;
+		walk_stream(b, thr[i].tid, &c);
+		/* truth left after the last decoded event */
+		unsigned long rest = 0;
+		for (size_t k = c.i; k < c.t->n; k++)
+			rest += c.t->t[k].kind == JPB_TRUTH_BYTECODE;
+		c.skipped += rest;
+		if (rest && !c.gap_since_match)
+			c.unexplained++;
+		printf("tid=%u nstid=%u truth=%lu decoded=%lu matched=%lu skipped=%lu "
+		       "unexplained=%lu reexec=%lu frames_bad=%lu gaps=%lu\n",
+		       thr[i].tid, thr[i].nstid, nb, c.decoded, c.matched, c.skipped,
+		       c.unexplained, c.reexec, c.frames_bad, c.gaps);
+		unsigned long v[] = { c.decoded, c.matched, c.skipped, c.unexplained,
+				      c.reexec, c.frames_bad, c.gaps };
+		for (int k = 0; k < 7; k++)
+			tot[k] += v[k];
+	}
+	unsigned long unattr = walk_stream(b, 0, NULL);
+	/* events in decoded/tidN for a tid the truth does not know */
+	unsigned long foreign = 0;
+	const char *const *names;
+	size_t count;
+	if (!jpb_bundle_list_streams(b, &names, &count))
+		for (size_t i = 0; i < count; i++) {
+			unsigned tid;
+			if (sscanf(names[i], "decoded/tid%u", &tid) != 1 || !tid)
+				continue;
+			int known = 0;
+			for (size_t k = 0; k < nthr; k++)
+				known |= thr[k].tid == tid;
+			if (!known)
+				foreign += walk_stream(b, tid, NULL);
+		}
+	printf("total threads=%zu truth=%lu decoded=%lu matched=%lu skipped=%lu "
+	       "unexplained=%lu reexec=%lu frames_bad=%lu gaps=%lu unattributed=%lu "
+	       "foreign=%lu\n",
+	       nthr, truth_total, tot[0], tot[1], tot[2], tot[3], tot[4], tot[5],
+	       tot[6], unattr, foreign);
+	jpb_bundle_free(b);
+	return 0;
+}

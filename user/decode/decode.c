@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The decoder's driver: loads the image and the schedule, decodes the PT
+ * streams on a pool of workers (one stream per job), then merges every
+ * thread's pieces from all CPUs in time order into decoded/tidN.  The
+ * merge order is (tid, first TSC, cpu, piece) whatever the worker count,
+ * so the output does not depend on -j.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "decode.h"
+#include "decode_int.h"
+#include "records_pt.h"
+
+struct pool {
+	struct jpd_ctx *ctx;
+	struct jpd_stream *streams;
+	size_t n;
+	atomic_size_t next;
+	int progress;
+	atomic_size_t done;
+};
+
+static void *worker(void *arg)
+{
+	struct pool *p = arg;
+	for (;;) {
+		size_t i = atomic_fetch_add(&p->next, 1);
+		if (i >= p->n)
+			return NULL;
+		jpd_stream_decode(p->ctx, &p->streams[i]);
+		size_t d = atomic_fetch_add(&p->done, 1) + 1;
+		if (p->progress)
+			fprintf(stderr, "\rdecode: %zu/%zu streams", d, p->n);
+	}
+}
+
+static int run_pool(struct pool *p, unsigned jobs)
+{
+	if (jobs > p->n)
+		jobs = (unsigned)p->n;
+	if (jobs <= 1) {
+		worker(p);
+		return 0;
+	}
+	pthread_t *th = calloc(jobs, sizeof(*th));
+	if (!th)
+		return jpb_err_nomem;
+	unsigned started = 0;
+	for (; started < jobs; started++)
+		if (pthread_create(&th[started], NULL, worker, p))
+			break;
+	if (!started)
+		worker(p);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	free(th);
+	return 0;
+}
+
+/* ---- configuration from meta.json "pt" -------------------------------- */
+
+static json_int_t jint(json_t *o, const char *k)
+{
+	json_t *v = o ? json_object_get(o, k) : NULL;
+	return json_is_integer(v) ? json_integer_value(v) : 0;
+}
+
+static void config_from_meta(struct pt_config *cfg, struct jpb_bundle *b)
+{
+	pt_config_init(cfg);
+	void *vm = NULL;
+	if (jpb_meta_load(b, &vm) || !vm)
+		return;
+	json_t *meta = vm, *pt = json_object_get(meta, "pt");
+	json_t *cpuid = json_object_get(pt, "cpuid");
+	json_t *cpu = cpuid ? cpuid : json_object_get(meta, "cpu");
+	const char *vendor = json_string_value(json_object_get(cpu, "vendor"));
+	if (vendor && strstr(vendor, "Intel")) {
+		cfg->cpu.vendor = pcv_intel;
+		cfg->cpu.family = (uint16_t)jint(cpu, "family");
+		cfg->cpu.model = (uint8_t)jint(cpu, "model");
+		cfg->cpu.stepping = (uint8_t)jint(cpu, "stepping");
+		pt_cpu_errata(&cfg->errata, &cfg->cpu);
+	}
+	cfg->cpuid_0x15_eax = (uint32_t)jint(cpuid, "cpuid_0x15_eax");
+	cfg->cpuid_0x15_ebx = (uint32_t)jint(cpuid, "cpuid_0x15_ebx");
+	cfg->nom_freq = (uint8_t)jint(pt, "max_nonturbo_ratio");
+	cfg->mtc_freq = (uint8_t)jint(json_object_get(pt, "config"), "mtc_period");
+}
+
+/* ---- merge ---------------------------------------------------------- */
+
+struct pref {
+	struct jpd_piece *p;
+	struct jpd_stream *st;
+};
+
+static int cmp_pref(const void *a, const void *b)
+{
+	const struct jpd_piece *x = ((const struct pref *)a)->p,
+			       *y = ((const struct pref *)b)->p;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->first_tsc != y->first_tsc)
+		return x->first_tsc < y->first_tsc ? -1 : 1;
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	return x->ordinal < y->ordinal ? -1 : x->ordinal > y->ordinal;
+}
+
+struct tout {
+	struct jpd_ctx *ctx;
+	struct jpb_writer *w;
+	const struct jpb_rectype *tev, *tgap;
+	struct jpb_buf batch, scratch;
+	struct jpb_rec_decoded_events hdr;
+	uint64_t prev_tsc, seq;
+	struct jpb_rec_decoded_thread th;
+};
+
+static int flush_batch(struct tout *o)
+{
+	if (!o->hdr.count)
+		return 0;
+	o->hdr.events = (struct jpb_bytes){ o->batch.data, (uint32_t)o->batch.len };
+	int rc = jpb_writer_put_rec(o->w, o->tev,
+				    jpd_tsc_to_ns(&o->ctx->sched.clock, o->hdr.first_tsc),
+				    &o->hdr, &o->scratch);
+	o->seq += o->hdr.count;
+	o->hdr.count = 0;
+	jpb_buf_reset(&o->batch);
+	return rc;
+}
+
+static int put_gap(struct tout *o, const struct jpb_decoded_event *e, uint32_t cpu)
+{
+	const struct jpd_clock *clk = &o->ctx->sched.clock;
+	struct jpb_rec_decoded_gap g = {
+		.tid = o->th.tid, .cpu = cpu, .first_tsc = e->tsc,
+		.last_tsc = e->end_tsc, .cause = e->what,
+		.error = -(int32_t)e->arg, .pt_offset = e->ip,
+		.first_ns = jpd_tsc_to_ns(clk, e->tsc),
+		.last_ns = jpd_tsc_to_ns(clk, e->end_tsc),
+	};
+	int rc = flush_batch(o);
+	o->th.gaps++;
+	return rc ? rc : jpb_writer_put_rec(o->w, o->tgap, g.first_ns, &g, &o->scratch);
+}
+
+static int put_event(struct tout *o, const struct jpb_decoded_event *e, uint32_t cpu)
+{
+	if (e->kind == JPB_DEV_GAP)
+		return put_gap(o, e, cpu);
+	if (!o->hdr.count) {
+		o->hdr.tid = o->th.tid;
+		o->hdr.cpu = cpu;
+		o->hdr.seq = o->seq;
+		o->hdr.first_tsc = e->tsc;
+		o->prev_tsc = e->tsc;
+	}
+	if (jpb_decoded_event_put(&o->batch, e, &o->prev_tsc))
+		return jpb_err_nomem;
+	o->hdr.count++;
+	o->th.events++;
+	if (e->kind == JPB_DEV_INTERP)
+		o->th.interp++;
+	else if (e->kind == JPB_DEV_COMPILED)
+		o->th.compiled++;
+	else
+		o->th.transitions++;
+	return o->batch.len >= 60000 ? flush_batch(o) : 0;
+}
+
+static int copy_piece(struct tout *o, const struct pref *r, struct jpb_buf *in)
+{
+	jpb_buf_reset(in);
+	if (jpb_buf_reserve(in, r->p->len))
+		return jpb_err_nomem;
+	if (pread(fileno(r->st->spill), in->data, r->p->len, (off_t)r->p->off) !=
+	    (ssize_t)r->p->len)
+		return jpb_err_io;
+	struct jpb_cur c = jpb_cur_init(in->data, r->p->len);
+	struct jpb_decoded_event e;
+	uint64_t prev = 0;
+	int rc;
+	o->th.pieces++;
+	while ((rc = jpb_decoded_event_get(&c, &e, &prev)) == 0)
+		if ((rc = put_event(o, &e, r->p->cpu)))
+			return rc;
+	return rc == jpb_err_eos ? 0 : jpb_err_internal;
+}
+
+static const char *thread_name(const struct jpd_sched *s, uint32_t tid)
+{
+	for (size_t i = 0; i < s->ntids; i++)
+		if (s->tids[i] == tid)
+			return s->names[i];
+	return "";
+}
+
+static int write_thread(struct jpd_ctx *ctx, struct pref *refs, size_t n,
+			struct jpb_writer *summary, struct jpd_summary *sum,
+			struct jpb_buf *in)
+{
+	struct tout o = { .ctx = ctx };
+	o.tev = jpb_rectype_find(JPB_REC_DECODED_EVENTS);
+	o.tgap = jpb_rectype_find(JPB_REC_DECODED_GAP);
+	o.th.tid = refs[0].p->tid;
+	char name[64];
+	snprintf(name, sizeof(name), "decoded/tid%u", o.th.tid);
+	int rc = jpb_writer_open(ctx->b, name, &o.w);
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = copy_piece(&o, &refs[i], in);
+	if (!rc)
+		rc = flush_batch(&o);
+	if (o.w) {
+		int crc = jpb_writer_close(o.w);
+		rc = rc ? rc : crc;
+	}
+	o.th.name = jpb_str_c(thread_name(&ctx->sched, o.th.tid));
+	if (!rc)
+		rc = jpb_writer_put_rec(summary, jpb_rectype_find(JPB_REC_DECODED_THREAD),
+					0, &o.th, &o.scratch);
+	if (o.th.tid)
+		sum->threads++;
+	jpb_buf_fini(&o.batch);
+	jpb_buf_fini(&o.scratch);
+	return rc;
+}
+
+static int merge(struct jpd_ctx *ctx, struct jpd_stream *sts, size_t n,
+		 struct jpb_writer *summary, struct jpd_summary *sum)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += sts[i].npieces;
+	struct pref *refs = calloc(total + 1, sizeof(*refs));
+	if (!refs)
+		return jpb_err_nomem;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < sts[i].npieces; j++)
+			refs[k++] = (struct pref){ &sts[i].pieces[j], &sts[i] };
+	qsort(refs, total, sizeof(*refs), cmp_pref);
+	struct jpb_buf in = { 0 };
+	int rc = 0;
+	for (size_t i = 0; i < total && !rc;) {
+		size_t j = i;
+		while (j < total && refs[j].p->tid == refs[i].p->tid)
+			j++;
+		rc = write_thread(ctx, refs + i, j - i, summary, sum, &in);
+		i = j;
+	}
+	jpb_buf_fini(&in);
+	free(refs);
+	return rc;
+}
+
+/* ---- driver ----------------------------------------------------------- */
+
+static int list_pt(struct jpb_bundle *b, struct jpd_stream **out, size_t *n)
+{
+	const char *const *names;
+	size_t count;
+	int rc = jpb_bundle_list_streams(b, &names, &count);
+	if (rc)
+		return rc;
+	struct jpd_stream *sts = calloc(count + 1, sizeof(*sts));
+	if (!sts)
+		return jpb_err_nomem;
+	size_t k = 0;
+	for (size_t i = 0; i < count; i++) {
+		unsigned v;
+		char c;
+		if (sscanf(names[i], "pt/cpu%u%c", &v, &c) == 1) {
+			sts[k].cpu = v;
+		} else if (sscanf(names[i], "pt/tid%u%c", &v, &c) == 1) {
+			sts[k].cpu = 100000 + (uint32_t)k; /* no CPU: unique id */
+			sts[k].tid = v;
+		} else {
+			continue;
+		}
+		sts[k++].name = names[i];
+	}
+	*out = sts;
+	*n = k;
+	return 0;
+}
+
+static void clear_output(struct jpb_bundle *b)
+{
+	char dir[4096];
+	if (jpb_bundle_path(b, "decoded", dir, sizeof(dir)))
+		return;
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		if (l > 4 && !strcmp(e->d_name + l - 4, ".jpb") &&
+		    (!strncmp(e->d_name, "tid", 3) || !strcmp(e->d_name, "summary.jpb")))
+			unlinkat(dirfd(d), e->d_name, 0);
+	}
+	closedir(d);
+}
+
+static int write_stream_summaries(struct jpb_writer *w, struct jpd_stream *sts,
+				  size_t n, struct jpd_summary *sum)
+{
+	struct jpb_buf scratch = { 0 };
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		struct jpd_stream *s = &sts[i];
+		struct jpb_rec_decoded_stream r = {
+			.stream = jpb_str_c(s->name), .cpu = s->cpu,
+			.pt_bytes = s->pt_bytes, .blocks = s->blocks,
+			.events = s->events, .gaps = s->gaps, .errors = s->errors,
+			.unattributed = s->unattributed, .pieces = s->npieces,
+			.switches = s->switches,
+		};
+		rc = jpb_writer_put_rec(w, jpb_rectype_find(JPB_REC_DECODED_STREAM), 0,
+					&r, &scratch);
+		sum->pt_bytes += s->pt_bytes;
+		sum->blocks += s->blocks;
+		sum->events += s->events;
+		sum->interp += s->interp;
+		sum->compiled += s->compiled;
+		sum->transitions += s->transitions;
+		sum->gaps += s->gaps;
+		sum->errors += s->errors;
+		sum->unattributed += s->unattributed;
+		sum->switches += s->switches;
+		for (int c = 0; c < 8; c++)
+			sum->gaps_by_cause[c] += s->gaps_by_cause[c];
+	}
+	jpb_buf_fini(&scratch);
+	return rc;
+}
+
+static void cleanup(struct jpd_ctx *ctx, struct jpd_stream *sts, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (sts[i].spill) {
+			fclose(sts[i].spill);
+			unlink(sts[i].spillpath);
+		}
+		free(sts[i].pieces);
+	}
+	free(sts);
+	if (ctx->img.codefile[0])
+		unlink(ctx->img.codefile);
+	jpd_image_fini(&ctx->img);
+	jpd_sched_fini(&ctx->sched);
+	rmdir(ctx->tmpdir);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int prepare(struct jpd_ctx *ctx, char *err, size_t errsize)
+{
+	char dir[2048];
+	if (jpb_bundle_path(ctx->b, "decoded", dir, sizeof(dir)) ||
+	    (mkdir(dir, 0755) && errno != EEXIST)) {
+		snprintf(err, errsize, "decode: %s: %s", dir, strerror(errno));
+		return jpb_err_io;
+	}
+	snprintf(ctx->tmpdir, sizeof(ctx->tmpdir), "%s/.tmp-%d", dir, (int)getpid());
+	if (mkdir(ctx->tmpdir, 0700) && errno != EEXIST) {
+		snprintf(err, errsize, "decode: %s: %s", ctx->tmpdir, strerror(errno));
+		return jpb_err_io;
+	}
+	snprintf(ctx->img.codefile, sizeof(ctx->img.codefile), "%s/code.bin",
+		 ctx->tmpdir);
+	clear_output(ctx->b);
+	config_from_meta(&ctx->base_cfg, ctx->b);
+	int rc = jpd_sched_load(&ctx->sched, ctx->b, err, errsize);
+	return rc ? rc : jpd_image_load(&ctx->img, ctx->b, &ctx->sched.clock, err, errsize);
+}
+
+int jpd_decode(struct jpb_bundle *b, const struct jpd_options *opt,
+	       struct jpd_summary *sum, char *err, size_t errsize)
+{
+	double t0 = now_s();
+	struct jpd_ctx *ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return jpb_err_nomem;
+	ctx->b = b;
+	memset(sum, 0, sizeof(*sum));
+	struct jpd_stream *sts = NULL;
+	size_t n = 0;
+	int rc = prepare(ctx, err, errsize);
+	if (!rc)
+		rc = list_pt(b, &sts, &n);
+	unsigned jobs = opt->jobs;
+	if (!jobs) {
+		long c = sysconf(_SC_NPROCESSORS_ONLN);
+		jobs = c > 0 ? (unsigned)c : 1;
+	}
+	struct pool p = { .ctx = ctx, .streams = sts, .n = n,
+			  .progress = opt->progress };
+	if (!rc)
+		rc = run_pool(&p, jobs);
+	if (opt->progress && n)
+		fputc('\n', stderr);
+	for (size_t i = 0; i < n && !rc; i++)
+		if (sts[i].rc) {
+			snprintf(err, errsize, "%s", sts[i].err);
+			rc = sts[i].rc;
+		}
+	struct jpb_writer *w = NULL;
+	if (!rc)
+		rc = jpb_writer_open(b, "decoded/summary", &w);
+	if (!rc)
+		rc = write_stream_summaries(w, sts, n, sum);
+	if (!rc)
+		rc = merge(ctx, sts, n, w, sum);
+	if (w) {
+		int crc = jpb_writer_close(w);
+		rc = rc ? rc : crc;
+	}
+	if (rc && !err[0])
+		snprintf(err, errsize, "decode: %s", jpb_errstr(rc));
+	sum->streams = (unsigned)n;
+	/* A damaged stream that still decoded up to its damage is not a
+	 * failure; its message stays for the caller to print. */
+	for (size_t i = 0; i < n && !rc; i++)
+		if (sts[i].err[0] && !err[0])
+			snprintf(err, errsize, "%s", sts[i].err);
+	cleanup(ctx, sts, n);
+	free(ctx);
+	sum->seconds = now_s() - t0;
+	return rc;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * jpbpf decoder: a bundle's PT streams to per-thread bytecode-level events
+ * (docs/DECODER.md).  Reads the jvm, sched and pt streams, writes decoded.
+ * Never reads the truth stream nor meta.json's simulator keys.
+ */
+#ifndef JPBPF_DECODE_H
+#define JPBPF_DECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct jpb_bundle;
+
+struct jpd_options {
+	unsigned jobs;  /* worker threads; 0: all online CPUs */
+	int progress;   /* 1: progress lines on stderr */
+};
+
+struct jpd_summary {
+	unsigned streams, threads;
+	uint64_t pt_bytes, blocks, events, interp, compiled, transitions;
+	uint64_t gaps, errors, unattributed, switches;
+	uint64_t gaps_by_cause[8];
+	double seconds;
+};
+
+/* Decode the bundle; on failure returns a negative jpb_error and puts a
+ * one-line message naming the stream and offset into ERR. */
+int jpd_decode(struct jpb_bundle *b, const struct jpd_options *opt,
+	       struct jpd_summary *sum, char *err, size_t errsize);
+
+#endif /* JPBPF_DECODE_H */

@@ -1,0 +1,436 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The code the trace ran through, from the jvm stream: interpreter and
+ * stubs (code blobs), codelets and dispatch tables for classification, and
+ * compiled methods with their pc maps.  All code bytes go into one scratch
+ * file so libipt maps them as file sections through its section cache:
+ * that keeps libipt's block cache (attached to cached sections) effective,
+ * which a read callback would defeat.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode_int.h"
+#include "records_jvm.h"
+
+struct pending {
+	uint64_t off, size, vaddr;
+	uint8_t kind;
+	uint32_t index;
+};
+
+struct loader {
+	struct jpd_image *im;
+	const struct jpd_clock *clk;
+	FILE *code;
+	uint64_t codelen;
+	struct pending *pend;
+	size_t npend, cappend;
+	size_t capcl, capdis, capnm;
+	uint32_t nblobs;
+	char *err;
+	size_t errsize;
+};
+
+#define GROW(arr, n, cap)                                                   \
+	((n) < (cap) ? 0 : grow((void **)&(arr), &(cap), sizeof(*(arr))))
+
+static int grow(void **p, size_t *cap, size_t elem)
+{
+	size_t ncap = *cap ? *cap * 2 : 64;
+	void *q = realloc(*p, ncap * elem);
+	if (!q)
+		return jpb_err_nomem;
+	*p = q;
+	*cap = ncap;
+	return 0;
+}
+
+static int add_code(struct loader *l, const uint8_t *p, uint64_t size,
+		    uint64_t vaddr, uint8_t kind, uint32_t index)
+{
+	if (!size)
+		return 0;
+	if (GROW(l->pend, l->npend, l->cappend))
+		return jpb_err_nomem;
+	if (fwrite(p, 1, size, l->code) != size)
+		return jpb_err_io;
+	l->pend[l->npend++] = (struct pending){ l->codelen, size, vaddr, kind,
+						index };
+	l->codelen += size;
+	return 0;
+}
+
+static uint8_t codelet_what(const struct jpb_str *d)
+{
+	static const char *const entries[] = { "entry point (kind", "zerolocals",
+					       "native", "intrinsic",
+					       "accessor", "empty" };
+	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++)
+		if (memmem(d->ptr, d->len, entries[i], strlen(entries[i])) &&
+		    !memmem(d->ptr, d->len, "return", 6))
+			return JPB_TR_METHOD_ENTRY;
+	return JPB_TR_INTERP_STUB;
+}
+
+static int on_codelet(struct loader *l, const struct jpb_rec_jvm_codelet *c)
+{
+	struct jpd_image *im = l->im;
+	if (c->end <= c->begin)
+		return 0;
+	if (GROW(im->codelets, im->ncodelets, l->capcl))
+		return jpb_err_nomem;
+	im->codelets[im->ncodelets++] = (struct jpd_codelet){
+		c->begin, c->end, c->bytecode, c->index, codelet_what(&c->description)
+	};
+	return 0;
+}
+
+static int on_dispatch(struct loader *l, const struct jpb_rec_jvm_dispatch *d)
+{
+	struct jpd_image *im = l->im;
+	/* The safepoint table sends every bytecode to the same code: it says
+	 * nothing about the opcode. */
+	if (d->table.len == 6 && !memcmp(d->table.ptr, "safept", 6))
+		return 0;
+	for (uint32_t op = 0; op < 256 && (op + 1) * 8 <= d->entries.len; op++) {
+		uint64_t a = jpb_le64(d->entries.ptr + op * 8);
+		if (!a)
+			continue;
+		if (GROW(im->dispatch, im->ndispatch, l->capdis))
+			return jpb_err_nomem;
+		im->dispatch[im->ndispatch++] =
+			(struct jpd_dispatch){ a, (uint8_t)op, (uint8_t)d->tos };
+	}
+	return 0;
+}
+
+/* pc map: u64 pc, u32 nframes, nframes x (u64 method, i32 bci). */
+static int parse_pcmap(struct jpd_nmethod *nm, const struct jpb_bytes *m)
+{
+	struct jpb_cur c = jpb_cur_init(m->ptr, m->len);
+	size_t cap = 0, fcap = 0;
+	while (jpb_cur_left(&c) >= 12) {
+		uint64_t pc;
+		uint32_t nf;
+		jpb_cur_u64(&c, &pc);
+		jpb_cur_u32(&c, &nf);
+		if ((uint64_t)nf * 12 > jpb_cur_left(&c))
+			return jpb_err_corrupt;
+		if (GROW(nm->pcs, nm->npcs, cap))
+			return jpb_err_nomem;
+		uint32_t keep = nf < JPB_DECODED_MAX_FRAMES ? nf : JPB_DECODED_MAX_FRAMES;
+		nm->pcs[nm->npcs++] = (struct jpd_pcentry){ pc, nm->nframes, keep };
+		for (uint32_t i = 0; i < nf; i++) {
+			uint64_t mid;
+			uint32_t bci;
+			jpb_cur_u64(&c, &mid);
+			jpb_cur_u32(&c, &bci);
+			if (i >= keep)
+				continue;
+			size_t nfr = nm->nframes;
+			if (GROW(nm->frames, nfr, fcap))
+				return jpb_err_nomem;
+			nm->frames[nm->nframes++] =
+				(struct jpb_decoded_frame){ mid, (int32_t)bci };
+		}
+	}
+	return jpb_cur_left(&c) ? jpb_err_corrupt : 0;
+}
+
+static int cmp_pc(const void *a, const void *b)
+{
+	const struct jpd_pcentry *x = a, *y = b;
+	return x->pc < y->pc ? -1 : x->pc > y->pc;
+}
+
+static int on_nmethod(struct loader *l, const struct jpb_rec_jvm_nmethod_load *n,
+		      uint64_t ns)
+{
+	struct jpd_image *im = l->im;
+	if (GROW(im->nm, im->nnm, l->capnm))
+		return jpb_err_nomem;
+	struct jpd_nmethod *nm = &im->nm[im->nnm];
+	memset(nm, 0, sizeof(*nm));
+	nm->method_id = n->method_id;
+	nm->begin = n->code_addr;
+	nm->end = n->code_addr + n->code_size;
+	nm->load_tsc = jpd_ns_to_tsc(l->clk, ns);
+	nm->unload_tsc = UINT64_MAX;
+	int rc = parse_pcmap(nm, &n->pcmap);
+	if (rc == jpb_err_corrupt || !nm->npcs) {
+		/* Its code still decodes; its events just carry no frames. */
+		im->missing_pcmaps++;
+		rc = 0;
+	}
+	if (rc)
+		return rc;
+	qsort(nm->pcs, nm->npcs, sizeof(*nm->pcs), cmp_pc);
+	uint64_t size = n->code.len < n->code_size ? n->code.len : n->code_size;
+	rc = add_code(l, n->code.ptr, size, n->code_addr, SK_NMETHOD,
+		      (uint32_t)im->nnm);
+	im->nnm++;
+	return rc;
+}
+
+static void on_unload(struct loader *l, const struct jpb_rec_jvm_nmethod_unload *u,
+		      uint64_t ns)
+{
+	struct jpd_image *im = l->im;
+	for (size_t i = im->nnm; i-- > 0;)
+		if (im->nm[i].begin == u->code_addr &&
+		    im->nm[i].unload_tsc == UINT64_MAX) {
+			if (im->nm[i].method_id != u->method_id)
+				im->unload_mismatch++;
+			im->nm[i].unload_tsc = jpd_ns_to_tsc(l->clk, ns);
+			return;
+		}
+	im->unload_mismatch++;
+}
+
+static int on_record(struct loader *l, const struct jpb_record *rec)
+{
+	const struct jpb_rectype *t = jpb_rectype_find(rec->type);
+	union {
+		struct jpb_rec_jvm_codelet cl;
+		struct jpb_rec_jvm_dispatch d;
+		struct jpb_rec_jvm_code_blob cb;
+		struct jpb_rec_jvm_nmethod_load nl;
+		struct jpb_rec_jvm_nmethod_unload nu;
+	} u;
+	if (!t || rec->type < JPB_REC_JVM_CODELET ||
+	    rec->type > JPB_REC_JVM_NMETHOD_UNLOAD)
+		return 0;
+	if (jpb_rec_decode(t, rec->payload, rec->size, &u))
+		return jpb_err_corrupt;
+	switch (rec->type) {
+	case JPB_REC_JVM_CODELET:
+		return on_codelet(l, &u.cl);
+	case JPB_REC_JVM_DISPATCH:
+		return on_dispatch(l, &u.d);
+	case JPB_REC_JVM_CODE_BLOB: {
+		uint64_t size = u.cb.code.len < u.cb.size ? u.cb.code.len : u.cb.size;
+		return add_code(l, u.cb.code.ptr, size, u.cb.start,
+				u.cb.kind == JPB_BLOB_INTERPRETER ? SK_INTERP : SK_STUB,
+				l->nblobs++);
+	}
+	case JPB_REC_JVM_NMETHOD_LOAD:
+		return on_nmethod(l, &u.nl, rec->time_ns);
+	case JPB_REC_JVM_NMETHOD_UNLOAD:
+		on_unload(l, &u.nu, rec->time_ns);
+		return 0;
+	}
+	return 0;
+}
+
+static int cmp_codelet(const void *a, const void *b)
+{
+	const struct jpd_codelet *x = a, *y = b;
+	return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+static int cmp_dispatch(const void *a, const void *b)
+{
+	const struct jpd_dispatch *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Two tables may name the same entry; one address naming two opcodes is
+ * dropped (it would be a guess). */
+static void dedupe_dispatch(struct jpd_image *im)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < im->ndispatch;) {
+		size_t j = i + 1;
+		int conflict = 0;
+		while (j < im->ndispatch && im->dispatch[j].addr == im->dispatch[i].addr) {
+			conflict |= im->dispatch[j].opcode != im->dispatch[i].opcode;
+			j++;
+		}
+		if (!conflict)
+			im->dispatch[w++] = im->dispatch[i];
+		i = j;
+	}
+	im->ndispatch = w;
+}
+
+/* Address reuse: a method loaded over code still in the map becomes
+ * visible only from its switch time (the older code's unload, else its
+ * own load), see DECODER.md "Image over time". */
+static int mark_reuse(struct jpd_image *im)
+{
+	size_t *live = malloc((im->nnm + 1) * sizeof(*live)), n = 0;
+	if (!live)
+		return jpb_err_nomem;
+	for (size_t i = 0; i < im->nnm; i++) {
+		struct jpd_nmethod *nm = &im->nm[i];
+		nm->switch_tsc = nm->load_tsc;
+		/* first live entry that ends after nm->begin (sorted by begin,
+		 * non-overlapping) */
+		size_t lo = 0, hi = n;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (im->nm[live[mid]].end <= nm->begin)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		size_t k = lo;
+		uint64_t sw = 0;
+		while (k < n && im->nm[live[k]].begin < nm->end) {
+			const struct jpd_nmethod *old = &im->nm[live[k]];
+			nm->reuse = 1;
+			if (old->unload_tsc != UINT64_MAX && old->unload_tsc > sw)
+				sw = old->unload_tsc;
+			k++;
+		}
+		if (nm->reuse && sw && sw < nm->load_tsc)
+			nm->switch_tsc = sw;
+		memmove(&live[lo + 1], &live[k], (n - k) * sizeof(*live));
+		live[lo] = i;
+		n = n - (k - lo) + 1;
+	}
+	free(live);
+	return 0;
+}
+
+static int add_sections(struct loader *l)
+{
+	struct jpd_image *im = l->im;
+	im->sects = calloc(l->npend + 1, sizeof(*im->sects));
+	im->static_isids = calloc(l->npend + 1, sizeof(int));
+	if (!im->sects || !im->static_isids)
+		return jpb_err_nomem;
+	for (size_t i = 0; i < l->npend; i++) {
+		const struct pending *p = &l->pend[i];
+		int isid = pt_iscache_add_file(im->iscache, im->codefile, p->off,
+					       p->size, p->vaddr);
+		if (isid < 0 || (size_t)isid > l->npend) {
+			snprintf(l->err, l->errsize, "decode: jvm: libipt section: %s",
+				 pt_errstr(pt_errcode(isid)));
+			return jpb_err_internal;
+		}
+		im->sects[isid] = (struct jpd_sect){ p->kind, p->index, p->vaddr,
+						      p->vaddr + p->size };
+		if ((size_t)isid >= im->nsects)
+			im->nsects = (size_t)isid + 1;
+		if (p->kind == SK_NMETHOD)
+			im->nm[p->index].isid = isid;
+		else
+			im->static_isids[im->nstatic++] = isid;
+	}
+	return 0;
+}
+
+static int read_jvm(struct loader *l, struct jpb_bundle *b)
+{
+	struct jpb_reader *r;
+	int rc = jpb_reader_open(b, "jvm", &r);
+	if (rc) {
+		snprintf(l->err, l->errsize, "decode: jvm: %s", jpb_errstr(rc));
+		return rc;
+	}
+	struct jpb_record rec;
+	while ((rc = jpb_reader_next(r, &rec)) == 0)
+		if ((rc = on_record(l, &rec))) {
+			snprintf(l->err, l->errsize,
+				 "decode: jvm: record at offset %llu: %s",
+				 (unsigned long long)rec.offset, jpb_errstr(rc));
+			break;
+		}
+	/* A damaged tail loses the metadata after it, not what came before. */
+	if (rc == jpb_err_truncated || rc == jpb_err_corrupt)
+		rc = jpb_err_eos;
+	jpb_reader_free(r);
+	return rc == jpb_err_eos ? 0 : rc;
+}
+
+int jpd_image_load(struct jpd_image *im, struct jpb_bundle *b,
+		   const struct jpd_clock *clk, char *err, size_t errsize)
+{
+	struct loader l = { .im = im, .clk = clk, .err = err, .errsize = errsize };
+	im->iscache = pt_iscache_alloc("jpbpf");
+	l.code = fopen(im->codefile, "w+");
+	if (!im->iscache || !l.code) {
+		snprintf(err, errsize, "decode: %s: %s", im->codefile, strerror(errno));
+		if (l.code)
+			fclose(l.code);
+		return jpb_err_io;
+	}
+	int rc = read_jvm(&l, b);
+	if (fclose(l.code) && !rc) {
+		snprintf(err, errsize, "decode: %s: write failed", im->codefile);
+		rc = jpb_err_io;
+	}
+	if (!rc) {
+		qsort(im->codelets, im->ncodelets, sizeof(*im->codelets), cmp_codelet);
+		qsort(im->dispatch, im->ndispatch, sizeof(*im->dispatch), cmp_dispatch);
+		dedupe_dispatch(im);
+		rc = mark_reuse(im);
+	}
+	if (!rc)
+		rc = add_sections(&l);
+	free(l.pend);
+	return rc;
+}
+
+void jpd_image_fini(struct jpd_image *im)
+{
+	if (im->iscache)
+		pt_iscache_free(im->iscache);
+	for (size_t i = 0; i < im->nnm; i++) {
+		free(im->nm[i].pcs);
+		free(im->nm[i].frames);
+	}
+	free(im->nm);
+	free(im->codelets);
+	free(im->dispatch);
+	free(im->sects);
+	free(im->static_isids);
+	memset(im, 0, sizeof(*im));
+}
+
+const struct jpd_dispatch *jpd_find_dispatch(const struct jpd_image *im,
+					     uint64_t ip)
+{
+	size_t lo = 0, hi = im->ndispatch;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (im->dispatch[mid].addr < ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < im->ndispatch && im->dispatch[lo].addr == ip ? &im->dispatch[lo]
+								  : NULL;
+}
+
+const struct jpd_codelet *jpd_find_codelet(const struct jpd_image *im,
+					   uint64_t ip)
+{
+	size_t lo = 0, hi = im->ncodelets;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (im->codelets[mid].begin <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || ip >= im->codelets[lo - 1].end)
+		return NULL;
+	return &im->codelets[lo - 1];
+}
+
+uint32_t jpd_pc_lower(const struct jpd_nmethod *nm, uint64_t pc)
+{
+	uint32_t lo = 0, hi = nm->npcs;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (nm->pcs[mid].pc < pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}

@@ -1,0 +1,700 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One PT stream: its AUX bytes gathered into a scratch file and mapped,
+ * split into runs at holes, a packet pass that finds the tracing gaps (to
+ * place context switches), then libipt's block decoder with each block
+ * classified into events, written to the stream's spill file as pieces
+ * (one thread's consecutive events on this CPU).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "decode_int.h"
+#include "records_pt.h"
+
+struct run {
+	uint64_t begin, end; /* in the gathered bytes */
+	int after_hole;      /* data before it is missing */
+};
+
+struct sdec {
+	struct jpd_ctx *ctx;
+	struct jpd_stream *st;
+	const uint8_t *buf;
+	struct run *runs;
+	size_t nruns;
+	/* switches of this CPU and the tracing gaps they are placed in */
+	struct jpd_switch *sw;
+	size_t nsw, swpos;
+	uint64_t *dis, *en;
+	size_t ngaps, capgaps;
+	/* decoding state */
+	struct pt_block_decoder *dec;
+	size_t nm_added;
+	uint64_t now, last_tsc;
+	uint32_t tid;
+	int fixed_tid; /* per-thread ring: no switches */
+	int prev_isid;
+	int gap_open;
+	/* an async disable at a bytecode's first instruction reports that
+	 * bytecode; the enable at the same ip must not report it again */
+	uint64_t skip_ip;
+	int skip_armed;
+	const struct jpd_nmethod *last_nm;
+	/* libipt may cut a straight run of instructions in two (its block
+	 * cache); a codelet's vtos entry running into its own cached-TOS entry
+	 * is then one dispatch, not two: the previous block's opcode (if it
+	 * began at a dispatch entry, else -1) and its end */
+	int prev_op, prev_iclass;
+	uint64_t prev_end;
+	struct jpb_decoded_event gap;
+	/* the open piece */
+	struct jpd_piece *piece;
+	uint64_t piece_prev_tsc;
+	struct jpb_buf out;
+	uint64_t spill_pos;
+	struct jpb_decoded_event ev;
+};
+
+#define GROW(arr, n, cap)                                                   \
+	((n) < (cap) ? 0 : grow((void **)&(arr), &(cap), sizeof(*(arr))))
+
+static int grow(void **p, size_t *cap, size_t elem)
+{
+	size_t ncap = *cap ? *cap * 2 : 64;
+	void *q = realloc(*p, ncap * elem);
+	if (!q)
+		return jpb_err_nomem;
+	*p = q;
+	*cap = ncap;
+	return 0;
+}
+
+/* ---- gathering ---------------------------------------------------- */
+
+static int gather(struct sdec *s, int fd, uint64_t *size)
+{
+	struct jpd_stream *st = s->st;
+	struct jpb_reader *r;
+	int rc = jpb_reader_open(s->ctx->b, st->name, &r);
+	if (rc) {
+		snprintf(st->err, sizeof(st->err), "decode: %s: %s", st->name,
+			 jpb_errstr(rc));
+		return rc;
+	}
+	size_t caprun = 0;
+	uint64_t next_off = UINT64_MAX, pos = 0;
+	int hole = 0;
+	struct jpb_record rec;
+	while ((rc = jpb_reader_next(r, &rec)) == 0) {
+		const struct jpb_rectype *t = jpb_rectype_find(rec.type);
+		if (rec.type == JPB_REC_PT_AUX_EVENT) {
+			struct jpb_rec_pt_aux_event ae;
+			if (!jpb_rec_decode(t, rec.payload, rec.size, &ae) &&
+			    (ae.flags & 1))
+				st->gaps_by_cause[0]++; /* truncated AUX, counted */
+			continue;
+		}
+		if (rec.type != JPB_REC_PT_AUX_DATA)
+			continue;
+		struct jpb_rec_pt_aux_data d;
+		if (jpb_rec_decode(t, rec.payload, rec.size, &d)) {
+			hole = 1;
+			continue;
+		}
+		int jump = next_off != UINT64_MAX && d.offset != next_off;
+		if (!s->nruns || jump || hole || (d.flags & JPB_PT_DATA_SNAPSHOT)) {
+			if (GROW(s->runs, s->nruns, caprun)) {
+				rc = jpb_err_nomem;
+				break;
+			}
+			s->runs[s->nruns++] = (struct run){ pos, pos, jump || hole };
+			hole = 0;
+		}
+		if (d.data.len && write(fd, d.data.ptr, d.data.len) != (ssize_t)d.data.len) {
+			rc = jpb_err_io;
+			break;
+		}
+		pos += d.data.len;
+		s->runs[s->nruns - 1].end = pos;
+		next_off = d.offset + d.data.len;
+	}
+	if (rc == jpb_err_truncated || rc == jpb_err_corrupt) {
+		/* The intact prefix decodes; the damage is an error. */
+		st->errors++;
+		snprintf(st->err, sizeof(st->err), "%s", jpb_reader_errmsg(r));
+		rc = jpb_err_eos;
+	}
+	jpb_reader_free(r);
+	*size = pos;
+	return rc == jpb_err_eos ? 0 : rc;
+}
+
+/* ---- pass 1: tracing gaps from packets ---------------------------- */
+
+static int add_gap(struct sdec *s, uint64_t d, uint64_t e)
+{
+	size_t cap = s->capgaps;
+	if (GROW(s->dis, s->ngaps, s->capgaps))
+		return jpb_err_nomem;
+	if (cap != s->capgaps) {
+		uint64_t *p = realloc(s->en, s->capgaps * sizeof(*p));
+		if (!p)
+			return jpb_err_nomem;
+		s->en = p;
+	}
+	s->dis[s->ngaps] = d;
+	s->en[s->ngaps++] = e;
+	return 0;
+}
+
+/* An asynchronous disable (FUP then TIP.PGD) is where the kernel took the
+ * CPU; the enable after it is where a task came back.  OVF also counts:
+ * switches may hide in the lost trace. */
+static int scan_run(struct sdec *s, const struct run *rn)
+{
+	struct pt_config cfg = s->ctx->base_cfg;
+	cfg.begin = (uint8_t *)s->buf + rn->begin;
+	cfg.end = (uint8_t *)s->buf + rn->end;
+	struct pt_packet_decoder *pd = pt_pkt_alloc_decoder(&cfg);
+	if (!pd)
+		return jpb_err_nomem;
+	uint64_t tsc = 0, dis = 0;
+	int fup = 0, in_psb = 0, off = 0, rc = 0, first = 1;
+	while (pt_pkt_sync_forward(pd) >= 0) {
+		struct pt_packet p;
+		int st;
+		while ((st = pt_pkt_next(pd, &p, sizeof(p))) > 0) {
+			switch (p.type) {
+			case ppt_tsc:
+				tsc = p.payload.tsc.tsc;
+				/* the run's start: tasks switched in before it */
+				if (first && (rc = add_gap(s, tsc, tsc)))
+					goto out;
+				first = 0;
+				break;
+			case ppt_psb:
+				in_psb = 1;
+				break;
+			case ppt_psbend:
+				in_psb = 0;
+				break;
+			case ppt_fup:
+				fup = !in_psb;
+				continue;
+			case ppt_tip_pgd:
+				if (fup) {
+					off = 1;
+					dis = tsc;
+				}
+				break;
+			case ppt_tip_pge:
+				if (off && (rc = add_gap(s, dis, tsc)))
+					goto out;
+				off = 0;
+				break;
+			case ppt_ovf:
+				if ((rc = add_gap(s, tsc, tsc)))
+					goto out;
+				break;
+			default:
+				break;
+			}
+			if (p.type != ppt_tsc && p.type != ppt_mode)
+				fup = 0;
+		}
+		if (st == -pte_eos)
+			break;
+	}
+	/* The run's end (disabled or not): a switch after the last trace
+	 * belongs there, and is never applied within the run. */
+	if (!rc)
+		rc = add_gap(s, off ? dis : tsc, UINT64_MAX - 1);
+out:
+	pt_pkt_free_decoder(pd);
+	return rc;
+}
+
+/* ---- pieces and events ------------------------------------------- */
+
+static int flush_out(struct sdec *s)
+{
+	if (!s->out.len)
+		return 0;
+	if (fwrite(s->out.data, 1, s->out.len, s->st->spill) != s->out.len)
+		return jpb_err_io;
+	s->spill_pos += s->out.len;
+	jpb_buf_reset(&s->out);
+	return 0;
+}
+
+static void close_piece(struct sdec *s)
+{
+	if (!s->piece)
+		return;
+	s->piece->len = s->spill_pos + s->out.len - s->piece->off;
+	if (!s->piece->len)
+		s->st->npieces--; /* nothing in it */
+	s->piece = NULL;
+}
+
+static int open_piece(struct sdec *s)
+{
+	struct jpd_stream *st = s->st;
+	if (GROW(st->pieces, st->npieces, st->cap))
+		return jpb_err_nomem;
+	s->piece = &st->pieces[st->npieces];
+	memset(s->piece, 0, sizeof(*s->piece));
+	s->piece->tid = s->tid;
+	s->piece->cpu = st->cpu;
+	s->piece->first_tsc = s->now;
+	s->piece->ordinal = st->npieces++;
+	s->piece->off = s->spill_pos + s->out.len;
+	s->piece_prev_tsc = 0;
+	return 0;
+}
+
+static int emit(struct sdec *s, const struct jpb_decoded_event *e)
+{
+	if (!s->piece) {
+		int rc = open_piece(s);
+		if (rc)
+			return rc;
+		s->piece->first_tsc = e->tsc;
+	}
+	struct jpd_piece *p = s->piece;
+	if (jpb_decoded_event_put(&s->out, e, &s->piece_prev_tsc))
+		return jpb_err_nomem;
+	if (e->kind == JPB_DEV_GAP) {
+		p->gaps++;
+		s->st->gaps++;
+		if (e->what < 8)
+			s->st->gaps_by_cause[e->what]++;
+	} else {
+		p->events++;
+		s->st->events++;
+		if (!s->tid)
+			s->st->unattributed++;
+		if (e->kind == JPB_DEV_INTERP)
+			p->interp++, s->st->interp++;
+		else if (e->kind == JPB_DEV_COMPILED)
+			p->compiled++, s->st->compiled++;
+		else
+			p->transitions++, s->st->transitions++;
+	}
+	return s->out.len >= (1u << 20) ? flush_out(s) : 0;
+}
+
+/* Apply the switches placed at or before now; a new thread opens a new
+ * piece. */
+static void apply_switches(struct sdec *s)
+{
+	uint32_t tid = s->tid;
+	if (s->fixed_tid)
+		return;
+	while (s->swpos < s->nsw && s->sw[s->swpos].apply_tsc <= s->now) {
+		tid = s->sw[s->swpos].next_tid;
+		s->swpos++;
+		s->st->switches++;
+	}
+	if (tid != s->tid) {
+		close_piece(s);
+		s->tid = tid;
+	}
+}
+
+static int transition(struct sdec *s, uint8_t what, uint64_t ip, uint64_t arg)
+{
+	struct jpb_decoded_event *e = &s->ev;
+	e->kind = JPB_DEV_TRANSITION;
+	e->what = what;
+	e->tsc = s->now;
+	e->ip = ip;
+	e->arg = arg;
+	e->nframes = 0;
+	return emit(s, e);
+}
+
+static int open_gap(struct sdec *s, uint8_t cause, int err, uint64_t offset)
+{
+	if (s->gap_open)
+		return 0; /* one gap until trace resumes */
+	s->gap_open = 1;
+	s->gap.kind = JPB_DEV_GAP;
+	s->gap.what = cause;
+	s->gap.tsc = s->last_tsc;
+	s->gap.end_tsc = s->last_tsc;
+	s->gap.ip = offset;
+	s->gap.arg = (uint64_t)(err < 0 ? -err : err);
+	if (cause == JPB_GAP_DECODE_ERROR)
+		s->st->errors++;
+	return 0;
+}
+
+/* The gap ends where trace resumes: the time known there.  It belongs to
+ * the thread that lost it; if the CPU changed threads meanwhile, the next
+ * thread lost its start too. */
+static int close_gap(struct sdec *s)
+{
+	if (!s->gap_open)
+		return 0;
+	s->gap_open = 0;
+	s->gap.end_tsc = s->now > s->gap.tsc ? s->now : s->gap.tsc;
+	int rc = emit(s, &s->gap);
+	uint32_t before = s->tid;
+	apply_switches(s);
+	if (!rc && before != s->tid)
+		rc = emit(s, &s->gap);
+	return rc;
+}
+
+static void update_time(struct sdec *s)
+{
+	uint64_t tsc = 0;
+	uint32_t lost_mtc, lost_cyc;
+	if (pt_blk_time(s->dec, &tsc, &lost_mtc, &lost_cyc) >= 0 && tsc > s->now) {
+		s->now = tsc;
+		/* a switch is placed at the enable time of its gap: the TSC
+		 * right before the PGE */
+		if (!s->gap_open && s->swpos < s->nsw &&
+		    s->sw[s->swpos].apply_tsc <= tsc)
+			apply_switches(s);
+	}
+}
+
+/* Map compiled code loaded by now; reused addresses switch to the new
+ * code at its switch time (libipt shrinks or splits the older section). */
+static int map_nmethods(struct sdec *s)
+{
+	const struct jpd_image *im = &s->ctx->img;
+	struct pt_image *image = pt_blk_get_image(s->dec);
+	while (s->nm_added < im->nnm) {
+		const struct jpd_nmethod *nm = &im->nm[s->nm_added];
+		if (nm->reuse && nm->switch_tsc > s->now)
+			break;
+		if (nm->isid > 0 &&
+		    pt_image_add_cached(image, im->iscache, nm->isid, NULL) < 0)
+			return jpb_err_internal;
+		s->nm_added++;
+	}
+	return 0;
+}
+
+static int on_nmethod_block(struct sdec *s, const struct jpd_nmethod *nm,
+			    const struct pt_block *b)
+{
+	int rc = 0;
+	if (b->ip == nm->begin)
+		rc = transition(s, JPB_TR_NMETHOD_ENTRY, b->ip, nm->method_id);
+	struct jpb_decoded_event *e = &s->ev;
+	for (uint32_t k = jpd_pc_lower(nm, b->ip);
+	     !rc && k < nm->npcs && nm->pcs[k].pc <= b->end_ip; k++) {
+		const struct jpd_pcentry *pe = &nm->pcs[k];
+		e->kind = JPB_DEV_COMPILED;
+		e->tsc = s->now;
+		e->ip = pe->pc;
+		e->nframes = pe->nframes;
+		memcpy(e->frames, nm->frames + pe->frame0,
+		       pe->nframes * sizeof(*e->frames));
+		rc = emit(s, e);
+	}
+	return rc;
+}
+
+static int classify(struct sdec *s, const struct pt_block *b)
+{
+	if (s->skip_armed) {
+		s->skip_armed = 0;
+		if (b->ip == s->skip_ip) {
+			if (b->ip == b->end_ip)
+				return 0;
+			struct pt_block rest = *b;
+			rest.ip = b->ip + 1; /* past the reported entry */
+			return classify(s, &rest);
+		}
+	}
+	const struct jpd_image *im = &s->ctx->img;
+	const struct jpd_sect *sec =
+		b->isid > 0 && (size_t)b->isid < im->nsects ? &im->sects[b->isid] : NULL;
+	int prev = s->prev_isid, rc = 0;
+	int prev_op = s->prev_op;
+	uint64_t prev_end = s->prev_end;
+	int straight = s->prev_iclass == ptic_other || s->prev_iclass == ptic_error;
+	s->prev_iclass = b->iclass;
+	s->prev_isid = b->isid;
+	s->prev_op = -1;
+	s->prev_end = b->end_ip;
+	switch (sec ? sec->kind : SK_NONE) {
+	case SK_INTERP: {
+		const struct jpd_dispatch *d = jpd_find_dispatch(im, b->ip);
+		if (d && d->opcode == prev_op && prev_end < b->ip &&
+		    b->ip - prev_end <= 15 && straight) {
+			s->prev_op = prev_op;
+			return 0;
+		}
+		if (d) {
+			s->prev_op = d->opcode;
+			struct jpb_decoded_event *e = &s->ev;
+			e->kind = JPB_DEV_INTERP;
+			e->tsc = s->now;
+			e->opcode = d->opcode;
+			e->tos = d->tos;
+			e->nframes = 0;
+			return emit(s, e);
+		}
+		const struct jpd_codelet *c = jpd_find_codelet(im, b->ip);
+		if (c && c->begin == b->ip && c->bytecode < 0)
+			rc = transition(s, c->what, b->ip, c->index);
+		return rc;
+	}
+	case SK_STUB:
+		if (prev != b->isid || b->ip == sec->begin)
+			rc = transition(s, JPB_TR_STUB, b->ip, sec->index);
+		return rc;
+	case SK_NMETHOD:
+		s->last_nm = &im->nm[sec->index];
+		return on_nmethod_block(s, s->last_nm, b);
+	default:
+		if (prev != b->isid || !sec)
+			rc = prev == b->isid ? 0 : transition(s, JPB_TR_UNKNOWN, b->ip, 0);
+		return rc;
+	}
+}
+
+/* The instruction at AT did not complete (interrupt, fault, switch).  If
+ * it starts a bytecode, that bytecode began: report it now, since a fault
+ * never resumes there. */
+static int async_disabled(struct sdec *s, uint64_t at)
+{
+	const struct jpd_image *im = &s->ctx->img;
+	const struct jpd_dispatch *d = jpd_find_dispatch(im, at);
+	int rc = 0;
+	if (d) {
+		struct jpb_decoded_event *e = &s->ev;
+		e->kind = JPB_DEV_INTERP;
+		e->tsc = s->now;
+		e->opcode = d->opcode;
+		e->tos = d->tos;
+		e->nframes = 0;
+		rc = emit(s, e);
+		s->skip_armed = 1;
+	} else if (s->last_nm && at >= s->last_nm->begin && at < s->last_nm->end) {
+		uint32_t k = jpd_pc_lower(s->last_nm, at);
+		if (k < s->last_nm->npcs && s->last_nm->pcs[k].pc == at) {
+			struct pt_block b = { .ip = at, .end_ip = at };
+			rc = on_nmethod_block(s, s->last_nm, &b);
+			s->skip_armed = 1;
+		}
+	}
+	s->skip_ip = at;
+	return rc ? rc : transition(s, JPB_TR_ASYNC_DISABLED, at, 0);
+}
+
+static int on_event(struct sdec *s, const struct pt_event *ev)
+{
+	/* PSB+ (cbr, exec_mode, ...) may cut a block; only a change of
+	 * flow ends a straight run */
+	if (ev->type <= ptev_overflow)
+		s->prev_op = -1;
+	update_time(s);
+	switch (ev->type) {
+	case ptev_enabled:
+		close_gap(s);
+		apply_switches(s);
+		s->prev_isid = -1;
+		return transition(s, JPB_TR_ENABLED, ev->variant.enabled.ip, 0);
+	case ptev_disabled:
+		return transition(s, JPB_TR_DISABLED, ev->variant.disabled.ip, 0);
+	case ptev_async_disabled:
+		return async_disabled(s, ev->variant.async_disabled.at);
+	case ptev_overflow: {
+		uint64_t off = 0;
+		pt_blk_get_offset(s->dec, &off);
+		s->prev_isid = -1;
+		return open_gap(s, JPB_GAP_OVERFLOW, 0, off);
+	}
+	default:
+		return 0;
+	}
+}
+
+static int drain_events(struct sdec *s, int status)
+{
+	while (status > 0 && (status & pts_event_pending)) {
+		struct pt_event ev;
+		status = pt_blk_event(s->dec, &ev, sizeof(ev));
+		if (status < 0)
+			return status;
+		int rc = on_event(s, &ev);
+		if (rc)
+			return -1000 + rc; /* below any -pte_* */
+	}
+	return status;
+}
+
+static int decode_loop(struct sdec *s, const struct run *rn, int status)
+{
+	for (;;) {
+		status = drain_events(s, status);
+		if (status <= -1000)
+			return status + 1000;
+		if (status >= 0) {
+			update_time(s);
+			if (map_nmethods(s))
+				return jpb_err_internal;
+			struct pt_block b = { 0 };
+			status = pt_blk_next(s->dec, &b, sizeof(b));
+			/* On an error the block still holds what was decoded
+			 * before it. */
+			if (b.ninsn) {
+				update_time(s);
+				if (s->gap_open)
+					close_gap(s);
+				s->st->blocks++;
+				int rc = classify(s, &b);
+				if (rc)
+					return rc;
+				s->last_tsc = s->now;
+			}
+		}
+		if (status >= 0)
+			continue;
+		if (status == -pte_eos)
+			return 0;
+		/* A decode error: a gap until the next PSB. */
+		uint64_t off = 0, prev_sync = 0, sync = 0;
+		pt_blk_get_offset(s->dec, &off);
+		pt_blk_get_sync_offset(s->dec, &prev_sync);
+		open_gap(s, JPB_GAP_DECODE_ERROR, status, rn->begin + off);
+		s->prev_isid = -1;
+		status = pt_blk_sync_forward(s->dec);
+		if (status == -pte_eos) {
+			s->gap.what = JPB_GAP_STREAM_END;
+			s->now = s->last_tsc;
+			return close_gap(s);
+		}
+		if (status < 0 || pt_blk_get_sync_offset(s->dec, &sync) < 0 ||
+		    sync <= prev_sync)
+			return close_gap(s); /* no progress: stop, never loop */
+		update_time(s);
+	}
+}
+
+static int decode_run(struct sdec *s, const struct run *rn)
+{
+	struct pt_config cfg = s->ctx->base_cfg;
+	cfg.begin = (uint8_t *)s->buf + rn->begin;
+	cfg.end = (uint8_t *)s->buf + rn->end;
+	cfg.flags.variant.block.end_on_call = 1;
+	cfg.flags.variant.block.end_on_jump = 1;
+	s->dec = pt_blk_alloc_decoder(&cfg);
+	if (!s->dec)
+		return jpb_err_nomem;
+	const struct jpd_image *im = &s->ctx->img;
+	struct pt_image *image = pt_blk_get_image(s->dec);
+	int rc = 0;
+	for (size_t i = 0; i < im->nstatic && !rc; i++)
+		if (pt_image_add_cached(image, im->iscache, im->static_isids[i], NULL) < 0)
+			rc = jpb_err_internal;
+	s->nm_added = 0;
+	s->prev_isid = -1;
+	int status = pt_blk_sync_forward(s->dec);
+	if (!rc && status >= 0) {
+		update_time(s);
+		if (rn->after_hole) {
+			s->gap_open = 0;
+			open_gap(s, JPB_GAP_AUX_HOLE, 0, rn->begin);
+		}
+		if (!s->last_tsc)
+			s->last_tsc = s->now;
+		apply_switches(s);
+		rc = decode_loop(s, rn, status);
+	} else if (!rc && rn->end > rn->begin) {
+		s->st->gaps_by_cause[JPB_GAP_NO_SYNC]++; /* no PSB in the run */
+	}
+	close_gap(s);
+	pt_blk_free_decoder(s->dec);
+	s->dec = NULL;
+	return rc;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int decode_all(struct sdec *s)
+{
+	int rc = 0;
+	for (size_t i = 0; i < s->nruns && !rc; i++)
+		rc = scan_run(s, &s->runs[i]);
+	if (rc)
+		return rc;
+	/* runs are in time order; their gaps are too, but sort to be safe
+	 * against TSC glitches (pairs stay paired: en >= dis each) */
+	qsort(s->dis, s->ngaps, sizeof(*s->dis), cmp_u64);
+	qsort(s->en, s->ngaps, sizeof(*s->en), cmp_u64);
+	jpd_sched_place(s->sw, s->nsw, s->dis, s->en, s->ngaps);
+	for (size_t i = 0; i < s->nruns && !rc; i++)
+		rc = decode_run(s, &s->runs[i]);
+	close_piece(s);
+	if (!rc)
+		rc = flush_out(s);
+	return rc;
+}
+
+int jpd_stream_decode(struct jpd_ctx *ctx, struct jpd_stream *st)
+{
+	struct sdec s = { .ctx = ctx, .st = st };
+	char ptpath[4200];
+	snprintf(ptpath, sizeof(ptpath), "%s/pt-%u.bin", ctx->tmpdir, st->cpu);
+	snprintf(st->spillpath, sizeof(st->spillpath), "%s/ev-%u.bin", ctx->tmpdir,
+		 st->cpu);
+	int fd = open(ptpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	st->spill = fopen(st->spillpath, "w+");
+	if (fd < 0 || !st->spill) {
+		snprintf(st->err, sizeof(st->err), "decode: %s: scratch file: %s",
+			 st->name, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return st->rc = jpb_err_io;
+	}
+	unlink(ptpath);
+	uint64_t size = 0;
+	int rc = gather(&s, fd, &size);
+	st->pt_bytes = size;
+	void *map = MAP_FAILED;
+	if (!rc && size) {
+		map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (map == MAP_FAILED)
+			rc = jpb_err_io;
+	}
+	if (!rc && size) {
+		s.buf = map;
+		s.tid = st->tid;
+		s.fixed_tid = st->tid != 0;
+		if (st->cpu < ctx->sched.ncpus) {
+			s.sw = ctx->sched.sw[st->cpu];
+			s.nsw = ctx->sched.nsw[st->cpu];
+		}
+		rc = decode_all(&s);
+	}
+	if (map != MAP_FAILED)
+		munmap(map, size);
+	close(fd);
+	if (fflush(st->spill) && !rc)
+		rc = jpb_err_io;
+	if (rc && !st->err[0])
+		snprintf(st->err, sizeof(st->err), "decode: %s: %s", st->name,
+			 jpb_errstr(rc));
+	free(s.runs);
+	free(s.dis);
+	free(s.en);
+	jpb_buf_fini(&s.out);
+	return st->rc = rc;
+}

@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Who ran where: the sched stream's context switches, converted to TSC
+ * through the clock_pair calibration (docs/CLOCK.md), and placed into the
+ * tracing gaps of each CPU's trace.  A switch happens while tracing is off
+ * (the kernel runs it), so the BPF time only has to pick the right gap:
+ * the cut itself is the PT disable/enable, exact to the instruction.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode_int.h"
+#include "records.h"
+#include "records_sched.h"
+
+static uint64_t lerp(uint64_t x, uint64_t x0, uint64_t x1, uint64_t y0,
+		     uint64_t y1)
+{
+	if (x1 == x0)
+		return y0 + (x - x0);
+	long double r = ((long double)x - (long double)x0) /
+			((long double)x1 - (long double)x0);
+	long double y = (long double)y0 + r * ((long double)y1 - (long double)y0);
+	return y <= 0 ? 0 : (uint64_t)y;
+}
+
+/* Piecewise linear between the pairs around x; extrapolated from the
+ * outer two.  With one pair the slope is 1, with none the identity. */
+static uint64_t convert(const uint64_t *xs, const uint64_t *ys, size_t n,
+			uint64_t x)
+{
+	if (!n)
+		return x;
+	if (n == 1)
+		return ys[0] + (x - xs[0]);
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (xs[mid] <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t i = lo == 0 ? 0 : lo >= n ? n - 2 : lo - 1;
+	return lerp(x, xs[i], xs[i + 1], ys[i], ys[i + 1]);
+}
+
+uint64_t jpd_ns_to_tsc(const struct jpd_clock *c, uint64_t ns)
+{
+	return convert(c->ns, c->tsc, c->n, ns);
+}
+
+uint64_t jpd_tsc_to_ns(const struct jpd_clock *c, uint64_t tsc)
+{
+	return convert(c->tsc, c->ns, c->n, tsc);
+}
+
+#define GROW(arr, n, cap)                                                   \
+	((n) < (cap) ? 0 : grow((void **)&(arr), &(cap), sizeof(*(arr))))
+
+static int grow(void **p, size_t *cap, size_t elem)
+{
+	size_t ncap = *cap ? *cap * 2 : 64;
+	void *q = realloc(*p, ncap * elem);
+	if (!q)
+		return jpb_err_nomem;
+	*p = q;
+	*cap = ncap;
+	return 0;
+}
+
+struct raw_switch {
+	uint64_t ns;
+	uint32_t cpu, prev, next;
+};
+
+struct sched_loader {
+	struct raw_switch *sw;
+	size_t nsw, capsw, cappair, captid;
+};
+
+static int add_tid(struct jpd_sched *s, struct sched_loader *l, uint32_t tid,
+		   struct jpb_str name)
+{
+	for (size_t i = 0; i < s->ntids; i++) /* threads: a few hundred */
+		if (s->tids[i] == tid)
+			return 0;
+	size_t cap = l->captid;
+	if (GROW(s->tids, s->ntids, l->captid))
+		return jpb_err_nomem;
+	if (cap != l->captid) {
+		char **nn = realloc(s->names, l->captid * sizeof(*nn));
+		if (!nn)
+			return jpb_err_nomem;
+		s->names = nn;
+	}
+	s->names[s->ntids] = strndup(name.ptr ? name.ptr : "", name.len);
+	s->tids[s->ntids++] = tid;
+	return 0;
+}
+
+static int on_sched(struct jpd_sched *s, struct sched_loader *l,
+		    const struct jpb_record *rec)
+{
+	const struct jpb_rectype *t = jpb_rectype_find(rec->type);
+	union {
+		struct jpb_rec_sched_switch sw;
+		struct jpb_rec_clock_pair cp;
+		struct jpb_rec_thread th;
+	} u;
+	if (!t || (rec->type != JPB_REC_SCHED_SWITCH && rec->type != JPB_REC_CLOCK_PAIR &&
+		   rec->type != JPB_REC_THREAD))
+		return 0;
+	if (jpb_rec_decode(t, rec->payload, rec->size, &u))
+		return jpb_err_corrupt;
+	if (rec->type == JPB_REC_THREAD)
+		return u.th.tid ? add_tid(s, l, u.th.tid, u.th.name) : 0;
+	if (rec->type == JPB_REC_CLOCK_PAIR) {
+		size_t cap = l->cappair, n = s->clock.n;
+		if (GROW(s->clock.ns, n, l->cappair))
+			return jpb_err_nomem;
+		if (cap != l->cappair) {
+			uint64_t *p = realloc(s->clock.tsc, l->cappair * sizeof(*p));
+			if (!p)
+				return jpb_err_nomem;
+			s->clock.tsc = p;
+		}
+		s->clock.ns[n] = u.cp.mono_ns;
+		s->clock.tsc[n] = u.cp.tsc;
+		s->clock.n++;
+		return 0;
+	}
+	if (u.sw.cpu >= 4096)
+		return jpb_err_corrupt;
+	if (GROW(l->sw, l->nsw, l->capsw))
+		return jpb_err_nomem;
+	/* Only the traced side counts: the other may be any task. */
+	uint32_t prev = (u.sw.traced & 1) ? u.sw.prev_tid : 0;
+	uint32_t next = (u.sw.traced & 2) ? u.sw.next_tid : 0;
+	if (!u.sw.traced) { /* older writers: no traced bits */
+		prev = u.sw.prev_tid;
+		next = u.sw.next_tid;
+	}
+	l->sw[l->nsw++] = (struct raw_switch){ rec->time_ns, u.sw.cpu, prev, next };
+	return 0;
+}
+
+static void sort_pairs(struct jpd_clock *c)
+{
+	for (size_t i = 1; i < c->n; i++) /* a pair per 100 ms, in order */
+		for (size_t j = i; j > 0 && c->ns[j - 1] > c->ns[j]; j--) {
+			uint64_t t = c->ns[j];
+			c->ns[j] = c->ns[j - 1];
+			c->ns[j - 1] = t;
+			t = c->tsc[j];
+			c->tsc[j] = c->tsc[j - 1];
+			c->tsc[j - 1] = t;
+		}
+}
+
+static int cmp_switch(const void *a, const void *b)
+{
+	const struct jpd_switch *x = a, *y = b;
+	return x->tsc < y->tsc ? -1 : x->tsc > y->tsc;
+}
+
+static int split_by_cpu(struct jpd_sched *s, struct sched_loader *l)
+{
+	for (size_t i = 0; i < l->nsw; i++)
+		if (l->sw[i].cpu + 1 > s->ncpus)
+			s->ncpus = l->sw[i].cpu + 1;
+	s->sw = calloc(s->ncpus + 1, sizeof(*s->sw));
+	s->nsw = calloc(s->ncpus + 1, sizeof(*s->nsw));
+	if (!s->sw || !s->nsw)
+		return jpb_err_nomem;
+	for (size_t i = 0; i < l->nsw; i++)
+		s->nsw[l->sw[i].cpu]++;
+	for (uint32_t c = 0; c < s->ncpus; c++) {
+		s->sw[c] = calloc(s->nsw[c] + 1, sizeof(**s->sw));
+		if (!s->sw[c])
+			return jpb_err_nomem;
+		s->nsw[c] = 0;
+	}
+	for (size_t i = 0; i < l->nsw; i++) {
+		const struct raw_switch *r = &l->sw[i];
+		uint64_t tsc = jpd_ns_to_tsc(&s->clock, r->ns);
+		s->sw[r->cpu][s->nsw[r->cpu]++] =
+			(struct jpd_switch){ tsc, r->prev, r->next, tsc };
+	}
+	for (uint32_t c = 0; c < s->ncpus; c++)
+		qsort(s->sw[c], s->nsw[c], sizeof(**s->sw), cmp_switch);
+	return 0;
+}
+
+int jpd_sched_load(struct jpd_sched *s, struct jpb_bundle *b, char *err,
+		   size_t errsize)
+{
+	struct sched_loader l = { 0 };
+	struct jpb_reader *r;
+	int rc = jpb_reader_open(b, "sched", &r);
+	if (rc == jpb_err_not_found)
+		return 0; /* no scheduling data: everything unattributed */
+	if (rc) {
+		snprintf(err, errsize, "decode: sched: %s", jpb_errstr(rc));
+		return rc;
+	}
+	struct jpb_record rec;
+	while ((rc = jpb_reader_next(r, &rec)) == 0)
+		if ((rc = on_sched(s, &l, &rec))) {
+			snprintf(err, errsize, "decode: sched: record at offset %llu: %s",
+				 (unsigned long long)rec.offset, jpb_errstr(rc));
+			break;
+		}
+	if (rc == jpb_err_truncated || rc == jpb_err_corrupt)
+		rc = jpb_err_eos; /* keep what came before the damage */
+	jpb_reader_free(r);
+	if (rc == jpb_err_eos) {
+		sort_pairs(&s->clock);
+		rc = split_by_cpu(s, &l);
+	}
+	free(l.sw);
+	return rc;
+}
+
+void jpd_sched_fini(struct jpd_sched *s)
+{
+	for (uint32_t c = 0; c < s->ncpus; c++)
+		free(s->sw[c]);
+	for (size_t i = 0; i < s->ntids; i++)
+		free(s->names[i]);
+	free(s->names);
+	free(s->tids);
+	free(s->sw);
+	free(s->nsw);
+	free(s->clock.tsc);
+	free(s->clock.ns);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Distance from t to the gap [a, b]. */
+static uint64_t dist(uint64_t t, uint64_t a, uint64_t b)
+{
+	return t < a ? a - t : t > b ? t - b : 0;
+}
+
+void jpd_sched_place(struct jpd_switch *sw, size_t n, const uint64_t *dis,
+		     const uint64_t *en, size_t ngaps)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!ngaps) {
+			sw[i].apply_tsc = sw[i].tsc;
+			continue;
+		}
+		/* first gap that is enabled at or after the switch */
+		size_t lo = 0, hi = ngaps;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (en[mid] < sw[i].tsc)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		size_t best = lo < ngaps ? lo : ngaps - 1;
+		if (lo > 0 && lo < ngaps) {
+			/* Disable times are only as fresh as the last timing
+			 * packet, so distances tie: a task leaving the CPU
+			 * goes to the later gap, one arriving to the earlier. */
+			uint64_t a = dist(sw[i].tsc, dis[lo - 1], en[lo - 1]);
+			uint64_t b = dist(sw[i].tsc, dis[lo], en[lo]);
+			int leaving = sw[i].prev_tid && !sw[i].next_tid;
+			if (a < b || (a == b && !leaving))
+				best = lo - 1;
+		} else if (lo == ngaps && lo > 0) {
+			best = lo - 1;
+		}
+		sw[i].apply_tsc = en[best];
+	}
+	/* Keep the order of the switches on the CPU. */
+	for (size_t i = 1; i < n; i++)
+		if (sw[i].apply_tsc < sw[i - 1].apply_tsc)
+			sw[i].apply_tsc = sw[i - 1].apply_tsc;
+}

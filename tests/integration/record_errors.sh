@@ -100,9 +100,10 @@ for sig in INT TERM; do
 done
 rec_stop "$TPID"
 
-# A pid that exits right after recording starts: the bundle is finished
+# A pid that exits soon after recording starts (2 s: time for the
+# sanitizer build to load BPF on a busy machine): the bundle is finished
 # and says why recording stopped.
-sleep 0.4 &
+sleep 2 &
 SPID=$!
 B=$TESTTMP/e-short
 t_expect_exit 0 "target exiting during recording: exit 0" \

@@ -187,13 +187,16 @@ static int scan_run(struct sdec *s, const struct run *rn)
 				fup = !in_psb;
 				continue;
 			case ppt_tip_pgd:
-				if (fup) {
-					off = 1;
-					dis = tsc;
-				}
+				/* 1: async (the kernel took the CPU), 2: a branch
+				 * into untraced code */
+				off = fup ? 1 : 2;
+				dis = tsc;
 				break;
 			case ppt_tip_pge:
-				if (off && (rc = add_gap(s, dis, tsc)))
+				/* Any PGE may start a task: the previous one may
+				 * have blocked or ended in untraced code, or
+				 * ended without a PGD. */
+				if ((rc = add_gap(s, off ? dis : tsc, tsc)))
 					goto out;
 				off = 0;
 				break;
@@ -213,7 +216,7 @@ static int scan_run(struct sdec *s, const struct run *rn)
 	/* The run's end (disabled or not): a switch after the last trace
 	 * belongs there, and is never applied within the run. */
 	if (!rc)
-		rc = add_gap(s, off ? dis : tsc, UINT64_MAX - 1);
+		rc = add_gap(s, off == 1 ? dis : tsc, UINT64_MAX - 1);
 out:
 	pt_pkt_free_decoder(pd);
 	return rc;
@@ -640,6 +643,7 @@ static int decode_all(struct sdec *s)
 	qsort(s->dis, s->ngaps, sizeof(*s->dis), cmp_u64);
 	qsort(s->en, s->ngaps, sizeof(*s->en), cmp_u64);
 	jpd_sched_place(s->sw, s->nsw, s->dis, s->en, s->ngaps);
+	if (getenv("JPD_TRACE")) { for (size_t i = 0; i < s->ngaps; i++) fprintf(stderr, "cpu%u gap %llu %llu\n", s->st->cpu, (unsigned long long)s->dis[i], (unsigned long long)s->en[i]); for (size_t i = 0; i < s->nsw; i++) fprintf(stderr, "cpu%u sw %llu apply %llu\n", s->st->cpu, (unsigned long long)s->sw[i].tsc, (unsigned long long)s->sw[i].apply_tsc); }
 	for (size_t i = 0; i < s->nruns && !rc; i++)
 		rc = decode_run(s, &s->runs[i]);
 	close_piece(s);

@@ -13,6 +13,10 @@
  * Prints one line per thread and a total line:
  *   total threads=N truth=T decoded=D matched=M skipped=S unexplained=U
  *         reexec=R frames_bad=F gaps=G unattributed=X foreign=Y
+ *         lost_skipped=L gap_missing=Z gap_bounds_bad=B
+ * With sim/lost (the simulator's list of bytecodes in dropped trace), those
+ * are skipped as lost_skipped (gap_missing if no gap record came first);
+ * `skipped` then counts only truth that was neither decoded nor lost.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,9 +33,11 @@ struct thr {
 	uint32_t tid, nstid;
 	struct tev *t;
 	size_t n, cap;
+	uint8_t *lost; /* per truth event: in trace the simulator dropped */
 };
 
 static struct thr thr[4096];
+static unsigned long gap_bounds_bad;
 static size_t nthr;
 
 static struct thr *by_nstid(uint32_t nstid)
@@ -77,6 +83,26 @@ static void read_truth(struct jpb_bundle *b)
 	jpb_reader_free(r);
 }
 
+/* sim/lost (simulator bundles): u32 tid, u32 nstid, u64 first, u64 count */
+static void read_lost(struct jpb_bundle *b)
+{
+	for (size_t i = 0; i < nthr; i++)
+		thr[i].lost = calloc(thr[i].n + 1, 1);
+	struct jpb_reader *r;
+	if (jpb_reader_open(b, "sim/lost", &r))
+		return;
+	struct jpb_record rec;
+	while (!jpb_reader_next(r, &rec)) {
+		if (rec.size < 24)
+			continue;
+		struct thr *t = by_nstid(jpb_le32(rec.payload + 4));
+		uint64_t first = jpb_le64(rec.payload + 8), n = jpb_le64(rec.payload + 16);
+		for (uint64_t k = first; k < first + n && k < t->n; k++)
+			t->lost[k] = 1;
+	}
+	jpb_reader_free(r);
+}
+
 /* host tid -> nstid from the sched stream's thread records */
 static void read_threads(struct jpb_bundle *b)
 {
@@ -102,7 +128,7 @@ struct cmp {
 	int gap_since_match, prev_compiled;
 	int64_t last_match; /* truth index */
 	unsigned long matched, skipped, unexplained, reexec, frames_bad, gaps,
-		decoded;
+		decoded, lost_skipped, gap_missing;
 };
 
 /* Advance the truth over non-bytecode events, keeping the call stack. */
@@ -163,6 +189,28 @@ static void on_event(struct cmp *c, const struct jpb_decoded_event *e)
 	step_meta(c);
 	int was_compiled = c->prev_compiled;
 	c->prev_compiled = e->kind == JPB_DEV_COMPILED;
+	size_t l0 = c->i;
+	while (l0 < c->t->n && l0 < c->i + 4 && !c->t->lost[l0])
+		l0++; /* a boundary event or two may be lost without being listed */
+	if (l0 < c->t->n && c->t->lost[l0] && c->gap_since_match) {
+		/* after a gap: the whole lost run first */
+		size_t k = l0;
+		while (k < c->t->n && (c->t->t[k].kind != JPB_TRUTH_BYTECODE || c->t->lost[k]))
+			k++;
+		/* the run's last events may have been decoded in part */
+		size_t j = k > c->i + 8 ? k - 8 : c->i;
+		while (j < k && !(c->t->t[j].kind == JPB_TRUTH_BYTECODE &&
+				  matches(&c->t->t[j], e)))
+			j++;
+		k = j;
+		if (k < c->t->n && matches(&c->t->t[k], e)) {
+			size_t before = c->skipped;
+			advance_to(c, k);
+			c->lost_skipped += c->skipped - before;
+			c->skipped = before;
+			goto match;
+		}
+	}
 	if (c->i < c->t->n && matches(&c->t->t[c->i], e))
 		goto match;
 	if (was_compiled && e->kind == JPB_DEV_INTERP && c->last_match >= 0 &&
@@ -170,13 +218,32 @@ static void on_event(struct cmp *c, const struct jpb_decoded_event *e)
 		c->reexec++;
 		return;
 	}
+	/* events the simulator dropped: skipped, but only after a gap */
 	size_t k = c->i;
+	while (k < c->t->n && (c->t->t[k].kind != JPB_TRUTH_BYTECODE || c->t->lost[k]) &&
+	       !(c->t->t[k].kind == JPB_TRUTH_BYTECODE && matches(&c->t->t[k], e)))
+		k++;
+	if (k > c->i && k < c->t->n && c->t->t[k].kind == JPB_TRUTH_BYTECODE &&
+	    matches(&c->t->t[k], e)) {
+		size_t before = c->skipped;
+		advance_to(c, k);
+		c->lost_skipped += c->skipped - before;
+		c->skipped = before;
+		if (!c->gap_since_match) {
+			c->gap_missing++;
+			if (getenv("DC_DEBUG"))
+				fprintf(stderr, "gap missing: tid %u truth %zu..%zu decoded #%lu\n",
+					c->t->tid, c->i, k, c->decoded);
+		}
+		goto match;
+	}
+	k = c->i;
 	while (k < c->t->n && !(c->t->t[k].kind == JPB_TRUTH_BYTECODE &&
 				matches(&c->t->t[k], e)))
 		k++;
 	if (getenv("DC_DEBUG") && c->unexplained < 10)
-		fprintf(stderr, "unexpected #%lu kind %u op %u m %llu bci %d at truth %zu "
-			"(m %u bci %u op %u)\n", c->decoded, e->kind, e->opcode,
+		fprintf(stderr, "unexpected tid %u #%lu kind %u op %u m %llu bci %d at truth %zu "
+			"(m %u bci %u op %u)\n", c->t->tid, c->decoded, e->kind, e->opcode,
 			(unsigned long long)(e->nframes ? e->frames[0].method_id : 0),
 			e->nframes ? e->frames[0].bci : -1, c->i,
 			c->i < c->t->n ? c->t->t[c->i].m : 0,
@@ -219,8 +286,20 @@ static unsigned long walk_stream(struct jpb_bundle *b, uint32_t tid, struct cmp 
 	unsigned long n = 0;
 	struct jpb_record rec;
 	static struct jpb_decoded_event e;
+	uint64_t last_tsc = 0, gap_end = 0;
 	while (!jpb_reader_next(r, &rec)) {
 		if (rec.type == JPB_REC_DECODED_GAP) {
+			if (c && getenv("DC_DEBUG"))
+				fprintf(stderr, "gap record: tid %u after decoded #%lu truth %zu\n",
+					tid, c->decoded, c->i);
+			struct jpb_rec_decoded_gap g;
+			if (jpb_rec_decode(jpb_rectype_find(rec.type), rec.payload, rec.size, &g))
+				die("bad decoded_gap");
+			/* no event inside a gap: the one before it ends by its
+			 * start, the one after it starts at its end or later */
+			if (g.first_tsc > g.last_tsc || last_tsc > g.first_tsc)
+				gap_bounds_bad++;
+			gap_end = g.last_tsc;
 			if (c) {
 				c->gaps++;
 				c->gap_since_match = 1;
@@ -241,6 +320,10 @@ static unsigned long walk_stream(struct jpb_bundle *b, uint32_t tid, struct cmp 
 					tid, e.kind, e.opcode, e.what, (unsigned long long)e.ip,
 					(unsigned long long)(e.nframes ? e.frames[0].method_id : 0),
 					e.nframes ? e.frames[0].bci : -1, (unsigned long long)e.tsc);
+			if (e.tsc < gap_end)
+				gap_bounds_bad++;
+			gap_end = 0;
+			last_tsc = e.tsc;
 			if (e.kind != JPB_DEV_INTERP && e.kind != JPB_DEV_COMPILED)
 				continue;
 			n++;
@@ -263,7 +346,8 @@ int main(int argc, char **argv)
 		die("cannot open bundle");
 	read_truth(b);
 	read_threads(b);
-	unsigned long tot[9] = { 0 }, truth_total = 0;
+	read_lost(b);
+	unsigned long tot[10] = { 0 }, truth_total = 0;
 	static struct cmp c;
 	for (size_t i = 0; i < nthr; i++) {
 		memset(&c, 0, sizeof(c));
@@ -274,18 +358,27 @@ int main(int argc, char **argv)
 		walk_stream(b, thr[i].tid, &c);
 		/* truth left after the last decoded event */
 		unsigned long rest = 0;
-		for (size_t k = c.i; k < c.t->n; k++)
-			rest += c.t->t[k].kind == JPB_TRUTH_BYTECODE;
+		for (size_t k = c.i; k < c.t->n; k++) {
+			if (c.t->t[k].kind != JPB_TRUTH_BYTECODE)
+				continue;
+			if (c.t->lost[k])
+				c.lost_skipped++;
+			else
+				rest++;
+		}
 		c.skipped += rest;
 		if (rest && !c.gap_since_match)
 			c.unexplained++;
 		printf("tid=%u nstid=%u truth=%lu decoded=%lu matched=%lu skipped=%lu "
-		       "unexplained=%lu reexec=%lu frames_bad=%lu gaps=%lu\n",
+		       "unexplained=%lu reexec=%lu frames_bad=%lu gaps=%lu "
+		       "lost_skipped=%lu gap_missing=%lu\n",
 		       thr[i].tid, thr[i].nstid, nb, c.decoded, c.matched, c.skipped,
-		       c.unexplained, c.reexec, c.frames_bad, c.gaps);
+		       c.unexplained, c.reexec, c.frames_bad, c.gaps, c.lost_skipped,
+		       c.gap_missing);
 		unsigned long v[] = { c.decoded, c.matched, c.skipped, c.unexplained,
-				      c.reexec, c.frames_bad, c.gaps };
-		for (int k = 0; k < 7; k++)
+				      c.reexec, c.frames_bad, c.gaps, c.lost_skipped,
+				      c.gap_missing };
+		for (int k = 0; k < 9; k++)
 			tot[k] += v[k];
 	}
 	unsigned long unattr = walk_stream(b, 0, NULL);
@@ -306,9 +399,9 @@ int main(int argc, char **argv)
 		}
 	printf("total threads=%zu truth=%lu decoded=%lu matched=%lu skipped=%lu "
 	       "unexplained=%lu reexec=%lu frames_bad=%lu gaps=%lu unattributed=%lu "
-	       "foreign=%lu\n",
+	       "foreign=%lu lost_skipped=%lu gap_missing=%lu gap_bounds_bad=%lu\n",
 	       nthr, truth_total, tot[0], tot[1], tot[2], tot[3], tot[4], tot[5],
-	       tot[6], unattr, foreign);
+	       tot[6], unattr, foreign, tot[7], tot[8], gap_bounds_bad);
 	jpb_bundle_free(b);
 	return 0;
 }

@@ -38,6 +38,7 @@ struct sdec {
 	uint64_t now, last_tsc;
 	uint32_t tid;
 	int fixed_tid; /* per-thread ring: no switches */
+	int run_start;
 	int prev_isid;
 	int gap_open;
 	/* an async disable at a bytecode's first instruction reports that
@@ -341,18 +342,47 @@ static int open_gap(struct sdec *s, uint8_t cause, int err, uint64_t offset)
 /* The gap ends where trace resumes: the time known there.  It belongs to
  * the thread that lost it; if the CPU changed threads meanwhile, the next
  * thread lost its start too. */
+static int gap_for(struct sdec *s, uint32_t tid, uint32_t *given, size_t *ngiven)
+{
+	for (size_t i = 0; i < *ngiven; i++)
+		if (given[i] == tid)
+			return 0;
+	if (*ngiven < 64)
+		given[(*ngiven)++] = tid;
+	if (tid == s->tid)
+		return emit(s, &s->gap);
+	uint32_t cur = s->tid;
+	close_piece(s);
+	s->tid = tid;
+	int rc = emit(s, &s->gap);
+	close_piece(s);
+	s->tid = cur;
+	return rc;
+}
+
 static int close_gap(struct sdec *s)
 {
 	if (!s->gap_open)
 		return 0;
 	s->gap_open = 0;
 	s->gap.end_tsc = s->now > s->gap.tsc ? s->now : s->gap.tsc;
-	int rc = emit(s, &s->gap);
-	uint32_t before = s->tid;
+	uint32_t given[64];
+	size_t ngiven = 0;
+	int rc = gap_for(s, s->tid, given, &ngiven);
+	/* Every thread the scheduler ran here during the loss lost trace. */
+	size_t lo = 0, hi = s->nsw;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (s->sw[mid].tsc < s->gap.tsc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; !rc && lo < s->nsw && s->sw[lo].tsc <= s->gap.end_tsc; lo++)
+		if (s->sw[lo].next_tid)
+			rc = gap_for(s, s->sw[lo].next_tid, given, &ngiven);
 	apply_switches(s);
-	if (!rc && before != s->tid)
-		rc = emit(s, &s->gap);
-	return rc;
+	return rc ? rc : gap_for(s, s->tid, given, &ngiven);
 }
 
 static void update_time(struct sdec *s)
@@ -361,11 +391,13 @@ static void update_time(struct sdec *s)
 	uint32_t lost_mtc, lost_cyc;
 	if (pt_blk_time(s->dec, &tsc, &lost_mtc, &lost_cyc) >= 0 && tsc > s->now) {
 		s->now = tsc;
-		/* a switch is placed at the enable time of its gap: the TSC
-		 * right before the PGE */
-		if (!s->gap_open && s->swpos < s->nsw &&
-		    s->sw[s->swpos].apply_tsc <= tsc)
+		/* Switches apply at the PGE that ends their gap (libipt may
+		 * read the TSC before it while still reporting the disable),
+		 * and at the start of a run once its time is known. */
+		if (s->run_start && !s->gap_open) {
+			s->run_start = 0;
 			apply_switches(s);
+		}
 	}
 }
 
@@ -605,6 +637,7 @@ static int decode_run(struct sdec *s, const struct run *rn)
 			rc = jpb_err_internal;
 	s->nm_added = 0;
 	s->prev_isid = -1;
+	s->run_start = 1;
 	int status = pt_blk_sync_forward(s->dec);
 	if (!rc && status >= 0) {
 		update_time(s);
@@ -643,7 +676,6 @@ static int decode_all(struct sdec *s)
 	qsort(s->dis, s->ngaps, sizeof(*s->dis), cmp_u64);
 	qsort(s->en, s->ngaps, sizeof(*s->en), cmp_u64);
 	jpd_sched_place(s->sw, s->nsw, s->dis, s->en, s->ngaps);
-	if (getenv("JPD_TRACE")) { for (size_t i = 0; i < s->ngaps; i++) fprintf(stderr, "cpu%u gap %llu %llu\n", s->st->cpu, (unsigned long long)s->dis[i], (unsigned long long)s->en[i]); for (size_t i = 0; i < s->nsw; i++) fprintf(stderr, "cpu%u sw %llu apply %llu\n", s->st->cpu, (unsigned long long)s->sw[i].tsc, (unsigned long long)s->sw[i].apply_tsc); }
 	for (size_t i = 0; i < s->nruns && !rc; i++)
 		rc = decode_run(s, &s->runs[i]);
 	close_piece(s);

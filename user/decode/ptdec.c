@@ -308,6 +308,7 @@ static void apply_switches(struct sdec *s)
 	if (tid != s->tid) {
 		close_piece(s);
 		s->tid = tid;
+		s->skip_armed = 0; /* the bytecode reported was another thread's */
 	}
 }
 
@@ -500,6 +501,21 @@ static int classify(struct sdec *s, const struct pt_block *b)
 	}
 }
 
+/* Whether a context switch is placed in the tracing gap that starts now. */
+static int switch_follows(const struct sdec *s)
+{
+	size_t lo = 0, hi = s->ngaps;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (s->en[mid] < s->now)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->ngaps && s->swpos < s->nsw &&
+	       s->sw[s->swpos].apply_tsc <= s->en[lo];
+}
+
 /* The instruction at AT did not complete (interrupt, fault, switch).  If
  * it starts a bytecode, that bytecode began: report it now, since a fault
  * never resumes there. */
@@ -508,7 +524,9 @@ static int async_disabled(struct sdec *s, uint64_t at)
 	const struct jpd_image *im = &s->ctx->img;
 	const struct jpd_dispatch *d = jpd_find_dispatch(im, at);
 	int rc = 0;
-	if (d) {
+	if (switch_follows(s)) /* resumes here or on another CPU: it is */
+		d = NULL;      /* reported when it runs */
+	else if (d) {
 		struct jpb_decoded_event *e = &s->ev;
 		e->kind = JPB_DEV_INTERP;
 		e->tsc = s->now;
@@ -517,7 +535,8 @@ static int async_disabled(struct sdec *s, uint64_t at)
 		e->nframes = 0;
 		rc = emit(s, e);
 		s->skip_armed = 1;
-	} else if (s->last_nm && at >= s->last_nm->begin && at < s->last_nm->end) {
+	} else if (!switch_follows(s) && s->last_nm && at >= s->last_nm->begin &&
+		   at < s->last_nm->end) {
 		uint32_t k = jpd_pc_lower(s->last_nm, at);
 		if (k < s->last_nm->npcs && s->last_nm->pcs[k].pc == at) {
 			struct pt_block b = { .ip = at, .end_ip = at };

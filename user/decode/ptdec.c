@@ -300,11 +300,16 @@ static void apply_switches(struct sdec *s)
 	uint32_t tid = s->tid;
 	if (s->fixed_tid)
 		return;
+	size_t first = s->swpos;
 	while (s->swpos < s->nsw && s->sw[s->swpos].apply_tsc <= s->now) {
 		tid = s->sw[s->swpos].next_tid;
 		s->swpos++;
 		s->st->switches++;
 	}
+	/* Out and back in: the thread may have run on another CPU meanwhile,
+	 * so its next events are a new piece (merged by time). */
+	if (s->swpos != first)
+		close_piece(s);
 	if (tid != s->tid) {
 		close_piece(s);
 		s->tid = tid;

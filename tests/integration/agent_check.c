@@ -7,6 +7,7 @@
  *   agent_check summary DIR        JSON facts, checks included
  *   agent_check classes DIR        class names, one a line
  *   agent_check truth_check DIR    JSON: the truth stream's contract
+ *   agent_check blobs DIR          names of generated-code blobs
  *   agent_check missing DIR        signatures of classes without bytes
  *   agent_check method_code DIR    "records bytes" of jvm_method_code
  *   agent_check truth DIR CLASS METHOD
@@ -296,6 +297,15 @@ static void on_mcode(const struct jpb_record *r)
 	mcode_bytes += c.bytecode.len;
 }
 
+static void on_blob_name(const struct jpb_record *r)
+{
+	struct jpb_rec_jvm_code_blob b;
+	if (r->type != JPB_REC_JVM_CODE_BLOB ||
+	    jpb_rec_decode(jpb_rectype_find(r->type), r->payload, r->size, &b))
+		return;
+	printf("%.*s\n", (int)b.name.len, b.name.ptr);
+}
+
 /* truth_check: the stream's contract (records_truth.h). */
 struct tm_info { uint32_t id; uint32_t len; uint8_t *code; };
 static struct tm_info *tms;
@@ -468,6 +478,8 @@ int main(int argc, char **argv)
 		check_nmethods();
 		return 0;
 	}
+	if (argc == 3 && !strcmp(argv[1], "blobs"))
+		return read_stream(argv[2], "jvm", on_blob_name);
 	if (argc == 3 && !strcmp(argv[1], "truth_check"))
 		return truth_check(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "missing"))

@@ -32,7 +32,6 @@ static const struct jpb_field stream_fields[] = {
 	JPB_FIELD(struct jpb_rec_decoded_stream, cpu, JPB_F_U32),
 	JPB_FIELD(struct jpb_rec_decoded_stream, reserved, JPB_F_U32),
 	JPB_FIELD(struct jpb_rec_decoded_stream, pt_bytes, JPB_F_U64),
-	JPB_FIELD(struct jpb_rec_decoded_stream, blocks, JPB_F_U64),
 	JPB_FIELD(struct jpb_rec_decoded_stream, events, JPB_F_U64),
 	JPB_FIELD(struct jpb_rec_decoded_stream, gaps, JPB_F_U64),
 	JPB_FIELD(struct jpb_rec_decoded_stream, errors, JPB_F_U64),

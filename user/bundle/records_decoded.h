@@ -65,7 +65,6 @@ struct jpb_rec_decoded_stream {
 	uint32_t cpu;
 	uint32_t reserved;
 	uint64_t pt_bytes;
-	uint64_t blocks;
 	uint64_t events;
 	uint64_t gaps;
 	uint64_t errors;       /* decoder errors (each also a gap) */

@@ -324,7 +324,7 @@ static int write_stream_summaries(struct jpb_writer *w, struct jpd_stream *sts,
 		struct jpd_stream *s = &sts[i];
 		struct jpb_rec_decoded_stream r = {
 			.stream = jpb_str_c(s->name), .cpu = s->cpu,
-			.pt_bytes = s->pt_bytes, .blocks = s->blocks,
+			.pt_bytes = s->pt_bytes,
 			.events = s->events, .gaps = s->gaps, .errors = s->errors,
 			.unattributed = s->unattributed, .pieces = s->npieces,
 			.switches = s->switches,

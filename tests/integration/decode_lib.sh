@@ -1,0 +1,51 @@
+# Helpers for the decode_*.sh suites (sourced after lib.sh and sim_lib.sh).
+#   decode_setup          builds decode_check into $TESTTMP (else bails out)
+#   decode_field OUT KEY  the number after KEY= in decode_check's total line
+#   pt_mangle MODE FILE   damages a stream file in place, keeping it readable
+#                         by the bundle library (CRCs recomputed):
+#                         flip SEED: flips 1/500 of the PT bytes at random
+#                         dropnm N: (jvm.jpb) removes the Nth jvm_nmethod_load
+DCHECK=$TESTTMP/decode_check
+
+decode_setup() {
+	if [ ! -x "$DCHECK" ]; then
+		cc -std=c11 -D_GNU_SOURCE -O1 -I"$top/user" -I"$top/user/bundle" \
+			"$top/tests/integration/decode_check.c" \
+			"$BUILD/libjpbpf-bundle.a" -ljansson -lz -o "$DCHECK.tmp" &&
+			mv "$DCHECK.tmp" "$DCHECK" || { echo "Bail out! decode_check"; exit 1; }
+	fi
+}
+
+decode_field() {
+	sed -n "s/^total .*[ ]$2=\([0-9]*\).*/\1/p" "$1" | head -1
+}
+
+pt_mangle() {
+	python3 - "$@" <<'PY'
+import random, struct, sys, zlib
+mode, path, arg = sys.argv[1], sys.argv[2], int(sys.argv[3])
+d = bytearray(open(path, "rb").read())
+out, pos, nth = bytearray(d[:16]), 16, 0
+rnd = random.Random(arg)
+while pos + 24 <= len(d):
+    typ, flags, size, t = struct.unpack_from("<HHIQ", d, pos)
+    pad = (size + 7) & ~7
+    payload = bytearray(d[pos + 24:pos + 24 + size])
+    keep = True
+    if mode == "flip" and typ == 0x0302:
+        n = struct.unpack_from("<I", payload, 28)[0]  # data length
+        for _ in range(max(1, n // 500)):
+            k = 32 + rnd.randrange(n)
+            payload[k] ^= 1 << rnd.randrange(8)
+    if mode == "dropnm" and typ == 0x0107:
+        nth += 1
+        keep = nth != arg
+    if keep:
+        h = bytearray(struct.pack("<HHIQII", typ, flags, size, t, 0, 0))
+        crc = zlib.crc32(payload, zlib.crc32(bytes(h)))
+        struct.pack_into("<I", h, 16, crc)
+        out += h + payload + bytes(pad - size)
+    pos += 24 + pad
+open(path, "wb").write(bytes(out))
+PY
+}

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# jpbpf decode on simulated bundles, compared with the truth by
+# decode_check (tests may read the truth; the decoder never does):
+# one thread on one CPU with JIT and interpreter mixed decodes exactly
+# (every interpreted opcode, every compiled (method, bci) with its inline
+# frames, no gap); 4 threads on 2 and 3 CPUs with migration are attributed
+# to the right thread; deoptimization and code-cache reuse; injected loss
+# gives gaps with time bounds and no invented event; -j 1 and -j 2 give
+# identical output.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/sim_lib.sh"
+. "$(dirname "$0")/decode_lib.sh"
+sim_setup
+decode_setup
+
+one=$TESTTMP/dec-one
+"$SIM" scenario -o "$one" --threads 1 --iters 50 >/dev/null 2>&1
+"$SIM" synth "$one" --cpus 1 --jit-invoke 5 >/dev/null 2>&1
+t_expect_exit 0 "decode a one-thread bundle" "$JPBPF" decode "$one"
+"$DCHECK" "$one" >"$one.chk" 2>&1
+truth=$(decode_field "$one.chk" truth)
+t_check "one thread: every truth bytecode decoded and matched ($truth)" \
+	[ "$truth" -gt 1000 -a "$(decode_field "$one.chk" matched)" = "$truth" \
+	  -a "$(decode_field "$one.chk" decoded)" = "$truth" ]
+t_check "one thread: no skip, no mismatch, frames equal the truth's stack, no gap" \
+	[ "$(decode_field "$one.chk" skipped)" = 0 -a "$(decode_field "$one.chk" unexplained)" = 0 \
+	  -a "$(decode_field "$one.chk" frames_bad)" = 0 -a "$(decode_field "$one.chk" gaps)" = 0 \
+	  -a "$(decode_field "$one.chk" unattributed)" = 0 ]
+sum=$("$JPBPF" decode "$one" 2>/dev/null)
+t_check "one thread: both interpreted and compiled events" \
+	sh -c "echo '$sum' | grep -Eq 'interpreted [1-9][0-9]*, compiled [1-9][0-9]*'"
+t_check "summary names threads, gaps and MB/s" \
+	sh -c "echo '$sum' | grep -q '^threads: 1$' && echo '$sum' | grep -q 'MB/s' && echo '$sum' | grep -q '^gaps: 0'"
+
+base=$TESTTMP/dec-multi
+"$SIM" scenario -o "$base" --threads 4 --iters 200 >/dev/null 2>&1
+
+# name|synth options|max unexplained events
+run() {
+	local name=$1 opts=$2 b=$TESTTMP/dec-$1
+	rm -rf "$b"; cp -r "$base" "$b"
+	# shellcheck disable=SC2086
+	"$SIM" synth "$b" $opts >/dev/null 2>&1 || { t_fail "$name: synth $opts"; return 1; }
+	"$JPBPF" decode "$b" >"$b.out" 2>"$b.err" || { t_fail "$name: decode"; sed 's/^/# /' "$b.err"; return 1; }
+	"$DCHECK" "$b" >"$b.chk" 2>&1
+}
+
+if run cpus2 "--cpus 2 --jit-invoke 5 --seed 3"; then
+	c=$TESTTMP/dec-cpus2.chk
+	t_check "4 threads on 2 CPUs: 100% attributed to the right thread, exact" \
+		[ "$(decode_field "$c" matched)" = "$(decode_field "$c" truth)" \
+		  -a "$(decode_field "$c" decoded)" = "$(decode_field "$c" truth)" \
+		  -a "$(decode_field "$c" unattributed)" = 0 -a "$(decode_field "$c" foreign)" = 0 ]
+fi
+if run cpus3 "--cpus 3 --quantum-us 20 --jit-invoke 5 --seed 4"; then
+	c=$TESTTMP/dec-cpus3.chk
+	t_check "4 threads on 3 CPUs, 20 us slices: every decoded event on its thread, <0.01% missed" \
+		[ "$(decode_field "$c" matched)" = "$(decode_field "$c" decoded)" \
+		  -a "$(decode_field "$c" unattributed)" = 0 \
+		  -a "$(decode_field "$c" skipped)" -le $(( $(decode_field "$c" truth) / 10000 )) ]
+	t_check "4 threads on 3 CPUs: the threads migrated (switches applied)" \
+		grep -q 'threads: 4' "$TESTTMP/dec-cpus3.out"
+fi
+if run deopt "--cpus 1 --jit-invoke 5 --jit-backedge 20 --seed 2"; then
+	c=$TESTTMP/dec-deopt.chk
+	t_check "deoptimization: exact, the re-executed bytecode counted once as reexec" \
+		[ "$(decode_field "$c" matched)" = "$(decode_field "$c" truth)" \
+		  -a "$(decode_field "$c" reexec)" = "$(sim_meta "$TESTTMP/dec-deopt" sim.deopts)" \
+		  -a "$(decode_field "$c" frames_bad)" = 0 ]
+fi
+if run reuse "--cpus 3 --quantum-us 20 --jit-invoke 5 --code-cache 384 --seed 6"; then
+	c=$TESTTMP/dec-reuse.chk
+	t_check "code cache reuse ($(sim_meta "$TESTTMP/dec-reuse" sim.code_reuses) reuses): no event on the wrong code, <0.01% missed" \
+		[ "$(sim_meta "$TESTTMP/dec-reuse" sim.code_reuses)" -gt 0 \
+		  -a "$(decode_field "$c" matched)" = "$(decode_field "$c" decoded)" \
+		  -a "$(decode_field "$c" frames_bad)" = 0 \
+		  -a "$(decode_field "$c" skipped)" -le $(( $(decode_field "$c" truth) / 10000 )) ]
+fi
+if run loss "--cpus 2 --jit-invoke 5 --loss 10 --seed 5"; then
+	c=$TESTTMP/dec-loss.chk b=$TESTTMP/dec-loss
+	t_check "loss: gaps reported with time bounds, no event inside a gap" \
+		[ "$(decode_field "$c" gaps)" -gt 0 -a "$(decode_field "$c" gap_bounds_bad)" = 0 ]
+	t_check "loss: no invented event (every decoded event matches the truth in order)" \
+		[ "$(decode_field "$c" matched)" = "$(decode_field "$c" decoded)" ]
+	lost=$(sim_meta "$b" sim.lost_bytecodes)
+	t_check "loss: decoded + lost ($lost) covers the truth within 0.5%" \
+		awk -v d="$(decode_field "$c" decoded)" -v l="$lost" -v t="$(decode_field "$c" truth)" \
+		'BEGIN { x = d + l - t; if (x < 0) x = -x; exit !(d <= t && x <= t / 200) }'
+	t_check "loss: summary counts overflow gaps" grep -q 'overflow=' "$b.out"
+fi
+
+b=$TESTTMP/dec-cpus2
+if [ -d "$b/decoded" ]; then
+	"$JPBPF" decode "$b" -j 1 >/dev/null 2>&1 && cp -r "$b/decoded" "$b.j1"
+	"$JPBPF" decode "$b" -j 2 >/dev/null 2>&1
+	t_check "-j 1 and -j 2 write identical decoded streams" diff -r "$b.j1" "$b/decoded"
+fi
+t_done

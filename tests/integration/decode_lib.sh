@@ -3,7 +3,7 @@
 #   decode_field OUT KEY  the number after KEY= in decode_check's total line
 #   pt_mangle MODE FILE   damages a stream file in place, keeping it readable
 #                         by the bundle library (CRCs recomputed):
-#                         flip SEED: flips 1/500 of the PT bytes at random
+#                         flip SEED: flips 3 random bits in each pt_aux_data
 #                         dropnm N: (jvm.jpb) removes the Nth jvm_nmethod_load
 DCHECK=$TESTTMP/decode_check
 
@@ -33,9 +33,9 @@ while pos + 24 <= len(d):
     payload = bytearray(d[pos + 24:pos + 24 + size])
     keep = True
     if mode == "flip" and typ == 0x0302:
-        n = struct.unpack_from("<I", payload, 28)[0]  # data length
-        for _ in range(max(1, n // 500)):
-            k = 32 + rnd.randrange(n)
+        n = struct.unpack_from("<I", payload, 24)[0]  # data length
+        for _ in range(3):
+            k = 28 + rnd.randrange(n)
             payload[k] ^= 1 << rnd.randrange(8)
     if mode == "dropnm" and typ == 0x0107:
         nth += 1

@@ -630,14 +630,19 @@ static int decode_loop(struct sdec *s, const struct run *rn, int status)
 		pt_blk_get_sync_offset(s->dec, &prev_sync);
 		open_gap(s, JPB_GAP_DECODE_ERROR, status, rn->begin + off);
 		s->prev_isid = -1;
-		status = pt_blk_sync_forward(s->dec);
-		if (status == -pte_eos) {
+		/* A damaged PSB fails to sync: try the next one.  Every try
+		 * starts past the last sync point, so this ends. */
+		do
+			status = pt_blk_sync_forward(s->dec);
+		while (status < 0 && status != -pte_eos &&
+		       pt_blk_get_offset(s->dec, &sync) >= 0 && sync > off &&
+		       (off = sync, 1));
+		if (status < 0) {
 			s->gap.what = JPB_GAP_STREAM_END;
 			s->now = s->last_tsc;
 			return close_gap(s);
 		}
-		if (status < 0 || pt_blk_get_sync_offset(s->dec, &sync) < 0 ||
-		    sync <= prev_sync)
+		if (pt_blk_get_sync_offset(s->dec, &sync) < 0 || sync <= prev_sync)
 			return close_gap(s); /* no progress: stop, never loop */
 		update_time(s);
 	}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# jpbpf decode on damaged input: PT bits flipped (CRCs fixed so the damage
+# reaches libipt), a PT stream cut in the middle, a compiled method's
+# metadata missing, no jvm stream, bad usage.  Damage is counted and
+# decoding goes on past it; nothing crashes (the sanitizer build) or hangs
+# (every run under a timeout).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/sim_lib.sh"
+. "$(dirname "$0")/decode_lib.sh"
+sim_setup
+decode_setup
+
+base=$TESTTMP/dmg-base
+"$SIM" scenario -o "$base" --threads 4 --iters 200 >/dev/null 2>&1
+"$SIM" synth "$base" --cpus 2 --jit-invoke 5 --seed 3 >/dev/null 2>&1
+
+errs() { sed -n 's/^decode errors: \([0-9]*\).*/\1/p' "$1"; }
+
+for seed in 1 2 3; do
+	b=$TESTTMP/dmg-flip$seed
+	rm -rf "$b"; cp -r "$base" "$b"
+	pt_mangle flip "$b/pt/cpu0.jpb" $seed
+	pt_mangle flip "$b/pt/cpu1.jpb" $((seed + 10))
+	timeout 120 "$JPBPF" decode "$b" >"$b.out" 2>"$b.err"
+	rc=$?
+	t_check "flipped PT bits (seed $seed): exit 0 within the timeout, no sanitizer report" \
+		[ $rc = 0 ] && ! grep -q 'Sanitizer' "$b.err"
+	t_check "flipped PT bits (seed $seed): decode errors counted and reported as gaps" \
+		[ "$(errs "$b.out")" -gt 0 ] && grep -q 'decode_error=' "$b.out"
+	"$DCHECK" "$b" >"$b.chk" 2>&1
+	t_check "flipped PT bits (seed $seed): decoding continued past the damage (>50% decoded)" \
+		[ "$(decode_field "$b.chk" decoded)" -gt $(( $(decode_field "$b.chk" truth) / 2 )) ]
+done
+
+b=$TESTTMP/dmg-trunc
+rm -rf "$b"; cp -r "$base" "$b"
+sz=$(stat -c %s "$b/pt/cpu1.jpb")
+truncate -s $((sz * 2 / 3)) "$b/pt/cpu1.jpb"
+timeout 120 "$JPBPF" decode "$b" >"$b.out" 2>"$b.err"
+t_check "truncated PT stream: exit 0, a warning naming the stream and offset" \
+	[ $? = 0 ] && grep -Eq 'pt/cpu1: record at offset [0-9]+ truncated' "$b.err"
+t_check "truncated PT stream: the damage is a counted error" [ "$(errs "$b.out")" -gt 0 ]
+
+b=$TESTTMP/dmg-nm
+rm -rf "$b"; cp -r "$base" "$b"
+pt_mangle dropnm "$b/jvm.jpb" 2
+timeout 120 "$JPBPF" decode "$b" >"$b.out" 2>"$b.err"
+t_check "a compiled method's metadata missing: exit 0, no sanitizer report" \
+	[ $? = 0 ] && ! grep -q 'Sanitizer' "$b.err"
+t_check "a compiled method's metadata missing: errors counted, gaps reported" \
+	[ "$(errs "$b.out")" -gt 0 ] && grep -q 'decode_error=' "$b.out"
+"$DCHECK" "$b" >"$b.chk" 2>&1
+t_check "a compiled method's metadata missing: nothing invented (all decoded events match)" \
+	[ "$(decode_field "$b.chk" matched)" = "$(decode_field "$b.chk" decoded)" ]
+
+b=$TESTTMP/dmg-nojvm
+rm -rf "$b"; cp -r "$base" "$b"; rm "$b/jvm.jpb"
+t_expect_exit 1 "no jvm stream: exit 1" "$JPBPF" decode "$b"
+"$JPBPF" decode "$b" 2>"$b.err"
+t_check "no jvm stream: one line naming the stream" \
+	[ "$(wc -l <"$b.err")" = 1 ] && grep -q 'jvm' "$b.err"
+t_expect_exit 1 "not a bundle: exit 1" "$JPBPF" decode "$TESTTMP/no-such-dir"
+t_expect_exit 2 "no DIR: exit 2" "$JPBPF" decode
+t_expect_exit 2 "-j 0: exit 2" "$JPBPF" decode "$base" -j 0
+t_expect_exit 2 "unknown option: exit 2" "$JPBPF" decode "$base" --bogus
+t_expect_exit 0 "--help: exit 0" "$JPBPF" decode --help
+t_done

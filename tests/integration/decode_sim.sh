@@ -89,6 +89,14 @@ if run loss "--cpus 2 --jit-invoke 5 --loss 10 --seed 5"; then
 	t_check "loss: summary counts overflow gaps" grep -q 'overflow=' "$b.out"
 fi
 
+b=$TESTTMP/dec-loss
+if [ -d "$b/decoded" ]; then
+	t_check "info --json: decoded section sums the summary (threads 4, gaps by cause)" \
+		[ "$("$JPBPF" info "$b" --json | jq '.decoded.threads')" = 4 \
+		  -a "$("$JPBPF" info "$b" --json | jq '.decoded.gaps_by_cause.overflow')" -gt 0 \
+		  -a "$("$JPBPF" info "$b" --json | jq '.decoded.events')" = \
+		     "$(sed -n 's/^events: \([0-9]*\).*/\1/p' "$b.out")" ]
+fi
 b=$TESTTMP/dec-cpus2
 if [ -d "$b/decoded" ]; then
 	"$JPBPF" decode "$b" -j 1 >/dev/null 2>&1 && cp -r "$b/decoded" "$b.j1"

@@ -7,6 +7,7 @@ extern const struct info_section info_section_truth;
 extern const struct info_section info_section_sched;
 extern const struct info_section info_section_usdt;
 extern const struct info_section info_section_pt;
+extern const struct info_section info_section_decoded;
 
 const struct info_section *const info_sections[] = {
 	&info_section_jvm,
@@ -14,5 +15,6 @@ const struct info_section *const info_sections[] = {
 	&info_section_sched,
 	&info_section_usdt,
 	&info_section_pt,
+	&info_section_decoded,
 	NULL,
 };

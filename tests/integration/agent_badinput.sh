@@ -89,6 +89,7 @@ expect_fail "JVM exits during attach" "exited during attach" \
 	"$ATTACH" "$jpid" "$AGENT" "$B-dies"
 ms=$((($(date +%s%N) - start) / 1000000))
 t_check "attach gave up promptly (${ms} ms)" [ "$ms" -lt 4000 ]
+t_check "trigger file removed although the JVM is gone" [ ! -e ".attach_pid$jpid" ]
 wait "$jpid" 2>/dev/null
 
 # A JVM that exits while the agent records: VMDeath flushes the streams.

@@ -234,6 +234,44 @@ static int wait_signal_ready(const struct attach_proc *p, char *errmsg,
 			   "SIGQUIT would kill it", (int)p->pid);
 }
 
+/* Create the trigger file .attach_pid<nspid> in the JVM's cwd, else its
+ * /tmp (HotSpot looks in both).  *DIRFD keeps the directory, so the file
+ * is removed even if the process (and its /proc entry) is gone. */
+static int create_trigger(const struct attach_proc *p, const char *name,
+			  int *dirfd, char *errmsg, size_t size)
+{
+	static const char *const dirs[] = { "cwd", "root/tmp" };
+	int err = 0;
+	for (size_t i = 0; i < 2; i++) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/%s", (int)p->pid, dirs[i]);
+		int d = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		int fd = d < 0 ? -1 : openat(d, name, O_CREAT | O_WRONLY | O_CLOEXEC,
+					     0660);
+		if (fd >= 0) {
+			/* HotSpot accepts the trigger only if its owner is
+			 * root or the JVM's user.  Only root can give it
+			 * away; otherwise it already is ours, and connect
+			 * reports a user mismatch clearly. */
+			int ok = geteuid() != 0 ||
+				 fchown(fd, p->euid, p->egid) == 0;
+			close(fd);
+			*dirfd = d;
+			return ok ? 0 : attach_fail(errmsg, size,
+						    jpb_attach_err_permission,
+						    "chown %s: %s", name,
+						    strerror(errno));
+		}
+		err = errno;
+		if (d >= 0)
+			close(d);
+	}
+	return attach_fail(errmsg, size, err == ENOENT ? jpb_attach_err_no_process
+				       : jpb_attach_err_permission,
+			   "pid %d: cannot create %s in its cwd or /tmp: %s",
+			   (int)p->pid, name, strerror(err));
+}
+
 /* Make the JVM open its attach socket: trigger file + SIGQUIT, then wait
  * up to ~6 s (HotSpot checks the trigger when the signal arrives). */
 static int start_listener(const struct attach_proc *p, const char *sock,
@@ -244,31 +282,18 @@ static int start_listener(const struct attach_proc *p, const char *sock,
 	int rc = wait_signal_ready(p, errmsg, size);
 	if (rc)
 		return rc;
-	char trig[128];
-	snprintf(trig, sizeof(trig), "/proc/%d/cwd/.attach_pid%d", (int)p->pid,
-		 (int)p->nspid);
-	int fd = open(trig, O_CREAT | O_WRONLY | O_CLOEXEC, 0660);
-	if (fd < 0) {
-		snprintf(trig, sizeof(trig), "/proc/%d/root/tmp/.attach_pid%d",
-			 (int)p->pid, (int)p->nspid);
-		fd = open(trig, O_CREAT | O_WRONLY | O_CLOEXEC, 0660);
-	}
-	if (fd < 0)
-		return attach_fail(errmsg, size, jpb_attach_err_permission,
-				   "pid %d: cannot create %s: %s", (int)p->pid,
-				   trig, strerror(errno));
-	/* HotSpot accepts the trigger only if its owner is root or the
-	 * JVM's own user. */
-	if (fchown(fd, p->euid, p->egid) != 0 && geteuid() == 0)
-		(void)0;
-	close(fd);
-	if (kill(p->pid, SIGQUIT) != 0) {
+	char name[64];
+	int dirfd = -1;
+	snprintf(name, sizeof(name), ".attach_pid%d", (int)p->nspid);
+	rc = create_trigger(p, name, &dirfd, errmsg, size);
+	if (rc)
+		return rc;
+	if (kill(p->pid, SIGQUIT) != 0)
 		rc = attach_fail(errmsg, size, errno == ESRCH
 				 ? jpb_attach_err_no_process
 				 : jpb_attach_err_permission,
 				 "pid %d: SIGQUIT: %s", (int)p->pid,
 				 strerror(errno));
-	}
 	for (int i = 0; !rc && i < 300 && !socket_ready(sock); i++) {
 		attach_sleep_ms(20);
 		if (attach_start_time(p->pid) != p->start_time)
@@ -281,7 +306,8 @@ static int start_listener(const struct attach_proc *p, const char *sock,
 				 "pid %d: no attach socket %s after 6 s (JVM run "
 				 "with -XX:+DisableAttachMechanism?)",
 				 (int)p->pid, sock);
-	unlink(trig);
+	unlinkat(dirfd, name, 0);
+	close(dirfd);
 	return rc;
 }
 

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+/* The decoder's building blocks: the packed event codec, TSC <-> monotonic
+ * conversion, placing context switches in tracing gaps, and the
+ * classification lookups (dispatch entries, codelets, pc maps). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "decode/decode_int.h"
+#include "records_decoded.h"
+
+static void test_event_roundtrip(void **state)
+{
+	(void)state;
+	struct jpb_decoded_event in[4], out;
+	memset(in, 0, sizeof(in));
+	in[0] = (struct jpb_decoded_event){ .kind = JPB_DEV_INTERP, .opcode = 0xb6,
+					    .tos = 9, .tsc = 1000 };
+	in[1] = (struct jpb_decoded_event){ .kind = JPB_DEV_COMPILED, .tsc = 990,
+					    .ip = 0x7f3a10400123, .nframes = 2 };
+	in[1].frames[0] = (struct jpb_decoded_frame){ 0x7f0000001234, 17 };
+	in[1].frames[1] = (struct jpb_decoded_frame){ 42, -1 };
+	in[2] = (struct jpb_decoded_event){ .kind = JPB_DEV_TRANSITION,
+					    .what = JPB_TR_STUB, .tsc = 5000,
+					    .ip = 0x7f3a10100000, .arg = 3 };
+	in[3] = (struct jpb_decoded_event){ .kind = JPB_DEV_GAP,
+					    .what = JPB_GAP_OVERFLOW, .tsc = 6000,
+					    .end_tsc = 9000, .ip = 77, .arg = 5 };
+	struct jpb_buf b = { 0 };
+	uint64_t prev = 1000;
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(jpb_decoded_event_put(&b, &in[i], &prev), 0);
+	struct jpb_cur c = jpb_cur_init(b.data, b.len);
+	prev = 1000;
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(jpb_decoded_event_get(&c, &out, &prev), 0);
+		assert_int_equal(out.kind, in[i].kind);
+		assert_int_equal(out.tsc, in[i].tsc); /* 990 < 1000: negative delta */
+		assert_int_equal(out.ip, in[i].ip);
+		assert_int_equal(out.nframes, in[i].nframes);
+	}
+	assert_int_equal(jpb_decoded_event_get(&c, &out, &prev), jpb_err_eos);
+	/* every truncation of the encoding is corrupt or a clean end, never
+	 * a read past the end (ASan) */
+	for (size_t n = 0; n < b.len; n++) {
+		struct jpb_cur t = jpb_cur_init(b.data, n);
+		uint64_t p = 1000;
+		int rc;
+		while ((rc = jpb_decoded_event_get(&t, &out, &p)) == 0)
+			;
+		assert_true(rc == jpb_err_eos || rc == jpb_err_corrupt);
+	}
+	jpb_buf_fini(&b);
+}
+
+static void test_event_frames_decoded(void **state)
+{
+	(void)state;
+	struct jpb_decoded_event e = { .kind = JPB_DEV_COMPILED, .tsc = 7,
+				       .ip = 9, .nframes = 2 }, out;
+	e.frames[0] = (struct jpb_decoded_frame){ 5, 3 };
+	e.frames[1] = (struct jpb_decoded_frame){ 6, 11 };
+	struct jpb_buf b = { 0 };
+	uint64_t prev = 0;
+	assert_int_equal(jpb_decoded_event_put(&b, &e, &prev), 0);
+	struct jpb_cur c = jpb_cur_init(b.data, b.len);
+	prev = 0;
+	assert_int_equal(jpb_decoded_event_get(&c, &out, &prev), 0);
+	assert_int_equal(out.frames[0].method_id, 5);
+	assert_int_equal(out.frames[0].bci, 3);
+	assert_int_equal(out.frames[1].method_id, 6);
+	assert_int_equal(out.frames[1].bci, 11);
+	/* a bad kind is corrupt */
+	b.data[0] = 99;
+	c = jpb_cur_init(b.data, b.len);
+	assert_int_equal(jpb_decoded_event_get(&c, &out, &prev), jpb_err_corrupt);
+	jpb_buf_fini(&b);
+}
+
+static void test_clock(void **state)
+{
+	(void)state;
+	uint64_t tsc[] = { 2000, 4000, 8000 }, ns[] = { 1000, 2000, 3000 };
+	struct jpd_clock c = { tsc, ns, 3 };
+	assert_int_equal(jpd_ns_to_tsc(&c, 1500), 3000);
+	assert_int_equal(jpd_ns_to_tsc(&c, 2500), 6000);
+	assert_int_equal(jpd_ns_to_tsc(&c, 3500), 10000); /* extrapolated */
+	assert_int_equal(jpd_tsc_to_ns(&c, 6000), 2500);
+	assert_int_equal(jpd_tsc_to_ns(&c, 1000), 500);
+	struct jpd_clock none = { NULL, NULL, 0 };
+	assert_int_equal(jpd_ns_to_tsc(&none, 77), 77);
+}
+
+static void test_switch_placement(void **state)
+{
+	(void)state;
+	/* gaps [100,200] [500,600] [900,950] */
+	uint64_t dis[] = { 100, 500, 900 }, en[] = { 200, 600, 950 };
+	struct jpd_switch sw[] = {
+		{ .tsc = 150, .prev_tid = 0, .next_tid = 7 },  /* inside gap 0 */
+		{ .tsc = 610, .prev_tid = 7, .next_tid = 8 },  /* jitter past gap 1 */
+		{ .tsc = 750, .prev_tid = 8, .next_tid = 0 },  /* tie 1|2: leaving */
+		{ .tsc = 750, .prev_tid = 0, .next_tid = 9 },  /* order kept */
+	};
+	jpd_sched_place(sw, 4, dis, en, 3);
+	assert_int_equal(sw[0].apply_tsc, 200);
+	assert_int_equal(sw[1].apply_tsc, 600);
+	assert_int_equal(sw[2].apply_tsc, 950); /* later gap for a leaving task */
+	assert_int_equal(sw[3].apply_tsc, 950); /* never before its predecessor */
+	struct jpd_switch in = { .tsc = 750, .prev_tid = 0, .next_tid = 9 };
+	jpd_sched_place(&in, 1, dis, en, 3);
+	assert_int_equal(in.apply_tsc, 600); /* earlier gap for an arriving one */
+}
+
+static void test_lookups(void **state)
+{
+	(void)state;
+	struct jpd_dispatch d[] = { { 0x100, 1, 9 }, { 0x101, 1, 4 }, { 0x180, 2, 9 } };
+	struct jpd_codelet cl[] = { { 0x80, 0x100, -1, 0, JPB_TR_METHOD_ENTRY },
+				    { 0x100, 0x180, 1, 1, 0 },
+				    { 0x180, 0x1c0, 2, 2, 0 } };
+	struct jpd_image im = { 0 };
+	im.dispatch = d;
+	im.ndispatch = 3;
+	im.codelets = cl;
+	im.ncodelets = 3;
+	assert_non_null(jpd_find_dispatch(&im, 0x101));
+	assert_int_equal(jpd_find_dispatch(&im, 0x101)->tos, 4);
+	assert_null(jpd_find_dispatch(&im, 0x102));
+	assert_null(jpd_find_dispatch(&im, 0x10));
+	assert_int_equal(jpd_find_codelet(&im, 0x80)->index, 0);
+	assert_int_equal(jpd_find_codelet(&im, 0x17f)->index, 1);
+	assert_null(jpd_find_codelet(&im, 0x1c0));
+	assert_null(jpd_find_codelet(&im, 0x7f));
+	struct jpd_pcentry pcs[] = { { 0x10, 0, 1 }, { 0x14, 1, 1 }, { 0x20, 2, 2 } };
+	struct jpd_nmethod nm = { .pcs = pcs, .npcs = 3 };
+	assert_int_equal(jpd_pc_lower(&nm, 0x10), 0);
+	assert_int_equal(jpd_pc_lower(&nm, 0x11), 1);
+	assert_int_equal(jpd_pc_lower(&nm, 0x20), 2);
+	assert_int_equal(jpd_pc_lower(&nm, 0x21), 3);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_event_roundtrip),
+		cmocka_unit_test(test_event_frames_decoded),
+		cmocka_unit_test(test_clock),
+		cmocka_unit_test(test_switch_placement),
+		cmocka_unit_test(test_lookups),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

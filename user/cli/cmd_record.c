@@ -29,6 +29,11 @@ static void usage(FILE *f)
 	      "                         also $JPBPF_BTF)\n"
 	      "      --ringbuf-kb N     BPF ring buffer size, a power of two (default 16384)\n"
 	      "  -q, --quiet            no status line on a terminal\n"
+	      "Intel PT options:\n",
+	      f);
+	for (const struct pt_option *po = pt_options; po->name; po++)
+		fprintf(f, "      %s\n", po->help);
+	fputs(
 	      "Exit status: 0 recorded, 1 runtime failure (e.g. no such pid),\n"
 	      "2 usage error or unsupported environment (no PT without --no-pt, no BTF,\n"
 	      "no permission).\n",
@@ -37,10 +42,37 @@ static void usage(FILE *f)
 
 struct record_args {
 	struct jpb_record_opts o;
+	struct pt_config pt_cfg;
 	int no_pt;
 	int quiet;
 	char outbuf[64];
 };
+
+/* getopt values of the PT options: PT_OPT_BASE + index in pt_options. */
+#define PT_OPT_BASE 0x100
+#define MAX_OPTS 48
+
+/* The fixed options, then the PT recorder's, then the terminator. */
+static void build_options(struct option *opts, const struct option *fixed)
+{
+	size_t n = 0;
+	for (; fixed[n].name; n++)
+		opts[n] = fixed[n];
+	for (size_t i = 0; pt_options[i].name && n + 1 < MAX_OPTS; i++, n++)
+		opts[n] = (struct option){ pt_options[i].name, pt_options[i].has_arg,
+					   NULL, PT_OPT_BASE + (int)i };
+	opts[n] = (struct option){ NULL, 0, NULL, 0 };
+}
+
+static int pt_option(struct record_args *a, int c)
+{
+	char why[256] = "";
+	const char *name = pt_options[c - PT_OPT_BASE].name;
+	if (pt_config_option(&a->pt_cfg, name, optarg, why, sizeof(why)) == 0)
+		return 0;
+	cli_err("%s", why);
+	return -1;
+}
 
 static int parse_ringbuf(const char *s, uint32_t *kb)
 {
@@ -58,7 +90,7 @@ static int parse_ringbuf(const char *s, uint32_t *kb)
 /* Returns -1 to go on, else an exit code. */
 static int parse(int argc, char **argv, struct record_args *a)
 {
-	static const struct option opts[] = {
+	static const struct option fixed[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "output", required_argument, NULL, 'o' },
@@ -72,10 +104,18 @@ static int parse(int argc, char **argv, struct record_args *a)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct option opts[MAX_OPTS];
 	unsigned long long pid = 0, secs = 0;
 	int c;
+	build_options(opts, fixed);
+	pt_config_default(&a->pt_cfg);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "p:d:o:qh", opts, NULL)) != -1) {
+		if (c >= PT_OPT_BASE) {
+			if (pt_option(a, c))
+				return CLI_USAGE;
+			continue;
+		}
 		switch (c) {
 		case 'p':
 			if (cli_parse_u64("--pid", optarg, &pid))
@@ -128,15 +168,14 @@ static int parse(int argc, char **argv, struct record_args *a)
 	return -1;
 }
 
-/* PT is required unless --no-pt; its probe says why it cannot be used. */
-static int check_pt(void)
+/* PT is required unless --no-pt; its probe says why it cannot be used,
+ * and the configuration is checked against the PMU before anything is
+ * recorded, so a refusal leaves no bundle behind. */
+static int check_pt(struct record_args *a, struct pt_caps *caps)
 {
-	struct pt_caps *caps = calloc(1, sizeof(*caps));
 	char why[512] = "";
-	if (!caps)
-		return CLI_FAIL;
+	uint64_t word;
 	int err = pt_probe("/", caps, why, sizeof(why));
-	free(caps);
 	if (err) {
 		cli_err("Intel PT cannot be used: %s", why);
 		cli_err("without PT, 'jpbpf record --no-pt' still records scheduling, "
@@ -144,9 +183,16 @@ static int check_pt(void)
 			"and the agent's data");
 		return CLI_USAGE;
 	}
-	cli_err("Intel PT is available, but this build records it only through "
-		"the PT recorder, which 'record' does not drive yet: use --no-pt");
-	return CLI_USAGE;
+	unsigned rings = a->pt_cfg.mode == PT_MODE_PER_CPU
+				 ? (unsigned)caps->nr_cpus : 64;
+	if (pt_config_word(caps, &a->pt_cfg, &word, why, sizeof(why)) ||
+	    pt_config_check(caps, &a->pt_cfg, rings, why, sizeof(why))) {
+		cli_err("Intel PT: %s", why);
+		return CLI_USAGE;
+	}
+	a->o.pt_caps = caps;
+	a->o.pt_cfg = &a->pt_cfg;
+	return -1;
 }
 
 static int run(struct record_args *a)
@@ -159,9 +205,9 @@ static int run(struct record_args *a)
 		return rc == jpb_record_err_env ? CLI_USAGE : CLI_FAIL;
 	}
 	fprintf(stderr, "jpbpf: recorded pid %d into %s: %llu events, %llu lost, "
-		"%llu bytes%s%s%s\n", (int)a->o.pid, a->o.output,
+		"%llu bytes, %llu bytes of PT%s%s%s\n", (int)a->o.pid, a->o.output,
 		(unsigned long long)res.events, (unsigned long long)res.lost,
-		(unsigned long long)res.bytes,
+		(unsigned long long)res.bytes, (unsigned long long)res.pt_bytes,
 		res.target_exited ? " (target exited)" : "",
 		res.usdt ? "" : " (no USDT)", res.agent ? "" : " (no agent)");
 	return CLI_OK;
@@ -183,9 +229,16 @@ int cli_record_main(int argc, char **argv, int oneshot)
 			"use 'jpbpf record --no-pt'");
 		return CLI_USAGE;
 	}
-	if (!a.no_pt)
-		return check_pt();
-	return run(&a);
+	if (a.no_pt)
+		return run(&a);
+	struct pt_caps *caps = calloc(1, sizeof(*caps));
+	if (!caps)
+		return CLI_FAIL;
+	rc = check_pt(&a, caps);
+	if (rc < 0)
+		rc = run(&a);
+	free(caps);
+	return rc;
 }
 
 int cmd_record(int argc, char **argv)

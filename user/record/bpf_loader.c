@@ -210,6 +210,11 @@ int jpb_bpf_poll(struct jpb_bpf *b, int timeout_ms)
 	return m < 0 ? m : n + m;
 }
 
+int jpb_bpf_fd(const struct jpb_bpf *b)
+{
+	return ring_buffer__epoll_fd(b->rb);
+}
+
 int jpb_bpf_drain(struct jpb_bpf *b)
 {
 	return ring_buffer__consume(b->rb);

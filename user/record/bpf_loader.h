@@ -55,6 +55,10 @@ int jpb_bpf_attach_usdt(struct jpb_bpf *b, pid_t pid, const char *binary,
  * delivered or a negative errno (-EINTR on a signal). */
 int jpb_bpf_poll(struct jpb_bpf *b, int timeout_ms);
 
+/* The ring buffer's epoll descriptor, for a caller that waits on it
+ * together with other descriptors (then calls jpb_bpf_poll(b, 0)). */
+int jpb_bpf_fd(const struct jpb_bpf *b);
+
 /* Deliver whatever the ring buffer holds, without waiting. */
 int jpb_bpf_drain(struct jpb_bpf *b);
 

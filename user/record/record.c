@@ -23,6 +23,7 @@
 #include "record/bpf_loader.h"
 #include "record/clock.h"
 #include "record/procfs.h"
+#include "record/pt.h"
 #include "record/sched_events.h"
 #include "records.h"
 #include "records_sched.h"
@@ -36,11 +37,15 @@
 /* Set by SIGINT/SIGTERM: the one piece of process-wide state, because a
  * signal handler can reach nothing else. */
 static volatile sig_atomic_t stop_requested;
+/* Set by SIGUSR2: take a PT snapshot (snapshot mode). */
+static volatile sig_atomic_t snapshot_requested;
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	stop_requested = 1;
+	if (sig == SIGUSR2)
+		snapshot_requested = 1;
+	else
+		stop_requested = 1;
 }
 
 struct thread_ent {
@@ -64,6 +69,7 @@ struct recorder {
 	struct jpb_clock_pair_s *pairs;
 	size_t npairs, pcap;
 	struct jpb_agent_session *agent;
+	struct pt_recorder *pt; /* NULL with --no-pt */
 	int pidfd;
 	uint64_t start_ns, stop_ns;
 	uint64_t next_clock, next_status;
@@ -164,6 +170,10 @@ static void on_thread(void *ctx, uint32_t event, uint32_t tid, uint32_t nstid,
 	snprintf(t->name, sizeof(t->name), "%s", comm);
 	t->ended = event == JPB_THREAD_END;
 	thread_record(r, event, t);
+	if (r->pt && event == JPB_THREAD_START)
+		pt_recorder_add_thread(r->pt, (pid_t)tid);
+	else if (r->pt && event == JPB_THREAD_END)
+		pt_recorder_thread_exit(r->pt, (pid_t)tid);
 }
 
 static int seed_threads(struct recorder *r)
@@ -601,15 +611,42 @@ static void tick(struct recorder *r)
 	}
 }
 
+/* Wait for BPF events or PT wake-ups (AUX watermark, sideband), then
+ * deliver both.  Without PT the ring buffer's own poll does it all. */
+static int wait_events(struct recorder *r)
+{
+	if (!r->pt)
+		return jpb_bpf_poll(r->bpf, POLL_MS);
+	struct pollfd p[9] = { { jpb_bpf_fd(r->bpf), POLLIN, 0 } };
+	int ptfds[8];
+	size_t n = pt_recorder_fds(r->pt, ptfds, 8);
+	n = n > 8 ? 8 : n;
+	for (size_t i = 0; i < n; i++)
+		p[i + 1] = (struct pollfd){ ptfds[i], POLLIN, 0 };
+	if (poll(p, (nfds_t)n + 1, POLL_MS) < 0 && errno != EINTR)
+		return -errno;
+	if (snapshot_requested) {
+		snapshot_requested = 0;
+		pt_recorder_trigger(r->pt);
+	}
+	/* Draining never blocks, and it also acts on a pending snapshot
+	 * trigger, so it runs on every wake-up, not only on PT's. */
+	if (pt_recorder_drain(r->pt) != 0) {
+		note(r, JPB_NOTE_ERROR, NULL, "pt: %s", pt_recorder_errmsg(r->pt));
+		return -EIO;
+	}
+	return jpb_bpf_poll(r->bpf, 0);
+}
+
 static void drain_loop(struct recorder *r)
 {
 	uint64_t deadline = r->o->duration_ms ?
 		r->start_ns + r->o->duration_ms * 1000000u : UINT64_MAX;
 	for (;;) {
-		int rc = jpb_bpf_poll(r->bpf, POLL_MS);
+		int rc = wait_events(r);
 		if (rc < 0 && rc != -EINTR) {
 			r->stop_reason = r->sink.err ? "bundle write error"
-						     : "ring buffer error";
+					 : rc == -EIO ? "pt error" : "ring buffer error";
 			break;
 		}
 		if (stop_requested) {
@@ -658,6 +695,7 @@ static void install_signals(void)
 	sa.sa_handler = on_signal; /* no SA_RESTART: poll() must return */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
 }
 
 static int open_bpf(struct recorder *r, char *errmsg, size_t size)
@@ -718,13 +756,15 @@ static void start(struct recorder *r)
 	json_decref(base);
 	json_object_set_new(r->meta, "target", target_json(r->o->pid, &is_jvm));
 	json_object_set_new(rec, "tool", json_string("jpbpf record"));
-	json_object_set_new(rec, "pt", json_false());
+	json_object_set_new(rec, "pt", json_boolean(r->o->pt_cfg != NULL));
 	json_object_set_new(rec, "start_ns", json_integer((json_int_t)r->start_ns));
 	json_object_set_new(rec, "duration_ms",
 			    json_integer((json_int_t)r->o->duration_ms));
 	json_object_set_new(rec, "cgroup_filter", json_boolean(r->o->cgroup));
 	json_object_set_new(r->meta, "record", rec);
-	json_array_append_new(r->missing, json_string("pt: recorded with --no-pt"));
+	if (!r->o->pt_cfg)
+		json_array_append_new(r->missing,
+				      json_string("pt: recorded with --no-pt"));
 	clock_pair(r);
 	if (seed_threads(r))
 		note(r, JPB_NOTE_WARN, "threads", "pid %d exited before its "
@@ -736,9 +776,44 @@ static void start(struct recorder *r)
 	save_meta(r);
 }
 
-/* Everything after the loop; returns the first bundle error. */
-static int finish(struct recorder *r)
+/* PT starts once the agent has exported the code already in the JVM. */
+static int open_pt(struct recorder *r, char *errmsg, size_t size)
 {
+	if (!r->o->pt_cfg)
+		return 0;
+	struct pt_target t = { r->o->pid, "pt" };
+	char why[512] = "";
+	if (pt_recorder_open(&r->pt, r->bundle, r->o->pt_caps, r->o->pt_cfg,
+			     &t, why, sizeof(why)) == 0)
+		return 0;
+	snprintf(errmsg, size, "Intel PT: %s", why);
+	note(r, JPB_NOTE_ERROR, "pt", "cannot open Intel PT: %s", why);
+	return jpb_record_err_env;
+}
+
+/* Stop PT, drain what is left, and put its figures in meta.json. */
+static int finish_pt(struct recorder *r, uint64_t *bytes)
+{
+	if (!r->pt)
+		return 0;
+	int err = pt_recorder_stop(r->pt);
+	struct pt_stats st;
+	pt_recorder_stats(r->pt, &st);
+	*bytes = st.bytes;
+	json_t *m = pt_recorder_meta(r->pt);
+	if (m)
+		json_object_set_new(r->meta, "pt", m);
+	if (err)
+		note(r, JPB_NOTE_ERROR, "pt", "%s", pt_recorder_errmsg(r->pt));
+	int cerr = pt_recorder_close(r->pt);
+	r->pt = NULL;
+	return err ? err : cerr;
+}
+
+/* Everything after the loop; returns the first bundle error. */
+static int finish(struct recorder *r, uint64_t *pt_bytes)
+{
+	int pterr = finish_pt(r, pt_bytes);
 	finish_agent(r);
 	if (r->bpf)
 		jpb_bpf_drain(r->bpf);
@@ -760,6 +835,8 @@ static int finish(struct recorder *r)
 	json_object_set_new(json_object_get(r->meta, "bpf"), "bytes",
 			    json_integer((json_int_t)r->bytes));
 	int merr = save_meta(r);
+	if (pterr)
+		return jpb_err_io;
 	return err ? err : merr;
 }
 
@@ -800,9 +877,13 @@ int jpb_record_run(const struct jpb_record_opts *o,
 	}
 	if (!err) {
 		start(&r);
-		drain_loop(&r);
-		int ferr = finish(&r);
-		if (ferr) {
+		err = open_pt(&r, errmsg, size);
+		if (!err)
+			drain_loop(&r);
+		else
+			r.stop_reason = "pt could not be opened";
+		int ferr = finish(&r, &res->pt_bytes);
+		if (ferr && !err) {
 			snprintf(errmsg, size, "%s: finishing the bundle: %s",
 				 o->output, jpb_errstr(ferr));
 			err = jpb_record_err_io;

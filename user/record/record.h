@@ -12,6 +12,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct pt_caps;
+struct pt_config;
+
 enum jpb_record_error {
 	jpb_record_ok = 0,
 	jpb_record_err_env = -1,    /* unsupported environment/permission: exit 2 */
@@ -29,6 +32,11 @@ struct jpb_record_opts {
 	const char *agent_path;   /* NULL: look it up; "" : no agent */
 	uint32_t ringbuf_kb;      /* 0: 16384 */
 	int status_line;          /* print "events, lost, bytes" once a second */
+	/* Intel PT, from pt_probe() and the PT options; both NULL for
+	 * --no-pt.  The recorder opens PT after the agent has attached, so
+	 * every traced instruction has its metadata. */
+	const struct pt_caps *pt_caps;
+	const struct pt_config *pt_cfg;
 };
 
 struct jpb_record_result {
@@ -38,6 +46,7 @@ struct jpb_record_result {
 	int target_exited;
 	int usdt;         /* USDT probes attached */
 	int agent;        /* agent attached */
+	uint64_t pt_bytes; /* AUX bytes saved; 0 with --no-pt */
 };
 
 /* Record as OPTS says.  On error ERRMSG holds one line without the

@@ -586,6 +586,62 @@ static int already_running(const char *options)
 	return -1;
 }
 
+/* Everything a session needs before any event can reach it.  On failure
+ * ERR says why and the caller abandons A. */
+static int session_prepare(struct agent *a, char *options, char *err,
+			   size_t size)
+{
+	JavaVM *vm = a->vm;
+	pthread_mutex_init(&a->stop_lock, NULL);
+	pid_facts(a);
+	vms_init();
+	if (agent_parse_options(&a->opts, options, err, size) != 0)
+		return -1;
+	if ((*vm)->GetEnv(vm, (void **)&a->jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
+		a->jvmti = NULL;
+		snprintf(err, size, "JVMTI 1.2 not available");
+		return -1;
+	}
+	if (add_capabilities(a, err, size) != 0)
+		return -1;
+	a->methods = methods_new();
+	a->class_names = classes_new_set();
+	if (!a->methods || !a->class_names ||
+	    (a->opts.truth && truth_init(a) != 0)) {
+		snprintf(err, size, "out of memory");
+		return -1;
+	}
+	if (open_bundle(a, err, size) != 0)
+		return -1;
+	a->debug_nonsafepoints = read_debug_nonsafepoints();
+	return 0;
+}
+
+/* Make A the live session and turn its events on; a finished earlier
+ * session is retired (its writer joined, its environment disposed) so
+ * its callbacks stop.  Called with g_lock held. */
+static int session_go_live(struct agent *a, char *err, size_t size)
+{
+	struct agent *old = g_agent;
+	a->published = 1;
+	__atomic_store_n(&g_agent, a, __ATOMIC_RELEASE);
+	put_info(a);
+	if (enable_events(a, err, size) != 0) {
+		__atomic_store_n(&g_agent, old, __ATOMIC_RELEASE);
+		disable_events(a);
+		aq_note(&a->q, JPB_NOTE_ERROR, "%s", err);
+		a->stopped = 1;
+		aq_finish(&a->q);
+		return -1;
+	}
+	if (old) {
+		stop_session(old, "replaced");
+		if (old->jvmti)
+			(*old->jvmti)->DisposeEnvironment(old->jvmti);
+	}
+	return 0;
+}
+
 static jint start(JavaVM *vm, char *options, int late)
 {
 	char err[512] = "";
@@ -603,46 +659,12 @@ static jint start(JavaVM *vm, char *options, int late)
 	}
 	a->vm = vm;
 	a->late_attach = late;
-	pthread_mutex_init(&a->stop_lock, NULL);
-	pid_facts(a);
-	vms_init();
-	if (agent_parse_options(&a->opts, options, err, sizeof(err)) != 0)
-		goto fail;
-	if ((*vm)->GetEnv(vm, (void **)&a->jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
-		a->jvmti = NULL;
-		snprintf(err, sizeof(err), "JVMTI 1.2 not available");
-		goto fail;
-	}
-	if (add_capabilities(a, err, sizeof(err)) != 0)
-		goto fail;
-	a->methods = methods_new();
-	a->class_names = classes_new_set();
-	if (!a->methods || !a->class_names ||
-	    (a->opts.truth && truth_init(a) != 0)) {
-		snprintf(err, sizeof(err), "out of memory");
-		goto fail;
-	}
-	if (open_bundle(a, err, sizeof(err)) != 0)
-		goto fail;
-	a->debug_nonsafepoints = read_debug_nonsafepoints();
-	struct agent *old = g_agent;
-	a->published = 1;
-	__atomic_store_n(&g_agent, a, __ATOMIC_RELEASE);
-	put_info(a);
-	if (enable_events(a, err, sizeof(err)) != 0) {
-		__atomic_store_n(&g_agent, old, __ATOMIC_RELEASE);
-		disable_events(a);
-		aq_note(&a->q, JPB_NOTE_ERROR, "%s", err);
-		a->stopped = 1;
-		aq_finish(&a->q);
-		goto fail;
-	}
-	/* A finished earlier session's environment is retired now that
-	 * this one is live, so its callbacks stop. */
-	if (old) {
-		stop_session(old, "replaced"); /* joins its writer thread */
-		if (old->jvmti)
-			(*old->jvmti)->DisposeEnvironment(old->jvmti);
+	if (session_prepare(a, options, err, sizeof(err)) != 0 ||
+	    session_go_live(a, err, sizeof(err)) != 0) {
+		pthread_mutex_unlock(&g_lock);
+		agent_log("not started: %s", err);
+		abandon(a);
+		return JNI_ERR;
 	}
 	pthread_mutex_unlock(&g_lock);
 	if (late) {
@@ -652,11 +674,6 @@ static jint start(JavaVM *vm, char *options, int late)
 		replay(a, jni);
 	}
 	return JNI_OK;
-fail:
-	pthread_mutex_unlock(&g_lock);
-	agent_log("not started: %s", err);
-	abandon(a);
-	return JNI_ERR;
 }
 
 EXPORT JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options,

@@ -88,11 +88,16 @@ $(O)/jpbpf-sim: $(SIM_OBJS) $(LIB_USER) $(LIB_BUNDLE)
 
 # ---- BPF --------------------------------------------------------------------
 BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+# With -target bpf, clang does not search the host's multiarch directory
+# (Debian keeps asm/errno.h, which libbpf's usdt.bpf.h needs, there); give
+# it the host's system include dirs, as libbpf-tools does.
+CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
+	sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 $(O)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/vmlinux.h
 	@mkdir -p $(@D)
 	@echo "  BPF     $<"
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
-		-Ivmlinux -Ibpf -c $< -o $@
+		-Ivmlinux -Ibpf $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@
 
 $(O)/bpf/%.skel.h: $(O)/bpf/%.bpf.o
 	@echo "  SKEL    $@"

@@ -71,6 +71,7 @@ typedef void (*domain_fn)(const struct jpb_rectype **, size_t *);
 static const domain_fn domains[] = {
 	core_rectypes,	      jpb_rectypes_jvm,	  jpb_rectypes_sched,
 	jpb_rectypes_pt,      jpb_rectypes_truth, jpb_rectypes_decoded,
+	jpb_rectypes_flow,
 };
 #define NDOMAINS (sizeof(domains) / sizeof(domains[0]))
 

@@ -45,6 +45,8 @@ enum jpb_rec_type {
 	JPB_REC_TRUTH_FIRST = 0x0400,
 	/* 0x05xx: decoder outputs (streams "decoded/...") */
 	JPB_REC_DECODED_FIRST = 0x0500,
+	/* 0x06xx: reconstructed flows (streams "flow/...") */
+	JPB_REC_FLOW_FIRST = 0x0600,
 };
 
 enum jpb_field_kind {
@@ -91,6 +93,7 @@ void jpb_rectypes_sched(const struct jpb_rectype **types, size_t *count);
 void jpb_rectypes_pt(const struct jpb_rectype **types, size_t *count);
 void jpb_rectypes_truth(const struct jpb_rectype **types, size_t *count);
 void jpb_rectypes_decoded(const struct jpb_rectype **types, size_t *count);
+void jpb_rectypes_flow(const struct jpb_rectype **types, size_t *count);
 
 /* Encode the struct at REC (of TYPE's C struct) into BUF (appended). */
 int jpb_rec_encode(const struct jpb_rectype *t, const void *rec,

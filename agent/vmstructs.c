@@ -180,13 +180,16 @@ int vms_type_size(const char *type, uint64_t *size)
 int vms_flag_addr(const char *name, uint64_t *addr)
 {
 	uint64_t flags_p, num_p, flags, num, size, off_name, off_addr;
-	if (vms_static_addr("JVMFlag", "flags", &flags_p) != 0 ||
-	    vms_static_addr("JVMFlag", "numFlags", &num_p) != 0 ||
+	/* The flag class is "JVMFlag" since JDK 11, "Flag" before. */
+	const char *cls = vms_type_size("JVMFlag", &size) == 0 ? "JVMFlag"
+							       : "Flag";
+	if (vms_static_addr(cls, "flags", &flags_p) != 0 ||
+	    vms_static_addr(cls, "numFlags", &num_p) != 0 ||
 	    vms_read_u64(flags_p, &flags) != 0 ||
 	    vms_read_u64(num_p, &num) != 0 ||
-	    vms_type_size("JVMFlag", &size) != 0 ||
-	    vms_field_offset("JVMFlag", "_name", &off_name) != 0 ||
-	    vms_field_offset("JVMFlag", "_addr", &off_addr) != 0)
+	    vms_type_size(cls, &size) != 0 ||
+	    vms_field_offset(cls, "_name", &off_name) != 0 ||
+	    vms_field_offset(cls, "_addr", &off_addr) != 0)
 		return -1;
 	for (uint64_t i = 0; i < num && i < 100000; i++) {
 		uint64_t f = flags + i * size, np;

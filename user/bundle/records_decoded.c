@@ -74,27 +74,27 @@ void jpb_rectypes_decoded(const struct jpb_rectype **types, size_t *count)
 
 /* ---- packed events: kind u8, zigzag LEB128 time delta, then per kind -- */
 
-static int put_uleb(struct jpb_buf *b, uint64_t v)
+static size_t put_uleb(uint8_t *p, uint64_t v)
 {
-	uint8_t tmp[10];
 	size_t n = 0;
-	do {
-		uint8_t byte = v & 0x7f;
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
 		v >>= 7;
-		tmp[n++] = byte | (v ? 0x80 : 0);
-	} while (v);
-	return jpb_buf_put(b, tmp, n);
+	}
+	p[n++] = (uint8_t)v;
+	return n;
 }
 
+/* Bounds-checked: never reads past the cursor's end. */
 static int get_uleb(struct jpb_cur *c, uint64_t *v)
 {
 	uint64_t r = 0;
-	for (unsigned shift = 0; shift < 64; shift += 7) {
-		uint8_t byte;
-		if (jpb_cur_u8(c, &byte))
-			return jpb_err_corrupt;
-		r |= (uint64_t)(byte & 0x7f) << shift;
-		if (!(byte & 0x80)) {
+	const uint8_t *p = c->p + c->pos;
+	size_t left = c->len - c->pos;
+	for (size_t i = 0; i < left && i < 10; i++) {
+		r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (!(p[i] & 0x80)) {
+			c->pos += i + 1;
 			*v = r;
 			return 0;
 		}
@@ -112,35 +112,50 @@ static int64_t unzigzag(uint64_t v)
 	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 
+/* Largest encoding: kind, time, 2 LEBs, nframes x (LEB, LEB). */
+#define MAX_EVENT_BYTES (1 + 10 + 1 + 10 + 10 + 10 + JPB_DECODED_MAX_FRAMES * 20)
+
 int jpb_decoded_event_put(struct jpb_buf *b, const struct jpb_decoded_event *e,
 			  uint64_t *prev_tsc)
 {
-	int rc = jpb_buf_u8(b, e->kind);
-	rc = rc ? rc : put_uleb(b, zigzag((int64_t)(e->tsc - *prev_tsc)));
-	*prev_tsc = e->tsc;
+	uint8_t tmp[MAX_EVENT_BYTES];
+	size_t n = 0;
+	tmp[n++] = e->kind;
+	n += put_uleb(tmp + n, zigzag((int64_t)(e->tsc - *prev_tsc)));
 	switch (e->kind) {
 	case JPB_DEV_INTERP:
-		rc = rc ? rc : jpb_buf_u8(b, e->opcode);
-		return rc ? rc : jpb_buf_u8(b, e->tos);
-	case JPB_DEV_COMPILED:
-		rc = rc ? rc : put_uleb(b, e->ip);
-		rc = rc ? rc : put_uleb(b, e->nframes);
-		for (uint32_t i = 0; !rc && i < e->nframes; i++) {
-			rc = put_uleb(b, e->frames[i].method_id);
-			rc = rc ? rc : put_uleb(b, zigzag(e->frames[i].bci));
+		tmp[n++] = e->opcode;
+		tmp[n++] = e->tos;
+		break;
+	case JPB_DEV_COMPILED: {
+		uint32_t nf = e->nframes < JPB_DECODED_MAX_FRAMES ? e->nframes
+								  : JPB_DECODED_MAX_FRAMES;
+		n += put_uleb(tmp + n, e->ip);
+		n += put_uleb(tmp + n, nf);
+		for (uint32_t i = 0; i < nf; i++) {
+			n += put_uleb(tmp + n, e->frames[i].method_id);
+			n += put_uleb(tmp + n, zigzag(e->frames[i].bci));
 		}
-		return rc;
-	case JPB_DEV_TRANSITION:
-		rc = rc ? rc : jpb_buf_u8(b, e->what);
-		rc = rc ? rc : put_uleb(b, e->ip);
-		return rc ? rc : put_uleb(b, e->arg);
-	case JPB_DEV_GAP:
-		rc = rc ? rc : jpb_buf_u8(b, e->what);
-		rc = rc ? rc : put_uleb(b, e->end_tsc - e->tsc);
-		rc = rc ? rc : put_uleb(b, e->ip);
-		return rc ? rc : put_uleb(b, e->arg);
+		break;
 	}
-	return jpb_err_invalid;
+	case JPB_DEV_TRANSITION:
+		tmp[n++] = e->what;
+		n += put_uleb(tmp + n, e->ip);
+		n += put_uleb(tmp + n, e->arg);
+		break;
+	case JPB_DEV_GAP:
+		tmp[n++] = e->what;
+		n += put_uleb(tmp + n, e->end_tsc - e->tsc);
+		n += put_uleb(tmp + n, e->ip);
+		n += put_uleb(tmp + n, e->arg);
+		break;
+	default:
+		return jpb_err_invalid;
+	}
+	int rc = jpb_buf_put(b, tmp, n);
+	if (!rc)
+		*prev_tsc = e->tsc;
+	return rc;
 }
 
 int jpb_decoded_event_get(struct jpb_cur *c, struct jpb_decoded_event *e,
@@ -149,15 +164,19 @@ int jpb_decoded_event_get(struct jpb_cur *c, struct jpb_decoded_event *e,
 	uint64_t v, n;
 	if (!jpb_cur_left(c))
 		return jpb_err_eos;
-	if (jpb_cur_u8(c, &e->kind) || get_uleb(c, &v))
+	e->kind = c->p[c->pos++];
+	if (get_uleb(c, &v))
 		return jpb_err_corrupt;
 	e->tsc = *prev_tsc + (uint64_t)unzigzag(v);
 	*prev_tsc = e->tsc;
 	e->nframes = 0;
 	switch (e->kind) {
 	case JPB_DEV_INTERP:
-		if (jpb_cur_u8(c, &e->opcode) || jpb_cur_u8(c, &e->tos))
+		if (jpb_cur_left(c) < 2)
 			return jpb_err_corrupt;
+		e->opcode = c->p[c->pos];
+		e->tos = c->p[c->pos + 1];
+		c->pos += 2;
 		return 0;
 	case JPB_DEV_COMPILED:
 		if (get_uleb(c, &e->ip) || get_uleb(c, &n) ||

@@ -21,8 +21,12 @@ static void usage(FILE *f)
 static void print_summary(const struct jpd_summary *s)
 {
 	double mb = (double)s->pt_bytes / 1e6;
-	printf("decoded %u streams, %.2f MB of PT in %.3f s (%.1f MB/s)\n",
-	       s->streams, mb, s->seconds, s->seconds > 0 ? mb / s->seconds : 0);
+	printf("decoded %u streams, %.2f MB of PT in %.3f s (%.1f MB/s); "
+	       "decoding %.3f s (%.1f MB/s), merge and write %.3f s\n",
+	       s->streams, mb, s->seconds, s->seconds > 0 ? mb / s->seconds : 0,
+	       s->decode_seconds,
+	       s->decode_seconds > 0 ? mb / s->decode_seconds : 0,
+	       s->seconds - s->decode_seconds);
 	printf("threads: %u\n", s->threads);
 	printf("events: %llu (interpreted %llu, compiled %llu, transitions %llu)\n",
 	       (unsigned long long)s->events, (unsigned long long)s->interp,

@@ -122,82 +122,51 @@ struct tout {
 	struct jpd_ctx *ctx;
 	struct jpb_writer *w;
 	const struct jpb_rectype *tev, *tgap;
-	struct jpb_buf batch, scratch;
-	struct jpb_rec_decoded_events hdr;
-	uint64_t prev_tsc, seq;
+	struct jpb_buf scratch;
+	uint64_t seq;
 	struct jpb_rec_decoded_thread th;
 };
 
-static int flush_batch(struct tout *o)
-{
-	if (!o->hdr.count)
-		return 0;
-	o->hdr.events = (struct jpb_bytes){ o->batch.data, (uint32_t)o->batch.len };
-	int rc = jpb_writer_put_rec(o->w, o->tev,
-				    jpd_tsc_to_ns(&o->ctx->sched.clock, o->hdr.first_tsc),
-				    &o->hdr, &o->scratch);
-	o->seq += o->hdr.count;
-	o->hdr.count = 0;
-	jpb_buf_reset(&o->batch);
-	return rc;
-}
-
-static int put_gap(struct tout *o, const struct jpb_decoded_event *e, uint32_t cpu)
+static int put_gap(struct tout *o, const struct jpd_piece *p)
 {
 	const struct jpd_clock *clk = &o->ctx->sched.clock;
 	struct jpb_rec_decoded_gap g = {
-		.tid = o->th.tid, .cpu = cpu, .first_tsc = e->tsc,
-		.last_tsc = e->end_tsc, .cause = e->what,
-		.error = -(int32_t)e->arg, .pt_offset = e->ip,
-		.first_ns = jpd_tsc_to_ns(clk, e->tsc),
-		.last_ns = jpd_tsc_to_ns(clk, e->end_tsc),
+		.tid = o->th.tid, .cpu = p->cpu, .first_tsc = p->gap_first,
+		.last_tsc = p->gap_last, .cause = p->gap_cause,
+		.error = p->gap_error, .pt_offset = p->gap_offset,
+		.first_ns = jpd_tsc_to_ns(clk, p->gap_first),
+		.last_ns = jpd_tsc_to_ns(clk, p->gap_last),
 	};
-	int rc = flush_batch(o);
-	o->th.gaps++;
-	return rc ? rc : jpb_writer_put_rec(o->w, o->tgap, g.first_ns, &g, &o->scratch);
+	return jpb_writer_put_rec(o->w, o->tgap, g.first_ns, &g, &o->scratch);
 }
 
-static int put_event(struct tout *o, const struct jpb_decoded_event *e, uint32_t cpu)
-{
-	if (e->kind == JPB_DEV_GAP)
-		return put_gap(o, e, cpu);
-	if (!o->hdr.count) {
-		o->hdr.tid = o->th.tid;
-		o->hdr.cpu = cpu;
-		o->hdr.seq = o->seq;
-		o->hdr.first_tsc = e->tsc;
-		o->prev_tsc = e->tsc;
-	}
-	if (jpb_decoded_event_put(&o->batch, e, &o->prev_tsc))
-		return jpb_err_nomem;
-	o->hdr.count++;
-	o->th.events++;
-	if (e->kind == JPB_DEV_INTERP)
-		o->th.interp++;
-	else if (e->kind == JPB_DEV_COMPILED)
-		o->th.compiled++;
-	else
-		o->th.transitions++;
-	return o->batch.len >= 60000 ? flush_batch(o) : 0;
-}
-
+/* A piece's spill bytes are already the packed events of one record: its
+ * first event's time is absolute, i.e. relative to first_tsc = 0. */
 static int copy_piece(struct tout *o, const struct pref *r, struct jpb_buf *in)
 {
+	const struct jpd_piece *p = r->p;
 	jpb_buf_reset(in);
-	if (jpb_buf_reserve(in, r->p->len))
+	if (jpb_buf_reserve(in, p->len))
 		return jpb_err_nomem;
-	if (pread(fileno(r->st->spill), in->data, r->p->len, (off_t)r->p->off) !=
-	    (ssize_t)r->p->len)
+	if (pread(fileno(r->st->spill), in->data, p->len, (off_t)p->off) !=
+	    (ssize_t)p->len)
 		return jpb_err_io;
-	struct jpb_cur c = jpb_cur_init(in->data, r->p->len);
-	struct jpb_decoded_event e;
-	uint64_t prev = 0;
-	int rc;
+	struct jpb_rec_decoded_events ev = {
+		.tid = o->th.tid, .cpu = p->cpu, .seq = o->seq, .first_tsc = 0,
+		.count = (uint32_t)(p->events + p->gaps),
+		.events = { in->data, (uint32_t)p->len },
+	};
+	int rc = jpb_writer_put_rec(o->w, o->tev,
+				    jpd_tsc_to_ns(&o->ctx->sched.clock, p->first_tsc),
+				    &ev, &o->scratch);
+	o->seq += ev.count;
 	o->th.pieces++;
-	while ((rc = jpb_decoded_event_get(&c, &e, &prev)) == 0)
-		if ((rc = put_event(o, &e, r->p->cpu)))
-			return rc;
-	return rc == jpb_err_eos ? 0 : jpb_err_internal;
+	o->th.events += p->events;
+	o->th.gaps += p->gaps;
+	o->th.interp += p->interp;
+	o->th.compiled += p->compiled;
+	o->th.transitions += p->transitions;
+	return rc || !p->has_gap ? rc : put_gap(o, p);
 }
 
 static const char *thread_name(const struct jpd_sched *s, uint32_t tid)
@@ -221,8 +190,6 @@ static int write_thread(struct jpd_ctx *ctx, struct pref *refs, size_t n,
 	int rc = jpb_writer_open(ctx->b, name, &o.w);
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = copy_piece(&o, &refs[i], in);
-	if (!rc)
-		rc = flush_batch(&o);
 	if (o.w) {
 		int crc = jpb_writer_close(o.w);
 		rc = rc ? rc : crc;
@@ -233,7 +200,6 @@ static int write_thread(struct jpd_ctx *ctx, struct pref *refs, size_t n,
 					0, &o.th, &o.scratch);
 	if (o.th.tid)
 		sum->threads++;
-	jpb_buf_fini(&o.batch);
 	jpb_buf_fini(&o.scratch);
 	return rc;
 }
@@ -414,8 +380,10 @@ int jpd_decode(struct jpb_bundle *b, const struct jpd_options *opt,
 	}
 	struct pool p = { .ctx = ctx, .streams = sts, .n = n,
 			  .progress = opt->progress };
+	double t1 = now_s();
 	if (!rc)
 		rc = run_pool(&p, jobs);
+	sum->decode_seconds = now_s() - t1;
 	if (opt->progress && n)
 		fputc('\n', stderr);
 	for (size_t i = 0; i < n && !rc; i++)

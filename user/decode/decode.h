@@ -22,7 +22,8 @@ struct jpd_summary {
 	uint64_t pt_bytes, blocks, events, interp, compiled, transitions;
 	uint64_t gaps, errors, unattributed, switches;
 	uint64_t gaps_by_cause[8];
-	double seconds;
+	double seconds;        /* all of it */
+	double decode_seconds; /* the workers: gather, scan, block decode */
 };
 
 /* Decode the bundle; on failure returns a negative jpb_error and puts a

@@ -114,6 +114,11 @@ struct jpd_piece {
 	uint64_t first_tsc, ordinal;
 	uint64_t off, len; /* in the stream's spill file */
 	uint64_t events, gaps, interp, compiled, transitions;
+	/* a piece ends after a gap event: its bounds for the gap record */
+	int has_gap;
+	uint32_t gap_cause;
+	int32_t gap_error;
+	uint64_t gap_first, gap_last, gap_offset;
 };
 
 struct jpd_stream {

@@ -369,6 +369,10 @@ int jpd_image_load(struct jpd_image *im, struct jpb_bundle *b,
 		dedupe_dispatch(im);
 		rc = mark_reuse(im);
 	}
+	/* Keep every section mapped (with its block cache): the default
+	 * limit of 0 unmaps a section after each use. */
+	if (!rc && pt_iscache_set_limit(im->iscache, l.codelen + (64u << 20)) < 0)
+		rc = jpb_err_internal;
 	if (!rc)
 		rc = add_sections(&l);
 	free(l.pend);

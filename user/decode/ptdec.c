@@ -278,6 +278,13 @@ static int emit(struct sdec *s, const struct jpb_decoded_event *e)
 		s->st->gaps++;
 		if (e->what < 8)
 			s->st->gaps_by_cause[e->what]++;
+		p->has_gap = 1;
+		p->gap_cause = e->what;
+		p->gap_error = -(int32_t)e->arg;
+		p->gap_first = e->tsc;
+		p->gap_last = e->end_tsc;
+		p->gap_offset = e->ip;
+		close_piece(s); /* the merge writes its gap record after it */
 	} else {
 		p->events++;
 		s->st->events++;
@@ -290,6 +297,9 @@ static int emit(struct sdec *s, const struct jpb_decoded_event *e)
 		else
 			p->transitions++, s->st->transitions++;
 	}
+	/* Pieces stay small enough to be one decoded_events record each. */
+	if (s->piece && s->spill_pos + s->out.len - s->piece->off >= (256u << 10))
+		close_piece(s);
 	return s->out.len >= (1u << 20) ? flush_out(s) : 0;
 }
 

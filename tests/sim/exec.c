@@ -50,10 +50,14 @@ static void mpush(struct sim_thr *th, uint64_t v)
 	th->ms[th->msp++] = v;
 }
 
-static uint64_t mpop(struct sim_thr *th)
+/* An empty machine stack only follows truth the model could not follow:
+ * the return then goes back to the call stub. */
+static uint64_t mpop(struct sim *s, struct sim_thr *th)
 {
-	if (!th->msp)
-		die("thread %u: return with an empty machine stack", th->tid);
+	if (!th->msp) {
+		s->resyncs++;
+		return s->in.call_stub_ret;
+	}
 	return th->ms[--th->msp];
 }
 
@@ -105,29 +109,37 @@ static void async_out(struct sim_cpu *c, struct sim_thr *th)
 	th->traced = 0;
 }
 
-static uint64_t take(uint64_t *v, const char *what, uint64_t ip)
+static uint64_t take(uint64_t *v)
 {
 	uint64_t t = *v;
-	if (!t)
-		die("internal: no %s target for the branch at %#llx", what,
-		    (unsigned long long)ip);
 	*v = 0;
 	return t;
 }
 
+/* The target of an indirect branch, 0 if the truth did not say. */
 static uint64_t ind_target(struct xctx *x, const struct cg_insn *in)
 {
 	switch (in->role) {
 	case CR_DISPATCH:
 		if (x->fault)
 			x->fault_armed = 1;
-		return take(&x->dispatch, "dispatch", in->ip);
+		return take(&x->dispatch);
 	case CR_INVOKE:
-		return take(&x->invoke, "invoke", in->ip);
+		return take(&x->invoke);
 	case CR_ADAPT:
-		return take(&x->adapt, "adapter", in->ip);
+		return take(&x->adapt);
 	default:
-		return take(&x->sw, "switch", in->ip);
+		return take(&x->sw);
+	}
+}
+
+static int pending_target(const struct xctx *x, const struct cg_insn *in)
+{
+	switch (in->role) {
+	case CR_DISPATCH: return x->dispatch != 0;
+	case CR_INVOKE: return x->invoke != 0;
+	case CR_ADAPT: return x->adapt != 0;
+	default: return x->sw != 0;
 	}
 }
 
@@ -169,12 +181,21 @@ static int runtime_call(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 	return 1;
 }
 
+/* One event runs a few dozen instructions; far more means the code loops
+ * on decisions the truth did not make. */
+#define RUN_BUDGET 4096
+
 static enum stop run(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 		     struct xctx *x)
 {
-	for (;;) {
+	for (unsigned budget = RUN_BUDGET;; budget--) {
 		if (!th->traced)
 			return S_OUT;
+		if (!budget) {
+			s->resyncs++;
+			async_out(c, th);
+			return S_OUT;
+		}
 		if (x->fault_armed) { /* the codelet's first access faults */
 			x->fault_armed = 0;
 			x->fault = 0;
@@ -190,6 +211,13 @@ static enum stop run(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 		enum stop why;
 		if (must_stop(x, in, &why))
 			return why;
+		if ((in->kind == CK_JMP_IND || in->kind == CK_CALL_IND) &&
+		    !pending_target(x, in)) {
+			/* the truth goes on elsewhere: leave before the jump */
+			s->resyncs++;
+			async_out(c, th);
+			return S_OUT;
+		}
 		ptenc_insn(c->pe, in->ip);
 		note_resume(c);
 		truth_ip(s, c, in->ip);
@@ -237,7 +265,7 @@ static enum stop run(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 			break;
 		case CK_RET:
 			x->allow_ret = 0;
-			next = mpop(th);
+			next = mpop(s, th);
 			ptenc_ret(c->pe, next);
 			break;
 		}
@@ -418,11 +446,17 @@ static void compiled_bytecode(struct sim *s, struct sim_cpu *c,
 {
 	struct nmethod *nm = f->nm;
 	const struct nblock *b = nmethod_block(nm, f->scope, e->bci);
-	if (!b || th->ip != b->start)
-		die("internal: thread %u: compiled code of method %u at %#llx, "
-		    "expected bci %u at %#llx", th->tid, e->method_id,
-		    (unsigned long long)th->ip, e->bci,
-		    (unsigned long long)(b ? b->start : 0));
+	if (!b) {
+		resync(s, c, th, e);
+		interp_bytecode(s, c, th, e, nx, taken, fault);
+		return;
+	}
+	if (th->ip != b->start) {
+		/* the truth skipped code: continue at this bci's block */
+		s->resyncs++;
+		async_out(c, th);
+		pge(c, th, b->start);
+	}
 	if (fault) {
 		async_out(c, th);
 		return;
@@ -705,8 +739,12 @@ static void on_catch(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 		return;
 	}
 	const struct nblock *b = nmethod_block(f->nm, f->scope, e->bci);
-	if (!b)
-		die("internal: no compiled handler block");
+	if (!b) { /* a handler bci the compiled code has no block for */
+		f->mode = FM_INTERP;
+		f->nm = NULL;
+		s->resyncs++;
+		return;
+	}
 	pge(c, th, b->start);
 }
 

@@ -26,8 +26,9 @@ static const char usage[] =
 	"usage: jpbpf-sim COMMAND ...\n"
 	"  truth -o DIR [--agent PATH] -- java ARGS...\n"
 	"        run a real JVM with the agent in ground-truth mode into DIR\n"
-	"  scenario -o DIR [--threads N] [--iters N]\n"
-	"        write a small hand-made truth (no JVM needed) into DIR\n"
+	"  scenario -o DIR [--threads N] [--iters N] [--chaos SEED]\n"
+	"        write a small hand-made truth (no JVM needed) into DIR;\n"
+	"        --chaos: random events that follow no program (robustness)\n"
 	"  synth DIR [options]\n"
 	"        add simulated jvm, sched and pt/cpuN streams to a truth bundle\n"
 	"    --seed S            random seed (default 1)\n"
@@ -98,10 +99,11 @@ static int cmd_scenario(int argc, char **argv)
 		{ "out", required_argument, NULL, 'o' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "iters", required_argument, NULL, 'i' },
+		{ "chaos", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct scenario_opts so = { 1, 50 };
+	struct scenario_opts so = { 1, 50, 0 };
 	const char *out = NULL;
 	uint64_t v;
 	int c;
@@ -109,6 +111,10 @@ static int cmd_scenario(int argc, char **argv)
 		switch (c) {
 		case 'o':
 			out = optarg;
+			break;
+		case 'c':
+			if (parse_u64(optarg, &so.chaos) || !so.chaos)
+				return bad_usage("--chaos: a nonzero seed");
 			break;
 		case 't':
 		case 'i':

@@ -30,6 +30,8 @@
 #include <string.h>
 
 #include "records_truth.h"
+#include "java/bytecodes.h"
+#include "rng.h"
 #include "util.h"
 
 struct smeth {
@@ -174,6 +176,36 @@ static void thread_events(struct seq *s, unsigned t, unsigned iters)
 	ev(s, M_MAIN, 33, JPB_TRUTH_EXIT);
 }
 
+/* Events that follow no program: any method, any instruction start, any
+ * kind.  The simulator must take them without crashing. */
+static void chaos_events(struct seq *s, struct rng *r, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t m = 1 + (uint32_t)rng_below(r, M_NANO);
+		const struct smeth *sm = &methods[m - 1];
+		unsigned k = (unsigned)rng_below(r, 20);
+		uint8_t kind = k < 12 ? JPB_TRUTH_BYTECODE
+			       : k < 14 ? JPB_TRUTH_ENTRY
+			       : k < 16 ? JPB_TRUTH_EXIT
+			       : (uint8_t)(JPB_TRUTH_EXIT_EXC + rng_below(r, 3));
+		uint16_t bci = 0;
+		if (kind == JPB_TRUTH_BYTECODE && sm->len) {
+			uint32_t want = (uint32_t)rng_below(r, sm->len);
+			for (uint32_t at = 0; at < sm->len;) {
+				int len = jbc_length(sm->code, sm->len, at);
+				if (at >= want || len <= 0) {
+					bci = (uint16_t)at;
+					break;
+				}
+				at += (uint32_t)len;
+			}
+		} else if (kind == JPB_TRUTH_BYTECODE) {
+			kind = JPB_TRUTH_ENTRY;
+		}
+		ev(s, m, bci, kind);
+	}
+}
+
 int scenario_write(struct jpb_bundle *b, const struct scenario_opts *o,
 		   char *err, size_t n)
 {
@@ -198,7 +230,11 @@ int scenario_write(struct jpb_bundle *b, const struct scenario_opts *o,
 	}
 	for (unsigned t = 0; t < o->threads && !rc; t++) {
 		struct seq s = { 0 };
-		thread_events(&s, t, o->iters);
+		struct rng r = { o->chaos + t };
+		if (o->chaos)
+			chaos_events(&s, &r, o->iters * 50);
+		else
+			thread_events(&s, t, o->iters);
 		uint8_t *p = xrealloc(NULL, s.n * JPB_TRUTH_EVENT_SIZE);
 		/* batches of 4096 events, as the agent writes them */
 		for (size_t k = 0; k < s.n && !rc; k += 4096) {

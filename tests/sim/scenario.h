@@ -11,6 +11,8 @@
 struct scenario_opts {
 	unsigned threads;
 	unsigned iters;
+	uint64_t chaos; /* nonzero: random events (seeded) instead of the
+			 * program, for robustness tests */
 };
 
 /* Write methods and per-thread events into stream "truth" of B. */

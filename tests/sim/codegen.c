@@ -91,14 +91,19 @@ size_t cg_jmp(struct cg_region *r, uint64_t target)
 	return i;
 }
 
-/* jmp *(%r10,%rbx,8) for dispatch, jmp *%r11 / *%rbx for adapters. */
+/* jmp *(%r10,%rbx,8) for dispatch, jmp *%r11 / *%rbx for adapters,
+ * jmp *%r13 for the interpreter's returns (HotSpot pops the return address
+ * into r13 and jumps: interpreted returns are never compressed). */
 size_t cg_jmp_ind(struct cg_region *r, uint8_t role, unsigned reg)
 {
 	static const uint8_t disp[] = { 0x41, 0xff, 0x24, 0xda };
 	static const uint8_t r11[] = { 0x41, 0xff, 0xe3 };
 	static const uint8_t rbx[] = { 0xff, 0xe3 };
 	static const uint8_t rcx[] = { 0xff, 0xe1 };
+	static const uint8_t r13[] = { 0x41, 0xff, 0xe5 };
 	switch (reg) {
+	case 4:
+		return add_insn(r, r13, sizeof(r13), CK_JMP_IND, role, 0);
 	case 0:
 		return add_insn(r, disp, sizeof(disp), CK_JMP_IND, role, 0);
 	case 1:

@@ -36,7 +36,8 @@ enum cg_role {
 	CR_BRANCH,    /* jcc taken iff the bytecode branch is taken */
 	CR_CHECK,     /* jcc taken iff a guard fails (deopt) */
 	CR_INVOKE,    /* transfer to a callee's entry */
-	CR_RETURN,    /* ret out of a Java frame */
+	CR_RETURN,    /* out of a Java frame: ret, or jmp *%r13 to the popped
+		       * return address */
 	CR_RT,        /* direct call into the untraced runtime */
 	CR_ADAPT,     /* adapter jump (i2c/c2i): target given by the callee */
 	CR_SWITCH,    /* compiled tableswitch: target = next block */
@@ -76,6 +77,7 @@ struct cg_region {
 size_t cg_plain(struct cg_region *r, unsigned variant);
 size_t cg_jcc(struct cg_region *r, uint8_t role);        /* target later */
 size_t cg_jmp(struct cg_region *r, uint64_t target);
+/* reg: 0 (%r10,%rbx,8), 1 %r11, 2 %rbx, 3 %rcx, 4 %r13 */
 size_t cg_jmp_ind(struct cg_region *r, uint8_t role, unsigned reg);
 size_t cg_call(struct cg_region *r, uint64_t target, uint8_t role);
 size_t cg_call_ind(struct cg_region *r, uint8_t role);

@@ -133,6 +133,11 @@ static uint64_t ind_target(struct xctx *x, const struct cg_insn *in)
 	}
 }
 
+static int is_return_jump(const struct cg_insn *in)
+{
+	return in->kind == CK_JMP_IND && in->role == CR_RETURN;
+}
+
 static int pending_target(const struct xctx *x, const struct cg_insn *in)
 {
 	switch (in->role) {
@@ -212,7 +217,7 @@ static enum stop run(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 		if (must_stop(x, in, &why))
 			return why;
 		if ((in->kind == CK_JMP_IND || in->kind == CK_CALL_IND) &&
-		    !pending_target(x, in)) {
+		    !is_return_jump(in) && !pending_target(x, in)) {
 			/* the truth goes on elsewhere: leave before the jump */
 			s->resyncs++;
 			async_out(c, th);
@@ -242,7 +247,12 @@ static enum stop run(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 			next = in->target;
 			break;
 		case CK_JMP_IND:
-			next = ind_target(x, in);
+			if (is_return_jump(in)) { /* the return address, popped */
+				x->allow_ret = 0;
+				next = mpop(s, th);
+			} else {
+				next = ind_target(x, in);
+			}
 			ptenc_tip(c->pe, next);
 			break;
 		case CK_CALL_IND: {

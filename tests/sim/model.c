@@ -83,13 +83,13 @@ static void build_entries(struct interp *in)
 			cg_plain(r, V_LEA);
 			cg_plain(r, V_ADDSP);
 			cg_plain(r, V_POPBP);
-			cg_ret(r, CR_RETURN);
+			cg_jmp_ind(r, CR_RETURN, 4);
 		} else if (k == MK_NATIVE) {
 			cg_call(r, RT_NATIVE, CR_RT);
 			in->native_after = cg_here(r);
 			cg_plain(r, V_ADDSP);
 			cg_plain(r, V_POPBP);
-			cg_ret(r, CR_RETURN);
+			cg_jmp_ind(r, CR_RETURN, 4);
 		} else {
 			cg_plain(r, V_LOAD);
 			cg_plain(r, V_ADD13); /* invocation counter */
@@ -160,10 +160,10 @@ static void codelet_body(struct interp *in, uint8_t op)
 		cg_push_addr(r, interp_ret_entry(in, ji->length));
 		cg_jmp_ind(r, CR_INVOKE, 3);
 		break;
-	case JBC_RETURN:
+	case JBC_RETURN: /* remove_activation; jmp *%r13 */
 		cg_plain(r, V_MOV);
 		cg_plain(r, V_POPBP);
-		cg_ret(r, CR_RETURN);
+		cg_jmp_ind(r, CR_RETURN, 4);
 		break;
 	case JBC_ATHROW:
 		cg_plain(r, V_MOV);

@@ -113,6 +113,19 @@ t_check "tiny backlog: drops counted in a loss record (${lost:-none})" [ "${lost
 t_check "tiny backlog: the stream still reads to the end" \
 	[ -n "$(agent_json "$B.sum" codelets)" ]
 
+# A JVM killed while the agent records: finish reports it, and the
+# stream holds whole records up to the kill.
+"$java" -cp "$WL" HotInline 20 >/dev/null 2>&1 &
+jpid=$!
+wait_jvm_ready "$jpid"
+( sleep 1.5; kill -KILL "$jpid" ) &
+expect_fail "JVM killed while recording: finish says so" "exited before the agent confirmed" \
+	"$ATTACH" "$jpid" "$AGENT" "$B-killed" 3
+wait "$jpid" 2>/dev/null
+"$CHECK" summary "$B-killed" >"$B.sum" 2>"$B.notes"
+t_check "killed JVM: the stream's records up to the kill read back" \
+	[ "$(agent_json "$B.sum" codelets)" -gt 200 -a "$(agent_json "$B.sum" classes)" -gt 100 ]
+
 # At start-up, a bad option stops the JVM with a message (the JVM's own
 # rule for -agentpath), and never a crash.
 "$java" -agentpath:"$AGENT"=bogus -version >"$B.out" 2>&1

@@ -60,6 +60,10 @@ t_check "psb: frequent PSB+ and context switches (async FUP+PGD)" \
 run notsc "--cpus 2 --no-tsc --jit-invoke 5 --seed 5"
 t_check "notsc: no TSC packet" [ "$(sim_field "$TESTTMP/sim-rt-notsc.out" tsc)" = 0 ]
 
+run irq "--cpus 2 --irq-every 150 --jit-invoke 5 --seed 7"
+t_check "irq: interrupts left and re-entered traced code mid-codelet" \
+	[ "$(sim_meta "$TESTTMP/sim-rt-irq" sim.interrupts)" -gt 100 ]
+
 run codecache "--cpus 3 --quantum-us 20 --jit-invoke 5 --code-cache 384 --seed 6"
 b=$TESTTMP/sim-rt-codecache
 t_check "codecache: code was unloaded and its addresses reused" \

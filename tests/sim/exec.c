@@ -186,6 +186,24 @@ static int runtime_call(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 	return 1;
 }
 
+/* A hardware interrupt before the next instruction: the kernel runs
+ * (user-only tracing: FUP + TIP.PGD) and returns to the same instruction
+ * (TIP.PGE), in the middle of whatever codelet or block it was. */
+static void interrupt(struct sim *s, struct sim_cpu *c, struct sim_thr *th)
+{
+	if (!s->o.irq_every)
+		return;
+	if (!c->irq_left)
+		c->irq_left = 1 + rng_below(&s->rng, 2 * s->o.irq_every);
+	if (--c->irq_left)
+		return;
+	s->irqs++;
+	uint64_t ip = th->ip;
+	async_out(c, th);
+	advance(c, 2000);
+	pge(c, th, ip);
+}
+
 /* One event runs a few dozen instructions; far more means the code loops
  * on decisions the truth did not make. */
 #define RUN_BUDGET 4096
@@ -223,6 +241,7 @@ static enum stop run(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 			async_out(c, th);
 			return S_OUT;
 		}
+		interrupt(s, c, th);
 		ptenc_insn(c->pe, in->ip);
 		note_resume(c);
 		truth_ip(s, c, in->ip);

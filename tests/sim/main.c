@@ -42,6 +42,8 @@ static const char usage[] =
 	"    --jitter NS         max |BPF clock - PT clock| of sched records (default 0)\n"
 	"    --quantum-us US     scheduler time slice (default 3000)\n"
 	"    --block-prob P      chance a thread blocks at a slice end (default 0.2)\n"
+	"    --irq-every N       an interrupt every N instructions on average\n"
+	"                        (FUP+PGD and PGE mid-codelet; default 0: none)\n"
 	"    --no-jit            interpret everything\n"
 	"    --jit-invoke N      invocations before compiling (default 500)\n"
 	"    --jit-backedge N    back edges before compiling (default 5000)\n"
@@ -236,7 +238,7 @@ static int cmd_truth(int argc, char **argv, const char *argv0)
 
 enum { O_SEED = 256, O_CPUS, O_LOSS, O_AUX, O_DRAIN, O_PSB, O_NORET, O_NOTSC,
        O_JITTER, O_QUANTUM, O_BLOCK, O_NOJIT, O_JINV, O_JBE, O_INL, O_CI, O_CJ,
-       O_NOIT, O_CACHE };
+       O_NOIT, O_CACHE, O_IRQ };
 
 static int synth_opt(struct sim_opts *o, int c, const char *arg)
 {
@@ -293,6 +295,7 @@ static int synth_opt(struct sim_opts *o, int c, const char *arg)
 	case O_CI: o->cost_interp_ns = v; break;
 	case O_CJ: o->cost_jit_ns = v; break;
 	case O_NOIT: o->itruth = 0; break;
+	case O_IRQ: o->irq_every = v; break;
 	case O_CACHE:
 		if (v < 256 || v > (48u << 20))
 			return bad_usage("--code-cache: 256 to 50331648 bytes");
@@ -405,6 +408,7 @@ static int cmd_synth(int argc, char **argv)
 		{ "cost-jit", required_argument, NULL, O_CJ },
 		{ "no-itruth", no_argument, NULL, O_NOIT },
 		{ "code-cache", required_argument, NULL, O_CACHE },
+		{ "irq-every", required_argument, NULL, O_IRQ },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};

@@ -24,6 +24,7 @@ struct sim_opts {
 	int64_t jitter_ns;      /* max |BPF clock - PT clock| per record */
 	double loss_pct;        /* <0: off; else the --loss target */
 	int itruth;             /* keep instruction-level truth */
+	uint64_t irq_every;     /* mean instructions between interrupts, 0 off */
 	uint64_t start_ns;      /* CLOCK_MONOTONIC of simulated time 0 */
 	uint32_t pid;
 };
@@ -49,6 +50,7 @@ struct sim_cpu {
 	uint64_t base_ns; /* start_ns */
 	struct jpb_buf itruth; /* u64 ip, bit 63: decoder resumes here */
 	int mark_resume;
+	uint64_t irq_left; /* instructions to the next interrupt */
 	long cur; /* thread index or -1 */
 	uint32_t out_tid, out_preempt; /* a switch-out not yet written */
 	uint64_t out_ns, out_state;
@@ -88,7 +90,7 @@ struct sim {
 	struct sim_cpu *cpus;
 	struct sim_thr *thr;
 	size_t nthr;
-	uint64_t resyncs, deopts, traps, blind, intrinsics, restored;
+	uint64_t resyncs, deopts, traps, blind, intrinsics, restored, irqs;
 	/* scheduling records for the sched writer */
 	struct sched_ev *sev;
 	size_t nsev, csev;

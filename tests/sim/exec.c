@@ -208,97 +208,118 @@ static void interrupt(struct sim *s, struct sim_cpu *c, struct sim_thr *th)
  * on decisions the truth did not make. */
 #define RUN_BUDGET 4096
 
+/* Whether the thread stops before its next instruction (*in), and why. */
+static int stop_before(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
+		       struct xctx *x, unsigned budget,
+		       const struct cg_insn **in, enum stop *why)
+{
+	*why = S_OUT;
+	if (!th->traced)
+		return 1;
+	if (!budget) {
+		s->resyncs++;
+		async_out(c, th);
+		return 1;
+	}
+	if (x->fault_armed) { /* the codelet's first access faults */
+		x->fault_armed = 0;
+		x->fault = 0;
+		async_out(c, th);
+		return 1;
+	}
+	if (x->stop_ip && th->ip == x->stop_ip) {
+		*why = S_STOPIP;
+		return 1;
+	}
+	*in = sim_insn(s, th->ip);
+	if (!*in)
+		die("internal: thread %u at %#llx: no instruction there", th->tid,
+		    (unsigned long long)th->ip);
+	if (must_stop(x, *in, why))
+		return 1;
+	if (((*in)->kind == CK_JMP_IND || (*in)->kind == CK_CALL_IND) &&
+	    !is_return_jump(*in) && !pending_target(x, *in)) {
+		/* the truth goes on elsewhere: leave before the jump */
+		s->resyncs++;
+		async_out(c, th);
+		*why = S_OUT;
+		return 1;
+	}
+	return 0;
+}
+
+/* Execute IN: the packets its control transfer produces, the machine
+ * stack, the next ip.  0 if it left traced code for good. */
+static int step(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
+		struct xctx *x, const struct cg_insn *in)
+{
+	uint64_t next = in->ip + in->size, t;
+	int taken;
+	switch (in->kind) {
+	case CK_PLAIN:
+		if (in->role == CR_PUSH_RET)
+			mpush(th, in->target);
+		break;
+	case CK_JCC:
+		taken = in->role == CR_BRANCH  ? x->taken
+			: in->role == CR_CHECK ? x->check_fail
+					       : 0;
+		if (in->role == CR_CHECK)
+			x->check_fail = 0;
+		ptenc_tnt(c->pe, taken);
+		if (taken)
+			next = in->target;
+		break;
+	case CK_JMP:
+		next = in->target;
+		break;
+	case CK_JMP_IND:
+		if (is_return_jump(in)) { /* the return address, popped */
+			x->allow_ret = 0;
+			next = mpop(s, th);
+		} else {
+			next = ind_target(x, in);
+		}
+		ptenc_tip(c->pe, next);
+		break;
+	case CK_CALL_IND:
+		t = ind_target(x, in);
+		mpush(th, next);
+		ptenc_tip(c->pe, t);
+		ptenc_call(c->pe, next);
+		next = t;
+		break;
+	case CK_CALL:
+		if (in->role == CR_RT) /* sets th->ip itself */
+			return runtime_call(s, c, th, x, in);
+		mpush(th, next);
+		ptenc_call(c->pe, next);
+		next = in->target;
+		break;
+	case CK_RET:
+		x->allow_ret = 0;
+		next = mpop(s, th);
+		ptenc_ret(c->pe, next);
+		break;
+	}
+	th->ip = next;
+	return 1;
+}
+
 static enum stop run(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 		     struct xctx *x)
 {
 	for (unsigned budget = RUN_BUDGET;; budget--) {
-		if (!th->traced)
-			return S_OUT;
-		if (!budget) {
-			s->resyncs++;
-			async_out(c, th);
-			return S_OUT;
-		}
-		if (x->fault_armed) { /* the codelet's first access faults */
-			x->fault_armed = 0;
-			x->fault = 0;
-			async_out(c, th);
-			return S_OUT;
-		}
-		if (x->stop_ip && th->ip == x->stop_ip)
-			return S_STOPIP;
-		const struct cg_insn *in = sim_insn(s, th->ip);
-		if (!in)
-			die("internal: thread %u at %#llx: no instruction there",
-			    th->tid, (unsigned long long)th->ip);
+		const struct cg_insn *in = NULL;
 		enum stop why;
-		if (must_stop(x, in, &why))
+		if (stop_before(s, c, th, x, budget, &in, &why))
 			return why;
-		if ((in->kind == CK_JMP_IND || in->kind == CK_CALL_IND) &&
-		    !is_return_jump(in) && !pending_target(x, in)) {
-			/* the truth goes on elsewhere: leave before the jump */
-			s->resyncs++;
-			async_out(c, th);
-			return S_OUT;
-		}
 		interrupt(s, c, th);
 		ptenc_insn(c->pe, in->ip);
 		note_resume(c);
 		truth_ip(s, c, in->ip);
-		uint64_t next = in->ip + in->size;
-		int taken;
-		switch (in->kind) {
-		case CK_PLAIN:
-			if (in->role == CR_PUSH_RET)
-				mpush(th, in->target);
-			break;
-		case CK_JCC:
-			taken = in->role == CR_BRANCH  ? x->taken
-				: in->role == CR_CHECK ? x->check_fail
-						       : 0;
-			if (in->role == CR_CHECK)
-				x->check_fail = 0;
-			ptenc_tnt(c->pe, taken);
-			if (taken)
-				next = in->target;
-			break;
-		case CK_JMP:
-			next = in->target;
-			break;
-		case CK_JMP_IND:
-			if (is_return_jump(in)) { /* the return address, popped */
-				x->allow_ret = 0;
-				next = mpop(s, th);
-			} else {
-				next = ind_target(x, in);
-			}
-			ptenc_tip(c->pe, next);
-			break;
-		case CK_CALL_IND: {
-			uint64_t t = ind_target(x, in);
-			mpush(th, next);
-			ptenc_tip(c->pe, t);
-			ptenc_call(c->pe, next);
-			next = t;
-			break;
-		}
-		case CK_CALL:
-			if (in->role == CR_RT) {
-				if (!runtime_call(s, c, th, x, in))
-					return S_OUT;
-				continue;
-			}
-			mpush(th, next);
-			ptenc_call(c->pe, next);
-			next = in->target;
-			break;
-		case CK_RET:
-			x->allow_ret = 0;
-			next = mpop(s, th);
-			ptenc_ret(c->pe, next);
-			break;
-		}
-		th->ip = next;
+		if (!step(s, c, th, x, in))
+			return S_OUT;
 	}
 }
 
@@ -580,80 +601,108 @@ static void continue_in_caller(struct sim *s, struct xctx *x,
 	(void)s;
 }
 
-static void on_entry(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
-		     const struct jpb_truth_event *e,
-		     const struct jpb_truth_event *nx)
+/* None of the callee's bytecodes are in the truth: it runs untraced. */
+static void enter_blind(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
+			uint32_t mid)
 {
-	const struct sim_method *m = truth_method(s->t, e->method_id);
-	struct frame *f = top(th);
-	if (!(m->access & ACC_NATIVE) &&
-	    !(nx && nx->kind == JPB_TRUTH_BYTECODE && nx->method_id == m->id)) {
-		/* none of its bytecodes in the truth: run it untraced */
-		const struct cg_insn *at = th->traced ? sim_insn(s, th->ip) : NULL;
-		size_t restore = th->msp;
-		if (at && at->role == CR_INVOKE && at->kind == CK_JMP_IND && restore)
-			restore--; /* the interpreter pushed its return entry */
-		if (th->traced)
-			async_out(c, th);
-		push_frame(th, m->id, FM_BLIND)->msp_base = restore + 1;
-		th->msp = restore;
-		s->blind++;
-		return;
-	}
-	/* An inlined callee: no code runs for the call itself. */
-	if (f && (f->mode == FM_COMPILED || f->mode == FM_INLINED) && th->traced) {
-		const struct scope *sc = &f->nm->scopes[f->scope];
-		int32_t child = f->bci < sc->code_len ? sc->child[f->bci] : -1;
-		if (child >= 0 && f->nm->scopes[child].method_id == m->id) {
-			struct nmethod *nm = f->nm;
-			size_t base = f->msp_base;
-			struct frame *g = push_frame(th, m->id, FM_INLINED);
-			g->nm = nm;
-			g->scope = (uint32_t)child;
-			g->msp_base = base;
-			return;
-		}
-	}
 	const struct cg_insn *at = th->traced ? sim_insn(s, th->ip) : NULL;
-	int from_compiled = f && (f->mode == FM_COMPILED || f->mode == FM_INLINED);
+	size_t restore = th->msp;
+	if (at && at->role == CR_INVOKE && at->kind == CK_JMP_IND && restore)
+		restore--; /* the interpreter pushed its return entry */
+	if (th->traced)
+		async_out(c, th);
+	push_frame(th, mid, FM_BLIND)->msp_base = restore + 1;
+	th->msp = restore;
+	s->blind++;
+}
+
+/* An inlined callee: no code runs for the call itself.  1 if so. */
+static int enter_inlined(struct sim_thr *th, uint32_t mid)
+{
+	struct frame *f = top(th);
+	if (!f || (f->mode != FM_COMPILED && f->mode != FM_INLINED) || !th->traced)
+		return 0;
+	const struct scope *sc = &f->nm->scopes[f->scope];
+	int32_t child = f->bci < sc->code_len ? sc->child[f->bci] : -1;
+	if (child < 0 || f->nm->scopes[child].method_id != mid)
+		return 0;
+	struct nmethod *nm = f->nm;
+	size_t base = f->msp_base;
+	struct frame *g = push_frame(th, mid, FM_INLINED);
+	g->nm = nm;
+	g->scope = (uint32_t)child;
+	g->msp_base = base;
+	return 1;
+}
+
+/* Bring the thread to a call instruction: the caller's invoke, else the
+ * call stub (called from the runtime or from native code).  1 if the call
+ * is made from compiled code. */
+static int reach_call(struct sim *s, struct sim_cpu *c, struct sim_thr *th)
+{
+	struct frame *f = top(th);
+	const struct cg_insn *at = th->traced ? sim_insn(s, th->ip) : NULL;
 	if (at && at->role == CR_RT) { /* native code calls back into Java */
 		struct xctx xn = { .allow_rt = 1 };
 		run(s, c, th, &xn);
 		at = NULL;
 	}
-	if (!at || at->role != CR_INVOKE) {
-		/* Called from the runtime or native code: the call stub. */
-		if (th->traced)
-			async_out(c, th);
-		pge(c, th, s->in.call_stub);
-		struct xctx x0 = { 0 };
-		run(s, c, th, &x0);
-		from_compiled = 0;
+	if (at && at->role == CR_INVOKE)
+		return f && (f->mode == FM_COMPILED || f->mode == FM_INLINED);
+	if (th->traced)
+		async_out(c, th);
+	pge(c, th, s->in.call_stub);
+	struct xctx x0 = { 0 };
+	run(s, c, th, &x0);
+	return 0;
+}
+
+/* Where the call goes: compiled entry, i2c or c2i adapter, or the
+ * interpreter's entry for the method's kind. */
+static void call_targets(struct sim *s, struct xctx *x, struct nmethod *nm,
+			 int from_compiled, int kind)
+{
+	if (nm && from_compiled) {
+		x->invoke = nm->entry;
+	} else if (nm) {
+		x->invoke = s->in.i2c;
+		x->adapt = nm->entry;
+	} else if (from_compiled) {
+		x->invoke = s->in.c2i;
+		x->adapt = s->in.entry[kind];
+	} else {
+		x->invoke = s->in.entry[kind];
 	}
+	if (nm)
+		x->stop_ip = nmethod_block(nm, 0, 0)->start;
+}
+
+static void on_entry(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
+		     const struct jpb_truth_event *e,
+		     const struct jpb_truth_event *nx)
+{
+	const struct sim_method *m = truth_method(s->t, e->method_id);
+	if (!(m->access & ACC_NATIVE) &&
+	    !(nx && nx->kind == JPB_TRUTH_BYTECODE && nx->method_id == m->id)) {
+		enter_blind(s, c, th, m->id);
+		return;
+	}
+	if (enter_inlined(th, m->id))
+		return;
+	int from_compiled = reach_call(s, c, th);
 	int kind = interp_method_kind(m);
 	int compile_now = kind != MK_NATIVE && jit_on_invoke(s->jit, m->id, horizon(s));
-	struct nmethod *nm = kind == MK_NATIVE ? NULL : jit_code(s->jit, m->id);
-	if (compile_now)
-		nm = NULL; /* installed for the next invocation */
+	/* a method compiled by this call's counter overflow runs compiled
+	 * from the next call on */
+	struct nmethod *nm = kind == MK_NATIVE || compile_now ? NULL
+							       : jit_code(s->jit, m->id);
 	struct xctx x = { 0 };
-	if (nm && from_compiled) {
-		x.invoke = nm->entry;
-	} else if (nm) {
-		x.invoke = s->in.i2c;
-		x.adapt = nm->entry;
-	} else if (from_compiled) {
-		x.invoke = s->in.c2i;
-		x.adapt = s->in.entry[kind];
-	} else {
-		x.invoke = s->in.entry[kind];
-	}
-	if (compile_now) {
+	call_targets(s, &x, nm, from_compiled, kind);
+	if (compile_now) { /* the entry's counter check calls the runtime */
 		x.check_fail = 1;
 		x.allow_rt = 1;
 		x.rt_return = 1;
 	}
-	if (nm)
-		x.stop_ip = nmethod_block(nm, 0, 0)->start;
 	run(s, c, th, &x);
 	struct frame *g = push_frame(th, m->id,
 				     nm ? FM_COMPILED : kind == MK_NATIVE ? FM_NATIVE
@@ -661,7 +710,6 @@ static void on_entry(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 	g->nm = nm;
 	th->prev_op = -1;
 	advance(c, s->o.cost_interp_ns);
-	(void)nx;
 }
 
 static void on_return(struct sim *s, struct sim_cpu *c, struct sim_thr *th,

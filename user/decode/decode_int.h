@@ -87,6 +87,8 @@ struct jpd_switch {
 	uint64_t tsc;
 	uint32_t prev_tid, next_tid;
 	uint64_t apply_tsc; /* the enable time of the gap it is placed in */
+	uint32_t apply_k;   /* which of the gaps ending at apply_tsc (0..) */
+	int preempt;        /* prev was runnable: taken by an interrupt */
 };
 
 struct jpd_sched {
@@ -102,11 +104,12 @@ struct jpd_sched {
 int jpd_sched_load(struct jpd_sched *s, struct jpb_bundle *b, char *err,
 		   size_t errsize);
 void jpd_sched_fini(struct jpd_sched *s);
-/* Place each switch of CPU into the tracing gap (async disable .. enable)
- * nearest to it; GAPS are the enable times and disable times of the
- * stream, sorted. */
+/* Place each switch of a CPU into the tracing gap nearest to it: gap i
+ * runs from dis[i] to en[i] (sorted by en); async[i] says whether an
+ * interrupt could have started it (asynchronous disable, overflow, run
+ * edge).  A preempted task can only leave at such a gap. */
 void jpd_sched_place(struct jpd_switch *sw, size_t n, const uint64_t *dis,
-		     const uint64_t *en, size_t ngaps);
+		     const uint64_t *en, const uint8_t *async, size_t ngaps);
 
 /* ---- one stream (ptdec.c) ---- */
 struct jpd_piece {

@@ -31,6 +31,7 @@ struct sdec {
 	struct jpd_switch *sw;
 	size_t nsw, swpos;
 	uint64_t *dis, *en;
+	uint8_t *async;
 	size_t ngaps, capgaps;
 	/* decoding state */
 	struct pt_block_decoder *dec;
@@ -39,6 +40,11 @@ struct sdec {
 	uint32_t tid;
 	int fixed_tid; /* per-thread ring: no switches */
 	int run_start;
+	/* the last tracing gap passed, named as the packet scan names it:
+	 * its enable time and rank among gaps ending then */
+	uint64_t gap_tsc;
+	uint32_t gap_k;
+	int gaps_seen;
 	int prev_isid;
 	int gap_open;
 	/* an async disable at a bytecode's first instruction reports that
@@ -137,18 +143,27 @@ static int gather(struct sdec *s, int fd, uint64_t *size)
 
 /* ---- pass 1: tracing gaps from packets ---------------------------- */
 
-static int add_gap(struct sdec *s, uint64_t d, uint64_t e)
+static int add_gap(struct sdec *s, uint64_t d, uint64_t e, int async)
 {
 	size_t cap = s->capgaps;
 	if (GROW(s->dis, s->ngaps, s->capgaps))
 		return jpb_err_nomem;
 	if (cap != s->capgaps) {
 		uint64_t *p = realloc(s->en, s->capgaps * sizeof(*p));
-		if (!p)
+		if (p)
+			s->en = p;
+		uint8_t *q = realloc(s->async, s->capgaps);
+		if (q)
+			s->async = q;
+		if (!p || !q)
 			return jpb_err_nomem;
-		s->en = p;
 	}
+	/* in stream order enable times only grow; a TSC glitch must not
+	 * unsort them */
+	if (s->ngaps && e < s->en[s->ngaps - 1])
+		e = s->en[s->ngaps - 1];
 	s->dis[s->ngaps] = d;
+	s->async[s->ngaps] = (uint8_t)async;
 	s->en[s->ngaps++] = e;
 	return 0;
 }
@@ -174,7 +189,7 @@ static int scan_run(struct sdec *s, const struct run *rn)
 			case ppt_tsc:
 				tsc = p.payload.tsc.tsc;
 				/* the run's start: tasks switched in before it */
-				if (first && (rc = add_gap(s, tsc, tsc)))
+				if (first && (rc = add_gap(s, tsc, tsc, 1)))
 					goto out;
 				first = 0;
 				break;
@@ -197,12 +212,12 @@ static int scan_run(struct sdec *s, const struct run *rn)
 				/* Any PGE may start a task: the previous one may
 				 * have blocked or ended in untraced code, or
 				 * ended without a PGD. */
-				if ((rc = add_gap(s, off ? dis : tsc, tsc)))
+				if ((rc = add_gap(s, off ? dis : tsc, tsc, off != 2)))
 					goto out;
 				off = 0;
 				break;
 			case ppt_ovf:
-				if ((rc = add_gap(s, tsc, tsc)))
+				if ((rc = add_gap(s, tsc, tsc, 1)))
 					goto out;
 				break;
 			default:
@@ -217,7 +232,7 @@ static int scan_run(struct sdec *s, const struct run *rn)
 	/* The run's end (disabled or not): a switch after the last trace
 	 * belongs there, and is never applied within the run. */
 	if (!rc)
-		rc = add_gap(s, off == 1 ? dis : tsc, UINT64_MAX - 1);
+		rc = add_gap(s, off == 1 ? dis : tsc, UINT64_MAX - 1, 1);
 out:
 	pt_pkt_free_decoder(pd);
 	return rc;
@@ -303,18 +318,38 @@ static int emit(struct sdec *s, const struct jpb_decoded_event *e)
 	return s->out.len >= (1u << 20) ? flush_out(s) : 0;
 }
 
-/* Apply the switches placed at or before now; a new thread opens a new
- * piece. */
+/* The decoder passes a tracing gap (run start, PGE, OVF) at TSC. */
+static void gap_passed(struct sdec *s, uint64_t tsc)
+{
+	if (s->gaps_seen && tsc == s->gap_tsc) {
+		s->gap_k++;
+	} else {
+		s->gap_tsc = tsc > s->gap_tsc ? tsc : s->gap_tsc;
+		s->gap_k = 0;
+	}
+	s->gaps_seen = 1;
+}
+
+/* Apply the switches placed at or before the last gap passed; a new
+ * thread opens a new piece. */
 static void apply_switches(struct sdec *s)
 {
 	uint32_t tid = s->tid;
 	if (s->fixed_tid)
 		return;
 	size_t first = s->swpos;
-	while (s->swpos < s->nsw && s->sw[s->swpos].apply_tsc <= s->now) {
+	/* One task comes in per enable: with coarse timing two gaps may end
+	 * at the same TSC, and the second task's switch waits for the
+	 * second PGE. */
+	while (s->swpos < s->nsw &&
+	       (s->sw[s->swpos].apply_tsc < s->gap_tsc ||
+		(s->sw[s->swpos].apply_tsc == s->gap_tsc &&
+		 s->sw[s->swpos].apply_k <= s->gap_k))) {
 		tid = s->sw[s->swpos].next_tid;
 		s->swpos++;
 		s->st->switches++;
+		if (tid)
+			break;
 	}
 	/* Out and back in: the thread may have run on another CPU meanwhile,
 	 * so its next events are a new piece (merged by time). */
@@ -412,6 +447,7 @@ static void update_time(struct sdec *s)
 		 * and at the start of a run once its time is known. */
 		if (s->run_start && !s->gap_open) {
 			s->run_start = 0;
+			gap_passed(s, tsc);
 			apply_switches(s);
 		}
 	}
@@ -570,8 +606,10 @@ static int on_event(struct sdec *s, const struct pt_event *ev)
 	if (ev->type <= ptev_overflow)
 		s->prev_op = -1;
 	update_time(s);
+	uint64_t evt = ev->has_tsc ? ev->tsc : s->now;
 	switch (ev->type) {
 	case ptev_enabled:
+		gap_passed(s, evt);
 		close_gap(s);
 		apply_switches(s);
 		s->prev_isid = -1;
@@ -581,6 +619,7 @@ static int on_event(struct sdec *s, const struct pt_event *ev)
 	case ptev_async_disabled:
 		return async_disabled(s, ev->variant.async_disabled.at);
 	case ptev_overflow: {
+		gap_passed(s, evt);
 		uint64_t off = 0;
 		pt_blk_get_offset(s->dec, &off);
 		s->prev_isid = -1;
@@ -697,12 +736,6 @@ static int decode_run(struct sdec *s, const struct run *rn)
 	return rc;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 static int decode_all(struct sdec *s)
 {
 	int rc = 0;
@@ -710,11 +743,7 @@ static int decode_all(struct sdec *s)
 		rc = scan_run(s, &s->runs[i]);
 	if (rc)
 		return rc;
-	/* runs are in time order; their gaps are too, but sort to be safe
-	 * against TSC glitches (pairs stay paired: en >= dis each) */
-	qsort(s->dis, s->ngaps, sizeof(*s->dis), cmp_u64);
-	qsort(s->en, s->ngaps, sizeof(*s->en), cmp_u64);
-	jpd_sched_place(s->sw, s->nsw, s->dis, s->en, s->ngaps);
+	jpd_sched_place(s->sw, s->nsw, s->dis, s->en, s->async, s->ngaps);
 	for (size_t i = 0; i < s->nruns && !rc; i++)
 		rc = decode_run(s, &s->runs[i]);
 	close_piece(s);
@@ -770,6 +799,7 @@ int jpd_stream_decode(struct jpd_ctx *ctx, struct jpd_stream *st)
 	free(s.runs);
 	free(s.dis);
 	free(s.en);
+	free(s.async);
 	jpb_buf_fini(&s.out);
 	return st->rc = rc;
 }

@@ -72,6 +72,7 @@ static int grow(void **p, size_t *cap, size_t elem)
 struct raw_switch {
 	uint64_t ns;
 	uint32_t cpu, prev, next;
+	int preempt;
 };
 
 struct sched_loader {
@@ -141,7 +142,8 @@ static int on_sched(struct jpd_sched *s, struct sched_loader *l,
 		prev = u.sw.prev_tid;
 		next = u.sw.next_tid;
 	}
-	l->sw[l->nsw++] = (struct raw_switch){ rec->time_ns, u.sw.cpu, prev, next };
+	l->sw[l->nsw++] = (struct raw_switch){ rec->time_ns, u.sw.cpu, prev, next,
+					       prev && u.sw.prev_state == 0 };
 	return 0;
 }
 
@@ -185,7 +187,9 @@ static int split_by_cpu(struct jpd_sched *s, struct sched_loader *l)
 		const struct raw_switch *r = &l->sw[i];
 		uint64_t tsc = jpd_ns_to_tsc(&s->clock, r->ns);
 		s->sw[r->cpu][s->nsw[r->cpu]++] =
-			(struct jpd_switch){ tsc, r->prev, r->next, tsc };
+			(struct jpd_switch){ .tsc = tsc, .prev_tid = r->prev,
+					     .next_tid = r->next, .apply_tsc = tsc,
+					     .preempt = r->preempt };
 	}
 	for (uint32_t c = 0; c < s->ncpus; c++)
 		qsort(s->sw[c], s->nsw[c], sizeof(**s->sw), cmp_switch);
@@ -243,40 +247,70 @@ static uint64_t dist(uint64_t t, uint64_t a, uint64_t b)
 	return t < a ? a - t : t > b ? t - b : 0;
 }
 
+/* Nearest gap to t among those a switch may use, searching out from the
+ * first gap that ends at or after t. */
+static size_t nearest(uint64_t t, int leaving, int need_async, const uint64_t *dis,
+		      const uint64_t *en, const uint8_t *async, size_t ngaps)
+{
+	size_t lo = 0, hi = ngaps;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (en[mid] < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t r = lo, l = lo; /* candidates: r going up, l - 1 going down */
+	while (r < ngaps && need_async && !async[r])
+		r++;
+	while (l > 0 && need_async && !async[l - 1])
+		l--;
+	if (r >= ngaps)
+		return l > 0 ? l - 1 : ngaps - 1;
+	if (l == 0)
+		return r;
+	/* Disable times are only as fresh as the last timing packet, so
+	 * distances tie: an asynchronous gap wins, else a task leaving the
+	 * CPU goes to the later gap, one arriving to the earlier. */
+	uint64_t a = dist(t, dis[l - 1], en[l - 1]), b = dist(t, dis[r], en[r]);
+	if (a != b)
+		return a < b ? l - 1 : r;
+	/* The kernel runs the switch: an interrupt-like gap first. */
+	if (async[l - 1] != async[r])
+		return async[l - 1] ? l - 1 : r;
+	return leaving ? r : l - 1;
+}
+
 void jpd_sched_place(struct jpd_switch *sw, size_t n, const uint64_t *dis,
-		     const uint64_t *en, size_t ngaps)
+		     const uint64_t *en, const uint8_t *async, size_t ngaps)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (!ngaps) {
 			sw[i].apply_tsc = sw[i].tsc;
 			continue;
 		}
-		/* first gap that is enabled at or after the switch */
-		size_t lo = 0, hi = ngaps;
+		int leaving = sw[i].prev_tid && !sw[i].next_tid;
+		size_t g = nearest(sw[i].tsc, leaving, sw[i].preempt, dis, en, async,
+				   ngaps);
+		sw[i].apply_tsc = en[g];
+		/* Coarse timing makes several gaps end at one TSC: name the
+		 * gap by its rank among them, as the decoder counts them. */
+		size_t lo = 0, hi = g;
 		while (lo < hi) {
 			size_t mid = (lo + hi) / 2;
-			if (en[mid] < sw[i].tsc)
+			if (en[mid] < en[g])
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
-		size_t best = lo < ngaps ? lo : ngaps - 1;
-		if (lo > 0 && lo < ngaps) {
-			/* Disable times are only as fresh as the last timing
-			 * packet, so distances tie: a task leaving the CPU
-			 * goes to the later gap, one arriving to the earlier. */
-			uint64_t a = dist(sw[i].tsc, dis[lo - 1], en[lo - 1]);
-			uint64_t b = dist(sw[i].tsc, dis[lo], en[lo]);
-			int leaving = sw[i].prev_tid && !sw[i].next_tid;
-			if (a < b || (a == b && !leaving))
-				best = lo - 1;
-		} else if (lo == ngaps && lo > 0) {
-			best = lo - 1;
-		}
-		sw[i].apply_tsc = en[best];
+		sw[i].apply_k = (uint32_t)(g - lo);
 	}
 	/* Keep the order of the switches on the CPU. */
 	for (size_t i = 1; i < n; i++)
-		if (sw[i].apply_tsc < sw[i - 1].apply_tsc)
+		if (sw[i].apply_tsc < sw[i - 1].apply_tsc ||
+		    (sw[i].apply_tsc == sw[i - 1].apply_tsc &&
+		     sw[i].apply_k < sw[i - 1].apply_k)) {
 			sw[i].apply_tsc = sw[i - 1].apply_tsc;
+			sw[i].apply_k = sw[i - 1].apply_k;
+		}
 }

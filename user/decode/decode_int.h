@@ -54,6 +54,7 @@ struct jpd_sect {
 	uint8_t kind;
 	uint32_t index; /* blob index, nmethod index */
 	uint64_t begin, end;
+	uint64_t file_off; /* in the code file */
 };
 
 struct jpd_image {
@@ -70,11 +71,16 @@ struct jpd_image {
 	int *static_isids; /* blobs and files, mapped from the start */
 	size_t nstatic;
 	uint64_t missing_pcmaps, unload_mismatch;
+	uint64_t codelen; /* bytes in codefile */
 };
 
 int jpd_image_load(struct jpd_image *im, struct jpb_bundle *b,
 		   const struct jpd_clock *clk, char *err, size_t errsize);
 void jpd_image_fini(struct jpd_image *im);
+/* A private section cache for one worker, with the same section ids as
+ * im->iscache: libipt locks a section on every use, so workers sharing
+ * one cache would serialise on it. */
+struct pt_image_section_cache *jpd_image_iscache(const struct jpd_image *im);
 const struct jpd_dispatch *jpd_find_dispatch(const struct jpd_image *im,
 					     uint64_t ip);
 const struct jpd_codelet *jpd_find_codelet(const struct jpd_image *im,

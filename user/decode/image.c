@@ -312,7 +312,7 @@ static int add_sections(struct loader *l)
 			return jpb_err_internal;
 		}
 		im->sects[isid] = (struct jpd_sect){ p->kind, p->index, p->vaddr,
-						      p->vaddr + p->size };
+						      p->vaddr + p->size, p->off };
 		if ((size_t)isid >= im->nsects)
 			im->nsects = (size_t)isid + 1;
 		if (p->kind == SK_NMETHOD)
@@ -371,6 +371,7 @@ int jpd_image_load(struct jpd_image *im, struct jpb_bundle *b,
 	}
 	/* Keep every section mapped (with its block cache): the default
 	 * limit of 0 unmaps a section after each use. */
+	im->codelen = l.codelen;
 	if (!rc && pt_iscache_set_limit(im->iscache, l.codelen + (64u << 20)) < 0)
 		rc = jpb_err_internal;
 	if (!rc)
@@ -393,6 +394,28 @@ void jpd_image_fini(struct jpd_image *im)
 	free(im->sects);
 	free(im->static_isids);
 	memset(im, 0, sizeof(*im));
+}
+
+struct pt_image_section_cache *jpd_image_iscache(const struct jpd_image *im)
+{
+	struct pt_image_section_cache *c = pt_iscache_alloc("jpbpf-worker");
+	if (!c || pt_iscache_set_limit(c, im->codelen + (64u << 20)) < 0)
+		goto fail;
+	/* Same files, same order: the same ids (checked). */
+	for (size_t isid = 1; isid < im->nsects; isid++) {
+		const struct jpd_sect *sec = &im->sects[isid];
+		if (!sec->kind)
+			goto fail;
+		int id = pt_iscache_add_file(c, im->codefile, sec->file_off,
+					     sec->end - sec->begin, sec->begin);
+		if (id != (int)isid)
+			goto fail;
+	}
+	return c;
+fail:
+	if (c)
+		pt_iscache_free(c);
+	return NULL;
 }
 
 const struct jpd_dispatch *jpd_find_dispatch(const struct jpd_image *im,

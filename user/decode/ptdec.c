@@ -23,6 +23,7 @@ struct run {
 
 struct sdec {
 	struct jpd_ctx *ctx;
+	struct pt_image_section_cache *iscache; /* this worker's */
 	struct jpd_stream *st;
 	const uint8_t *buf;
 	struct run *runs;
@@ -464,7 +465,7 @@ static int map_nmethods(struct sdec *s)
 		if (nm->reuse && nm->switch_tsc > s->now)
 			break;
 		if (nm->isid > 0 &&
-		    pt_image_add_cached(image, im->iscache, nm->isid, NULL) < 0)
+		    pt_image_add_cached(image, s->iscache, nm->isid, NULL) < 0)
 			return jpb_err_internal;
 		s->nm_added++;
 	}
@@ -711,7 +712,7 @@ static int decode_run(struct sdec *s, const struct run *rn)
 	struct pt_image *image = pt_blk_get_image(s->dec);
 	int rc = 0;
 	for (size_t i = 0; i < im->nstatic && !rc; i++)
-		if (pt_image_add_cached(image, im->iscache, im->static_isids[i], NULL) < 0)
+		if (pt_image_add_cached(image, s->iscache, im->static_isids[i], NULL) < 0)
 			rc = jpb_err_internal;
 	s->nm_added = 0;
 	s->prev_isid = -1;
@@ -778,6 +779,8 @@ int jpd_stream_decode(struct jpd_ctx *ctx, struct jpd_stream *st)
 		if (map == MAP_FAILED)
 			rc = jpb_err_io;
 	}
+	if (!rc && size && !(s.iscache = jpd_image_iscache(&ctx->img)))
+		rc = jpb_err_nomem;
 	if (!rc && size) {
 		s.buf = map;
 		s.tid = st->tid;
@@ -796,6 +799,8 @@ int jpd_stream_decode(struct jpd_ctx *ctx, struct jpd_stream *st)
 	if (rc && !st->err[0])
 		snprintf(st->err, sizeof(st->err), "decode: %s: %s", st->name,
 			 jpb_errstr(rc));
+	if (s.iscache)
+		pt_iscache_free(s.iscache);
 	free(s.runs);
 	free(s.dis);
 	free(s.en);

@@ -5,6 +5,8 @@
 #                         by the bundle library (CRCs recomputed):
 #                         flip SEED: flips 3 random bits in each pt_aux_data
 #                         dropnm N: (jvm.jpb) removes the Nth jvm_nmethod_load
+#   add_maps DIR PATH...  writes DIR/maps.jpb: one mmap record per PATH,
+#                         mapped at 0x7f0000000000 + i * 1 GiB
 DCHECK=$TESTTMP/decode_check
 
 decode_setup() {
@@ -47,5 +49,23 @@ while pos + 24 <= len(d):
         out += h + payload + bytes(pad - size)
     pos += 24 + pad
 open(path, "wb").write(bytes(out))
+PY
+}
+
+add_maps() {
+	python3 - "$@" <<'PY'
+import struct, sys, zlib
+d, paths = sys.argv[1], sys.argv[2:]
+out = bytearray(b"JPBPFSTM" + struct.pack("<HHI", 1, 0, 16))
+def s(x):
+    b = x.encode()
+    return struct.pack("<I", len(b)) + b
+for i, p in enumerate(paths):
+    start = 0x7f0000000000 + i * (1 << 30)
+    pl = struct.pack("<IIQQQQII", 1, 5, start, start + 4096, 0, 0, 0, 0) + s(p) + s("") + s("")
+    h = bytearray(struct.pack("<HHIQII", 4, 0, len(pl), 1, 0, 0))
+    struct.pack_into("<I", h, 16, zlib.crc32(pl, zlib.crc32(bytes(h))))
+    out += h + pl + bytes(((len(pl) + 7) & ~7) - len(pl))
+open(d + "/maps.jpb", "wb").write(bytes(out))
 PY
 }

@@ -32,6 +32,18 @@ t_check "one thread: both interpreted and compiled events" \
 t_check "summary names threads, gaps and MB/s" \
 	sh -c "echo '$sum' | grep -q '^threads: 1$' && echo '$sum' | grep -q 'MB/s' && echo '$sum' | grep -q '^gaps: 0'"
 
+# File-backed code from the maps stream (libjvm.so etc. on hardware): a
+# readable file becomes a section, a missing one is counted.
+mm=$TESTTMP/dec-maps
+rm -rf "$mm"; cp -r "$one" "$mm"; rm -rf "$mm/decoded"
+add_maps "$mm" "$(readlink -f /bin/true)" /nonexistent/libjvm.so
+"$JPBPF" decode "$mm" >"$mm.out" 2>&1
+t_check "maps: one file mapped as a section, one missing file counted" \
+	grep -q 'image: .* 1 files mapped, 1 not found' "$mm.out"
+"$DCHECK" "$mm" >"$mm.chk" 2>&1
+t_check "maps: decoding unchanged (exact)" \
+	[ "$(decode_field "$mm.chk" matched)" = "$(decode_field "$mm.chk" truth)" ]
+
 base=$TESTTMP/dec-multi
 "$SIM" scenario -o "$base" --threads 4 --iters 200 >/dev/null 2>&1
 

@@ -405,6 +405,11 @@ int jpd_decode(struct jpb_bundle *b, const struct jpd_options *opt,
 	if (rc && !err[0])
 		snprintf(err, errsize, "decode: %s", jpb_errstr(rc));
 	sum->streams = (unsigned)n;
+	sum->nmethods = ctx->img.nnm;
+	sum->missing_pcmaps = ctx->img.missing_pcmaps;
+	sum->unload_mismatch = ctx->img.unload_mismatch;
+	sum->files = ctx->img.nfiles;
+	sum->files_missing = ctx->img.files_missing;
 	/* A damaged stream that still decoded up to its damage is not a
 	 * failure; its message stays for the caller to print. */
 	for (size_t i = 0; i < n && !rc; i++)

@@ -54,7 +54,8 @@ struct jpd_sect {
 	uint8_t kind;
 	uint32_t index; /* blob index, nmethod index */
 	uint64_t begin, end;
-	uint64_t file_off; /* in the code file */
+	uint64_t file_off; /* in its file */
+	const char *file;  /* NULL: the code file */
 };
 
 struct jpd_image {
@@ -72,6 +73,8 @@ struct jpd_image {
 	size_t nstatic;
 	uint64_t missing_pcmaps, unload_mismatch;
 	uint64_t codelen; /* bytes in codefile */
+	char **files;     /* paths of file sections (maps stream) */
+	size_t nfiles, files_missing;
 };
 
 int jpd_image_load(struct jpd_image *im, struct jpb_bundle *b,

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "decode_int.h"
 #include "records_jvm.h"
@@ -18,6 +19,7 @@ struct pending {
 	uint64_t off, size, vaddr;
 	uint8_t kind;
 	uint32_t index;
+	const char *file; /* NULL: the code file */
 };
 
 struct loader {
@@ -57,7 +59,7 @@ static int add_code(struct loader *l, const uint8_t *p, uint64_t size,
 	if (fwrite(p, 1, size, l->code) != size)
 		return jpb_err_io;
 	l->pend[l->npend++] = (struct pending){ l->codelen, size, vaddr, kind,
-						index };
+						index, NULL };
 	l->codelen += size;
 	return 0;
 }
@@ -304,15 +306,16 @@ static int add_sections(struct loader *l)
 		return jpb_err_nomem;
 	for (size_t i = 0; i < l->npend; i++) {
 		const struct pending *p = &l->pend[i];
-		int isid = pt_iscache_add_file(im->iscache, im->codefile, p->off,
-					       p->size, p->vaddr);
+		int isid = pt_iscache_add_file(im->iscache,
+					       p->file ? p->file : im->codefile,
+					       p->off, p->size, p->vaddr);
 		if (isid < 0 || (size_t)isid > l->npend) {
 			snprintf(l->err, l->errsize, "decode: jvm: libipt section: %s",
 				 pt_errstr(pt_errcode(isid)));
 			return jpb_err_internal;
 		}
 		im->sects[isid] = (struct jpd_sect){ p->kind, p->index, p->vaddr,
-						      p->vaddr + p->size, p->off };
+						      p->vaddr + p->size, p->off, p->file };
 		if ((size_t)isid >= im->nsects)
 			im->nsects = (size_t)isid + 1;
 		if (p->kind == SK_NMETHOD)
@@ -321,6 +324,63 @@ static int add_sections(struct loader *l)
 			im->static_isids[im->nstatic++] = isid;
 	}
 	return 0;
+}
+
+/* Executable file mappings (libjvm.so, libc...) from the maps stream, as
+ * file sections: the bundle's copy if it has one, else the path itself
+ * when it is readable here (decoding on the recording host).  A missing
+ * file is counted; its code then decodes as errors until the next PSB. */
+static int on_mmap(struct loader *l, struct jpb_bundle *b,
+		   const struct jpb_rec_mmap *m)
+{
+	struct jpd_image *im = l->im;
+	char path[4096];
+	if (m->end <= m->start || (!m->path.len && !m->copy.len) ||
+	    (m->path.len && m->path.ptr[0] != '/'))
+		return 0; /* anonymous, [vdso], [heap]... */
+	if (m->copy.len) {
+		char rel[4096];
+		snprintf(rel, sizeof(rel), "%.*s", (int)m->copy.len, m->copy.ptr);
+		if (jpb_bundle_path(b, rel, path, sizeof(path)))
+			return 0;
+	} else {
+		snprintf(path, sizeof(path), "%.*s", (int)m->path.len, m->path.ptr);
+	}
+	if (access(path, R_OK)) {
+		im->files_missing++;
+		return 0;
+	}
+	size_t cap = im->nfiles;
+	char **nf = realloc(im->files, (cap + 1) * sizeof(*nf));
+	if (!nf)
+		return jpb_err_nomem;
+	im->files = nf;
+	if (!(im->files[im->nfiles] = strdup(path)))
+		return jpb_err_nomem;
+	if (GROW(l->pend, l->npend, l->cappend))
+		return jpb_err_nomem;
+	l->pend[l->npend++] = (struct pending){ m->pgoff, m->end - m->start, m->start,
+						SK_FILE, (uint32_t)im->nfiles,
+						im->files[im->nfiles] };
+	im->nfiles++;
+	return 0;
+}
+
+static int read_maps(struct loader *l, struct jpb_bundle *b)
+{
+	struct jpb_reader *r;
+	if (jpb_reader_open(b, "maps", &r))
+		return 0; /* no maps: JIT and interpreter code only */
+	struct jpb_record rec;
+	int rc = 0;
+	while (!rc && jpb_reader_next(r, &rec) == 0) {
+		struct jpb_rec_mmap m;
+		if (rec.type == JPB_REC_MMAP &&
+		    !jpb_rec_decode(jpb_rectype_find(rec.type), rec.payload, rec.size, &m))
+			rc = on_mmap(l, b, &m);
+	}
+	jpb_reader_free(r);
+	return rc;
 }
 
 static int read_jvm(struct loader *l, struct jpb_bundle *b)
@@ -359,6 +419,8 @@ int jpd_image_load(struct jpd_image *im, struct jpb_bundle *b,
 		return jpb_err_io;
 	}
 	int rc = read_jvm(&l, b);
+	if (!rc)
+		rc = read_maps(&l, b);
 	if (fclose(l.code) && !rc) {
 		snprintf(err, errsize, "decode: %s: write failed", im->codefile);
 		rc = jpb_err_io;
@@ -393,6 +455,9 @@ void jpd_image_fini(struct jpd_image *im)
 	free(im->dispatch);
 	free(im->sects);
 	free(im->static_isids);
+	for (size_t i = 0; i < im->nfiles; i++)
+		free(im->files[i]);
+	free(im->files);
 	memset(im, 0, sizeof(*im));
 }
 
@@ -406,8 +471,9 @@ struct pt_image_section_cache *jpd_image_iscache(const struct jpd_image *im)
 		const struct jpd_sect *sec = &im->sects[isid];
 		if (!sec->kind)
 			goto fail;
-		int id = pt_iscache_add_file(c, im->codefile, sec->file_off,
-					     sec->end - sec->begin, sec->begin);
+		int id = pt_iscache_add_file(c, sec->file ? sec->file : im->codefile,
+					     sec->file_off, sec->end - sec->begin,
+					     sec->begin);
 		if (id != (int)isid)
 			goto fail;
 	}

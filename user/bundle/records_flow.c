@@ -2,8 +2,56 @@
 /* Schemas of the "flow" record types; see records.h for how to add one. */
 #include "records_flow.h"
 
+static const struct jpb_field method_fields[] = {
+	JPB_FIELD(struct jpb_rec_flow_method, index, JPB_F_U32),
+	JPB_FIELD(struct jpb_rec_flow_method, reserved, JPB_F_U32),
+	JPB_FIELD(struct jpb_rec_flow_method, method_id, JPB_F_U64),
+	JPB_FIELD(struct jpb_rec_flow_method, class_sig, JPB_F_STR),
+	JPB_FIELD(struct jpb_rec_flow_method, name, JPB_F_STR),
+	JPB_FIELD(struct jpb_rec_flow_method, signature, JPB_F_STR),
+};
+
+static const struct jpb_field events_fields[] = {
+	JPB_FIELD(struct jpb_rec_flow_events, tid, JPB_F_U32),
+	JPB_FIELD(struct jpb_rec_flow_events, reserved, JPB_F_U32),
+	JPB_FIELD(struct jpb_rec_flow_events, seq, JPB_F_U64),
+	JPB_FIELD(struct jpb_rec_flow_events, events, JPB_F_BYTES),
+};
+
+static const struct jpb_field thread_fields[] = {
+	JPB_FIELD(struct jpb_rec_flow_thread, tid, JPB_F_U32),
+	JPB_FIELD(struct jpb_rec_flow_thread, reserved, JPB_F_U32),
+	JPB_FIELD(struct jpb_rec_flow_thread, events, JPB_F_U64),
+	JPB_FIELD(struct jpb_rec_flow_thread, decoded, JPB_F_U64),
+	JPB_FIELD(struct jpb_rec_flow_thread, certain, JPB_F_U64),
+	JPB_FIELD(struct jpb_rec_flow_thread, chosen, JPB_F_U64),
+	JPB_FIELD(struct jpb_rec_flow_thread, recovered, JPB_F_U64),
+	JPB_FIELD(struct jpb_rec_flow_thread, unknown, JPB_F_U64),
+	JPB_FIELD(struct jpb_rec_flow_thread, gaps, JPB_F_U64),
+	JPB_FIELD(struct jpb_rec_flow_thread, resyncs, JPB_F_U64),
+};
+
+static const struct jpb_rectype flow_types[] = {
+	{ JPB_REC_FLOW_METHOD, "flow_method", "flow/methods",
+	  sizeof(struct jpb_rec_flow_method), method_fields,
+	  JPB_NFIELDS(method_fields) },
+	{ JPB_REC_FLOW_EVENTS, "flow_events", "flow/tid",
+	  sizeof(struct jpb_rec_flow_events), events_fields,
+	  JPB_NFIELDS(events_fields) },
+	{ JPB_REC_FLOW_THREAD, "flow_thread", "flow/summary",
+	  sizeof(struct jpb_rec_flow_thread), thread_fields,
+	  JPB_NFIELDS(thread_fields) },
+};
+
 void jpb_rectypes_flow(const struct jpb_rectype **types, size_t *count)
 {
-	*types = NULL;
-	*count = 0;
+	*types = flow_types;
+	*count = JPB_NFIELDS(flow_types);
+}
+
+const char *jpb_flow_status_name(unsigned status)
+{
+	static const char *const names[] = { "none", "decoded", "certain",
+					     "chosen", "recovered", "unknown" };
+	return status < sizeof(names) / sizeof(names[0]) ? names[status] : "bad";
 }

@@ -1,10 +1,97 @@
 /* SPDX-License-Identifier: MIT */
 /* Record types of the "flow" domain (0x06xx): the reconstructed per-thread
  * bytecode-level flow, written by reconstruction and recovery
- * (docs/FORMAT.md, "Stream: flow"). */
+ * (docs/FORMAT.md, "Stream: flow"; docs/RECONSTRUCTION.md).
+ *
+ * flow/methods holds one flow_method record per method the flows name;
+ * flow/tidN holds thread N's flow_events batches in execution order;
+ * flow/summary holds one flow_thread record per thread. */
 #ifndef JPBPF_RECORDS_FLOW_H
 #define JPBPF_RECORDS_FLOW_H
 
 #include "records.h"
+
+enum {
+	JPB_REC_FLOW_METHOD = 0x0601,
+	JPB_REC_FLOW_EVENTS = 0x0602,
+	JPB_REC_FLOW_THREAD = 0x0603,
+};
+
+/* A method named by flow events: `index` is dense from 1 within the
+ * bundle (0 means "method unknown"). */
+struct jpb_rec_flow_method {
+	uint32_t index;
+	uint32_t reserved;
+	uint64_t method_id;       /* the jvm stream's jmethodID, 0 if none */
+	struct jpb_str class_sig; /* "Ljava/lang/String;" */
+	struct jpb_str name;
+	struct jpb_str signature;
+};
+
+/* Consecutive flow events of one thread: `events` is a packed array of
+ * JPB_FLOW_EVENT_SIZE-byte entries (jpb_flow_event_get). */
+struct jpb_rec_flow_events {
+	uint32_t tid;
+	uint32_t reserved;
+	uint64_t seq; /* index of the first event in the thread's flow */
+	struct jpb_bytes events;
+};
+
+enum jpb_flow_status {
+	JPB_FLOW_DECODED = 1,   /* a compiled-code event: exact from the pc map */
+	JPB_FLOW_CERTAIN = 2,   /* interpreted; the only consistent position */
+	JPB_FLOW_CHOSEN = 3,    /* interpreted; one of ncand positions */
+	JPB_FLOW_RECOVERED = 4, /* filled into a gap, not observed */
+	JPB_FLOW_UNKNOWN = 5,   /* observed opcode, position not found */
+};
+
+struct jpb_flow_event {
+	uint32_t method; /* flow_method index, 0 when unknown */
+	int32_t bci;     /* -1 when unknown */
+	uint8_t opcode;  /* the JVMS opcode (fast bytecodes mapped back) */
+	uint8_t status;  /* enum jpb_flow_status */
+	uint16_t ncand;  /* positions consistent with the trace (1 = certain) */
+	uint32_t reserved;
+	uint64_t tsc;
+};
+#define JPB_FLOW_EVENT_SIZE 24u
+
+static inline void jpb_flow_event_get(const uint8_t *p, struct jpb_flow_event *e)
+{
+	e->method = jpb_le32(p);
+	e->bci = (int32_t)jpb_le32(p + 4);
+	e->opcode = p[8];
+	e->status = p[9];
+	e->ncand = jpb_le16(p + 10);
+	e->reserved = jpb_le32(p + 12);
+	e->tsc = jpb_le64(p + 16);
+}
+
+static inline void jpb_flow_event_put(uint8_t *p, const struct jpb_flow_event *e)
+{
+	jpb_st32(p, e->method);
+	jpb_st32(p + 4, (uint32_t)e->bci);
+	p[8] = e->opcode;
+	p[9] = e->status;
+	jpb_st16(p + 10, e->ncand);
+	jpb_st32(p + 12, e->reserved);
+	jpb_st64(p + 16, e->tsc);
+}
+
+/* Per thread (flow/summary): events by status. */
+struct jpb_rec_flow_thread {
+	uint32_t tid;
+	uint32_t reserved;
+	uint64_t events;
+	uint64_t decoded;
+	uint64_t certain;
+	uint64_t chosen;
+	uint64_t recovered;
+	uint64_t unknown;
+	uint64_t gaps;    /* gaps in the decoded input */
+	uint64_t resyncs; /* times the position was searched afresh */
+};
+
+const char *jpb_flow_status_name(unsigned status);
 
 #endif /* JPBPF_RECORDS_FLOW_H */

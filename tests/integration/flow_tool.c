@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+/* Test driver for reconstruction (the decode command calls it in the
+ * product):  flow_tool run DIR      reconstruct DIR's decoded streams
+ *            flow_tool dump DIR TID  decoded events and flow side by side */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow/flow.h"
+#include "records_truth.h"
+
+/* Print thread TID's truth bytecodes ("T cls name sig bci") or flow events
+ * ("F cls name sig bci status ncand"), one per line. */
+static int seq(const char *dir, const char *what, unsigned tid)
+{
+	struct jpb_bundle *b;
+	if (jpb_bundle_open(&b, dir))
+		return 1;
+	int truth = !strcmp(what, "truth");
+	char name[64];
+	snprintf(name, sizeof(name), "flow/tid%u", tid);
+	struct jpb_reader *r;
+	static char *names[1 << 16];
+	for (int pass = 0; pass < 2; pass++) {
+		const char *stream = truth ? "truth" : pass ? name : "flow/methods";
+		if (jpb_reader_open(b, stream, &r))
+			return 1;
+		struct jpb_record rec;
+		while (jpb_reader_next(r, &rec) == 0) {
+			const struct jpb_rectype *t = jpb_rectype_find(rec.type);
+			if (rec.type == JPB_REC_TRUTH_METHOD || rec.type == JPB_REC_FLOW_METHOD) {
+				struct jpb_rec_truth_method tm;
+				struct jpb_rec_flow_method fm;
+				uint32_t id;
+				struct jpb_str c, n, sg;
+				if (rec.type == JPB_REC_TRUTH_METHOD) {
+					jpb_rec_decode(t, rec.payload, rec.size, &tm);
+					id = tm.method_id, c = tm.class_sig, n = tm.name, sg = tm.signature;
+				} else {
+					jpb_rec_decode(t, rec.payload, rec.size, &fm);
+					id = fm.index, c = fm.class_sig, n = fm.name, sg = fm.signature;
+				}
+				if (id < (1 << 16) && asprintf(&names[id], "%.*s.%.*s%.*s", (int)c.len,
+						 c.ptr, (int)n.len, n.ptr, (int)sg.len, sg.ptr) < 0)
+					return 1;
+			} else if (pass && rec.type == JPB_REC_TRUTH_EVENTS) {
+				struct jpb_rec_truth_events e;
+				jpb_rec_decode(t, rec.payload, rec.size, &e);
+				if (e.tid != tid)
+					continue;
+				for (uint32_t o = 0; o + 8 <= e.events.len; o += 8) {
+					struct jpb_truth_event te;
+					jpb_truth_event_get(e.events.ptr + o, &te);
+					if (te.kind == JPB_TRUTH_BYTECODE)
+						printf("%s %d\n", te.method_id < (1 << 16) && names[te.method_id] ? names[te.method_id] : "?", te.bci);
+					else if (te.kind != JPB_TRUTH_BYTECODE)
+						printf("# kind %d %s %d\n", te.kind, te.method_id < (1 << 16) && names[te.method_id] ? names[te.method_id] : "?", te.bci);
+				}
+			} else if (pass && rec.type == JPB_REC_FLOW_EVENTS) {
+				struct jpb_rec_flow_events e;
+				jpb_rec_decode(t, rec.payload, rec.size, &e);
+				for (uint32_t o = 0; o + JPB_FLOW_EVENT_SIZE <= e.events.len; o += JPB_FLOW_EVENT_SIZE) {
+					struct jpb_flow_event fe;
+					jpb_flow_event_get(e.events.ptr + o, &fe);
+					printf("%s %d %s %u\n", fe.method < (1 << 16) && names[fe.method] ? names[fe.method] : "?",
+					       fe.bci, jpb_flow_status_name(fe.status), fe.ncand);
+				}
+			}
+		}
+		jpb_reader_free(r);
+		if (truth) {
+			if (pass == 0) continue;
+		}
+	}
+	jpb_bundle_free(b);
+	return 0;
+}
+
+static int run(const char *dir)
+{
+	struct jpb_bundle *b;
+	if (jpb_bundle_open(&b, dir)) {
+		fprintf(stderr, "flow_tool: cannot open %s\n", dir);
+		return 1;
+	}
+	struct flow_summary s;
+	char msg[512];
+	int err = flow_reconstruct_bundle(b, NULL, &s, msg, sizeof(msg));
+	jpb_bundle_free(b);
+	if (err) {
+		fprintf(stderr, "flow_tool: %s\n", msg);
+		return 1;
+	}
+	printf("threads=%llu events=%llu decoded=%llu certain=%llu chosen=%llu "
+	       "recovered=%llu unknown=%llu gaps=%llu resyncs=%llu time_ms=%.1f\n",
+	       (unsigned long long)s.threads, (unsigned long long)s.events,
+	       (unsigned long long)s.by_status[JPB_FLOW_DECODED],
+	       (unsigned long long)s.by_status[JPB_FLOW_CERTAIN],
+	       (unsigned long long)s.by_status[JPB_FLOW_CHOSEN],
+	       (unsigned long long)s.by_status[JPB_FLOW_RECOVERED],
+	       (unsigned long long)s.by_status[JPB_FLOW_UNKNOWN],
+	       (unsigned long long)s.gaps, (unsigned long long)s.resyncs,
+	       (double)s.time_ns / 1e6);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "run"))
+		return run(argv[2]);
+	if (argc == 5 && !strcmp(argv[1], "seq"))
+		return seq(argv[2], argv[3], (unsigned)atoi(argv[4]));
+	fprintf(stderr, "usage: flow_tool run DIR | seq DIR truth|flow TID\n");
+	return 2;
+}

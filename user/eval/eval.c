@@ -1,0 +1,624 @@
+// SPDX-License-Identifier: MIT
+/* Flows against truth (eval.h; definitions in docs/RECONSTRUCTION.md). */
+#include "eval/eval.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "records_flow.h"
+#include "records_truth.h"
+
+#define RUN 4       /* elements that must agree to accept a resync */
+#define TRIES 64    /* occurrences tried per resync */
+#define NEAR 64     /* local resync window (sum of both skips) */
+
+const char *eval_definitions(void)
+{
+	return
+	"Per thread, T is the truth's bytecode events and F the flow events, each\n"
+	"as (method class+name+signature, bci).  Alignment: walk T and F in order;\n"
+	"equal heads are aligned pairs; an unknown F event is skipped; otherwise\n"
+	"resync at the nearest (i+a, j+b), a+b <= 64, where 4 elements agree\n"
+	"(fewest skipped, then fewest T skipped); failing that, skip whichever\n"
+	"side reaches an occurrence of the other's head soonest with the next 4\n"
+	"elements equal (T side on ties); if neither exists, both advance\n"
+	"unaligned.  Every pair is equal, in order, and used\n"
+	"once, so no output can score better than its real agreement.\n"
+	"  PDC = min(1, observed / |T|), observed = F events not recovered\n"
+	"  PMD = 1 - PDC\n"
+	"  PD  = known / observed (observed events placed at a method and bci)\n"
+	"  DA  = aligned observed events / known\n"
+	"  PR  = min(1, recovered / (|T| - observed)), 0 when nothing is missing\n"
+	"  RA  = aligned recovered events / recovered\n"
+	"  hot10 = |top-10 methods by truth events  ∩  top-10 by known F events|\n"
+	"  attribution = known F events whose (method, bci) this thread's truth\n"
+	"        holds (each truth event usable once) / known\n"
+	"Overall: the counts summed over threads (hot10 over all events).\n";
+}
+
+/* ---- alignment ----------------------------------------------------------- */
+
+struct occ {
+	uint64_t v;
+	size_t pos;
+};
+
+static int occ_cmp(const void *a, const void *b)
+{
+	const struct occ *x = a, *y = b;
+	if (x->v != y->v)
+		return x->v < y->v ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static struct occ *occ_build(const uint64_t *s, size_t n)
+{
+	struct occ *o = malloc((n ? n : 1) * sizeof(*o));
+	if (!o)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		o[i] = (struct occ){ s[i], i };
+	qsort(o, n, sizeof(*o), occ_cmp);
+	return o;
+}
+
+static int runs_agree(const uint64_t *a, size_t na, size_t i, const uint64_t *b,
+		      size_t nb, size_t j)
+{
+	for (size_t k = 1; k < RUN && i + k < na && j + k < nb; k++)
+		if (a[i + k] != b[j + k])
+			return 0;
+	return 1;
+}
+
+/* Distance from FROM to the next occurrence of B[J] in A (index O) whose
+ * run agrees, or 0 if none. */
+static size_t next_occ(const struct occ *o, const uint64_t *a, size_t na,
+		       size_t from, const uint64_t *b, size_t nb, size_t j)
+{
+	struct occ key = { b[j], from + 1 };
+	size_t lo = 0, hi = na;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (occ_cmp(&o[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (int t = 0; lo < na && o[lo].v == b[j] && t < TRIES; lo++, t++)
+		if (runs_agree(a, na, o[lo].pos, b, nb, j))
+			return o[lo].pos - from;
+	return 0;
+}
+
+/* The nearest point (i + a, j + b), a + b <= NEAR, where both sides agree
+ * for RUN elements: a short wrong stretch on either side or both. */
+static int near_sync(const uint64_t *t, size_t nt, size_t i, const uint64_t *f,
+		     size_t nf, size_t j, size_t *a, size_t *b)
+{
+	for (size_t s = 1; s <= NEAR; s++)
+		for (size_t x = 0; x <= s; x++) {
+			size_t y = s - x;
+			if (i + x < nt && j + y < nf && f[j + y] &&
+			    t[i + x] == f[j + y] && runs_agree(t, nt, i + x, f, nf, j + y)) {
+				*a = x;
+				*b = y;
+				return 1;
+			}
+		}
+	return 0;
+}
+
+uint64_t eval_align(const uint64_t *t, size_t nt, const uint64_t *f, size_t nf,
+		    uint8_t *matched_f)
+{
+	struct occ *ot = occ_build(t, nt), *of = occ_build(f, nf);
+	uint64_t pairs = 0;
+	size_t i = 0, j = 0;
+	while (ot && of && i < nt && j < nf) {
+		if (!f[j]) {
+			j++;
+			continue;
+		}
+		if (t[i] == f[j]) {
+			if (matched_f)
+				matched_f[j] = 1;
+			pairs++;
+			i++;
+			j++;
+			continue;
+		}
+		size_t a, bb;
+		if (near_sync(t, nt, i, f, nf, j, &a, &bb)) {
+			i += a;
+			j += bb;
+			continue;
+		}
+		size_t dt = next_occ(ot, t, nt, i, f, nf, j);
+		size_t df = t[i] ? next_occ(of, f, nf, j, t, nt, i) : 0;
+		if (dt && (!df || dt <= df)) {
+			i += dt;
+		} else if (df) {
+			j += df;
+		} else {
+			i++;
+			j++;
+		}
+	}
+	free(ot);
+	free(of);
+	return pairs;
+}
+
+/* ---- loading ----------------------------------------------------------------- */
+
+/* Method keys ("Lcls;name(sig)") interned to dense ids from 1. */
+struct keys {
+	char **v;
+	size_t n, cap;
+};
+
+static uint32_t key_id(struct keys *k, const struct jpb_str *cls,
+		       const struct jpb_str *name, const struct jpb_str *sig)
+{
+	char buf[2048];
+	snprintf(buf, sizeof(buf), "%.*s%.*s%.*s", (int)cls->len, cls->ptr,
+		 (int)name->len, name->ptr, (int)sig->len, sig->ptr);
+	for (size_t i = 0; i < k->n; i++) /* few methods: linear is fine */
+		if (!strcmp(k->v[i], buf))
+			return (uint32_t)i + 1;
+	if (k->n == k->cap) {
+		size_t ncap = k->cap ? k->cap * 2 : 256;
+		char **nv = realloc(k->v, ncap * sizeof(*nv));
+		if (!nv)
+			return 0;
+		k->v = nv;
+		k->cap = ncap;
+	}
+	if (!(k->v[k->n] = strdup(buf)))
+		return 0;
+	return (uint32_t)++k->n;
+}
+
+struct seq {
+	uint32_t tid;
+	uint64_t *v;
+	uint8_t *recovered; /* flow only */
+	size_t n, cap;
+};
+
+struct seqs {
+	struct seq *v;
+	size_t n;
+};
+
+static struct seq *seq_for(struct seqs *s, uint32_t tid)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].tid == tid)
+			return &s->v[i];
+	struct seq *nv = realloc(s->v, (s->n + 1) * sizeof(*nv));
+	if (!nv)
+		return NULL;
+	s->v = nv;
+	memset(&nv[s->n], 0, sizeof(nv[0]));
+	nv[s->n].tid = tid;
+	return &nv[s->n++];
+}
+
+static int seq_add(struct seq *s, uint64_t v, int rec)
+{
+	if (s->n == s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 4096;
+		uint64_t *nv = realloc(s->v, ncap * sizeof(*nv));
+		if (!nv)
+			return -1;
+		s->v = nv;
+		uint8_t *nr = realloc(s->recovered, ncap);
+		if (!nr)
+			return -1;
+		s->recovered = nr;
+		s->cap = ncap;
+	}
+	s->recovered[s->n] = (uint8_t)rec;
+	s->v[s->n++] = v;
+	return 0;
+}
+
+static void seqs_free(struct seqs *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->v[i].v);
+		free(s->v[i].recovered);
+	}
+	free(s->v);
+}
+
+struct idmap {
+	uint32_t *v; /* stream id -> key id */
+	size_t n;
+};
+
+static int idmap_set(struct idmap *m, uint32_t id, uint32_t key)
+{
+	if (id > (1u << 26))
+		return -1;
+	if (id >= m->n) {
+		uint32_t *nv = realloc(m->v, (id + 1) * sizeof(*nv));
+		if (!nv)
+			return -1;
+		memset(nv + m->n, 0, (id + 1 - m->n) * sizeof(*nv));
+		m->v = nv;
+		m->n = id + 1;
+	}
+	m->v[id] = key;
+	return 0;
+}
+
+static uint64_t pack(const struct idmap *m, uint32_t id, int32_t bci)
+{
+	uint32_t key = id < m->n ? m->v[id] : 0;
+	return key && bci >= 0 ? (uint64_t)key << 32 | (uint32_t)bci : 0;
+}
+
+/* Host tid of target tid NSTID from the thread records of the jvm and
+ * sched streams (truth events may carry only the target's tid), or 0. */
+static uint32_t host_tid(struct jpb_bundle *b, uint32_t nstid)
+{
+	static const char *const streams[] = { "jvm", "sched" };
+	uint32_t tid = 0;
+	for (int s = 0; s < 2 && !tid; s++) {
+		struct jpb_reader *r;
+		struct jpb_record rec;
+		if (jpb_reader_open(b, streams[s], &r))
+			continue;
+		while (!tid && jpb_reader_next(r, &rec) == 0) {
+			struct jpb_rec_thread t;
+			if (rec.type == JPB_REC_THREAD &&
+			    !jpb_rec_decode(jpb_rectype_find(rec.type), rec.payload, rec.size, &t) &&
+			    t.nstid == nstid && t.tid)
+				tid = t.tid;
+		}
+		jpb_reader_free(r);
+	}
+	return tid;
+}
+
+static int load_truth(struct jpb_bundle *b, struct keys *k, struct seqs *out,
+		      char *errmsg, size_t size)
+{
+	struct jpb_reader *r;
+	int err = jpb_reader_open(b, "truth", &r);
+	if (err) {
+		snprintf(errmsg, size, "eval: the bundle has no ground truth (stream truth): %s",
+			 jpb_errstr(err));
+		return err;
+	}
+	struct idmap ids = { 0 };
+	struct jpb_record rec;
+	uint32_t last_ns = 0, last_host = 0;
+	while (!err && (err = jpb_reader_next(r, &rec)) == 0) {
+		if (rec.type == JPB_REC_TRUTH_METHOD) {
+			struct jpb_rec_truth_method m;
+			if (!jpb_rec_decode(jpb_rectype_find(rec.type), rec.payload,
+					    rec.size, &m) &&
+			    idmap_set(&ids, m.method_id,
+				      key_id(k, &m.class_sig, &m.name, &m.signature)))
+				err = jpb_err_nomem;
+			continue;
+		}
+		struct jpb_rec_truth_events e;
+		if (rec.type != JPB_REC_TRUTH_EVENTS ||
+		    jpb_rec_decode(jpb_rectype_find(rec.type), rec.payload, rec.size, &e))
+			continue;
+		uint32_t tid = e.tid;
+		if (e.nstid) {
+			if (e.nstid != last_ns) {
+				last_ns = e.nstid;
+				last_host = host_tid(b, e.nstid);
+			}
+			tid = last_host ? last_host : tid ? tid : e.nstid;
+		}
+		struct seq *s = seq_for(out, tid);
+		if (!s)
+			err = jpb_err_nomem;
+		for (uint32_t o = 0; s && o + JPB_TRUTH_EVENT_SIZE <= e.events.len; o += JPB_TRUTH_EVENT_SIZE) {
+			struct jpb_truth_event te;
+			jpb_truth_event_get(e.events.ptr + o, &te);
+			if (te.kind == JPB_TRUTH_BYTECODE &&
+			    seq_add(s, pack(&ids, te.method_id, te.bci), 0)) {
+				err = jpb_err_nomem;
+				break;
+			}
+		}
+	}
+	jpb_reader_free(r);
+	free(ids.v);
+	if (err == jpb_err_eos)
+		return 0;
+	snprintf(errmsg, size, "eval: truth: %s", jpb_errstr(err));
+	return err;
+}
+
+static int load_flow(struct jpb_bundle *b, struct keys *k, struct seqs *out,
+		     char *errmsg, size_t size)
+{
+	const char *const *names;
+	size_t count;
+	struct idmap ids = { 0 };
+	struct jpb_reader *r;
+	int err = jpb_reader_open(b, "flow/methods", &r);
+	if (err) {
+		snprintf(errmsg, size, "eval: the bundle has no reconstructed flow "
+			 "(flow/methods: %s); run jpbpf decode first", jpb_errstr(err));
+		return err;
+	}
+	struct jpb_record rec;
+	while (!err && (err = jpb_reader_next(r, &rec)) == 0) {
+		struct jpb_rec_flow_method m;
+		if (rec.type == JPB_REC_FLOW_METHOD &&
+		    !jpb_rec_decode(jpb_rectype_find(rec.type), rec.payload, rec.size, &m) &&
+		    idmap_set(&ids, m.index, key_id(k, &m.class_sig, &m.name, &m.signature)))
+			err = jpb_err_nomem;
+	}
+	jpb_reader_free(r);
+	err = err == jpb_err_eos ? 0 : err;
+	if (!err)
+		err = jpb_bundle_list_streams(b, &names, &count);
+	char **tn = err ? NULL : calloc(count + 1, sizeof(*tn));
+	size_t nt = 0;
+	for (size_t i = 0; tn && i < count; i++)
+		if (!strncmp(names[i], "flow/tid", 8))
+			tn[nt++] = strdup(names[i]);
+	for (size_t i = 0; tn && i < nt && !err; i++) {
+		struct seq *s = seq_for(out, (uint32_t)strtoul(tn[i] + 8, NULL, 10));
+		if (!s || (err = jpb_reader_open(b, tn[i], &r)))
+			break;
+		while (!err && (err = jpb_reader_next(r, &rec)) == 0) {
+			struct jpb_rec_flow_events e;
+			if (rec.type != JPB_REC_FLOW_EVENTS ||
+			    jpb_rec_decode(jpb_rectype_find(rec.type), rec.payload, rec.size, &e))
+				continue;
+			for (uint32_t o = 0; o + JPB_FLOW_EVENT_SIZE <= e.events.len;
+			     o += JPB_FLOW_EVENT_SIZE) {
+				struct jpb_flow_event fe;
+				jpb_flow_event_get(e.events.ptr + o, &fe);
+				if (seq_add(s, pack(&ids, fe.method, fe.bci),
+					    fe.status == JPB_FLOW_RECOVERED)) {
+					err = jpb_err_nomem;
+					break;
+				}
+			}
+		}
+		jpb_reader_free(r);
+		err = err == jpb_err_eos ? 0 : err;
+	}
+	for (size_t i = 0; tn && i < nt; i++)
+		free(tn[i]);
+	free(tn);
+	free(ids.v);
+	if (err)
+		snprintf(errmsg, size, "eval: flow: %s", jpb_errstr(err));
+	return err;
+}
+
+/* ---- metrics ---------------------------------------------------------------- */
+
+static int u64cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Known F events whose value T holds, each T element used once. */
+static uint64_t multiset_overlap(const struct seq *t, const struct seq *f)
+{
+	uint64_t *a = malloc((t->n + 1) * sizeof(*a)), *b = malloc((f->n + 1) * sizeof(*b));
+	uint64_t n = 0;
+	size_t nb = 0;
+	if (a && b) {
+		memcpy(a, t->v, t->n * sizeof(*a));
+		for (size_t i = 0; i < f->n; i++)
+			if (f->v[i] && !f->recovered[i])
+				b[nb++] = f->v[i];
+		qsort(a, t->n, sizeof(*a), u64cmp);
+		qsort(b, nb, sizeof(*b), u64cmp);
+		for (size_t i = 0, j = 0; i < t->n && j < nb;) {
+			if (a[i] == b[j]) {
+				n++;
+				i++;
+				j++;
+			} else if (a[i] < b[j]) {
+				i++;
+			} else {
+				j++;
+			}
+		}
+	}
+	free(a);
+	free(b);
+	return n;
+}
+
+/* Method keys ranked by count, top 10 into TOP (0-padded). */
+static void top10(const uint64_t *cnt, size_t n, uint32_t *top)
+{
+	for (int k = 0; k < 10; k++) {
+		uint32_t best = 0;
+		for (size_t i = 1; i < n; i++) {
+			int taken = 0;
+			for (int q = 0; q < k; q++)
+				taken |= top[q] == i;
+			if (!taken && cnt[i] && (!best || cnt[i] > cnt[best]))
+				best = (uint32_t)i;
+		}
+		top[k] = best;
+	}
+}
+
+static int hot10(const struct seq *t, size_t nt, const struct seq *f, size_t nf,
+		 size_t nkeys)
+{
+	uint64_t *ct = calloc(nkeys + 1, sizeof(*ct)), *cf = calloc(nkeys + 1, sizeof(*cf));
+	int n = 0;
+	if (ct && cf) {
+		for (size_t s = 0; s < nt; s++)
+			for (size_t i = 0; i < t[s].n; i++)
+				ct[t[s].v[i] >> 32]++;
+		for (size_t s = 0; s < nf; s++)
+			for (size_t i = 0; i < f[s].n; i++)
+				cf[f[s].v[i] >> 32]++;
+		ct[0] = cf[0] = 0;
+		uint32_t a[10], b[10];
+		top10(ct, nkeys + 1, a);
+		top10(cf, nkeys + 1, b);
+		for (int i = 0; i < 10; i++)
+			for (int j = 0; j < 10 && a[i]; j++)
+				n += a[i] == b[j];
+	}
+	free(ct);
+	free(cf);
+	return n;
+}
+
+static double frac(uint64_t a, uint64_t b)
+{
+	return b ? (double)a / (double)b : 0.0;
+}
+
+static void fractions(struct eval_counts *c)
+{
+	c->PDC = c->truth ? (c->trace >= c->truth ? 1.0 : frac(c->trace, c->truth)) : 0.0;
+	c->PMD = c->truth ? 1.0 - c->PDC : 0.0;
+	c->PD = frac(c->known, c->trace);
+	c->DA = frac(c->matched, c->known);
+	uint64_t missing = c->truth > c->trace ? c->truth - c->trace : 0;
+	c->PR = missing ? (c->recovered >= missing ? 1.0 : frac(c->recovered, missing)) : 0.0;
+	c->RA = frac(c->rec_matched, c->recovered);
+	c->attribution = frac(c->on_thread, c->known);
+}
+
+static void thread_counts(const struct seq *t, const struct seq *f,
+			  struct eval_counts *c)
+{
+	static const struct seq none = { 0 };
+	if (!t)
+		t = &none;
+	if (!f)
+		f = &none;
+	c->truth = t->n;
+	uint8_t *m = calloc(f->n + 1, 1);
+	if (m)
+		eval_align(t->v, t->n, f->v, f->n, m);
+	for (size_t i = 0; i < f->n; i++) {
+		if (f->recovered[i]) {
+			c->recovered++;
+			c->rec_matched += m && m[i];
+			continue;
+		}
+		c->trace++;
+		c->known += f->v[i] != 0;
+		c->matched += m && m[i];
+	}
+	free(m);
+	c->on_thread = multiset_overlap(t, f);
+}
+
+int eval_bundle(struct jpb_bundle *b, struct eval_result **out, char *errmsg,
+		size_t size)
+{
+	struct keys k = { 0 };
+	struct seqs t = { 0 }, f = { 0 };
+	*out = NULL;
+	int err = load_truth(b, &k, &t, errmsg, size);
+	if (!err)
+		err = load_flow(b, &k, &f, errmsg, size);
+	struct eval_result *r = err ? NULL : calloc(1, sizeof(*r));
+	if (!err && !r)
+		err = jpb_err_nomem;
+	/* Threads: every truth thread, then flow-only threads. */
+	size_t cap = t.n + f.n;
+	if (r && !(r->threads = calloc(cap + 1, sizeof(*r->threads))))
+		err = jpb_err_nomem;
+	for (size_t i = 0; !err && i < t.n + f.n; i++) {
+		const struct seq *ts = i < t.n ? &t.v[i] : NULL, *fs = NULL;
+		uint32_t tid = i < t.n ? t.v[i].tid : f.v[i - t.n].tid;
+		for (size_t j = 0; j < f.n; j++)
+			if (f.v[j].tid == tid)
+				fs = &f.v[j];
+		if (!ts) { /* a flow thread the truth lacks, unless already done */
+			int seen = 0;
+			for (size_t j = 0; j < t.n; j++)
+				seen |= t.v[j].tid == tid;
+			if (seen)
+				continue;
+		}
+		struct eval_counts *c = &r->threads[r->nthreads++];
+		c->tid = tid;
+		thread_counts(ts, fs, c);
+		c->hot10 = hot10(ts, ts ? 1 : 0, fs, fs ? 1 : 0, k.n);
+		fractions(c);
+		struct eval_counts *o = &r->overall;
+		o->truth += c->truth;
+		o->trace += c->trace;
+		o->known += c->known;
+		o->matched += c->matched;
+		o->recovered += c->recovered;
+		o->rec_matched += c->rec_matched;
+		o->on_thread += c->on_thread;
+	}
+	if (r && !err) {
+		r->overall.hot10 = hot10(t.v, t.n, f.v, f.n, k.n);
+		fractions(&r->overall);
+		*out = r;
+	} else {
+		eval_result_free(r);
+	}
+	seqs_free(&t);
+	seqs_free(&f);
+	for (size_t i = 0; i < k.n; i++)
+		free(k.v[i]);
+	free(k.v);
+	return err;
+}
+
+void eval_result_free(struct eval_result *r)
+{
+	if (!r)
+		return;
+	free(r->threads);
+	free(r);
+}
+
+static json_t *counts_json(const struct eval_counts *c, int with_tid)
+{
+	json_t *o = json_object();
+	if (with_tid)
+		json_object_set_new(o, "tid", json_integer(c->tid));
+	json_object_set_new(o, "PMD", json_real(c->PMD));
+	json_object_set_new(o, "PR", json_real(c->PR));
+	json_object_set_new(o, "RA", json_real(c->RA));
+	json_object_set_new(o, "PDC", json_real(c->PDC));
+	json_object_set_new(o, "PD", json_real(c->PD));
+	json_object_set_new(o, "DA", json_real(c->DA));
+	json_object_set_new(o, "hot10", json_integer(c->hot10));
+	json_object_set_new(o, "attribution", json_real(c->attribution));
+	json_object_set_new(o, "truth_events", json_integer((json_int_t)c->truth));
+	json_object_set_new(o, "observed", json_integer((json_int_t)c->trace));
+	json_object_set_new(o, "known", json_integer((json_int_t)c->known));
+	json_object_set_new(o, "aligned", json_integer((json_int_t)c->matched));
+	json_object_set_new(o, "recovered", json_integer((json_int_t)c->recovered));
+	json_object_set_new(o, "recovered_aligned", json_integer((json_int_t)c->rec_matched));
+	return o;
+}
+
+json_t *eval_json(const struct eval_result *r)
+{
+	json_t *o = json_object(), *th = json_array();
+	json_object_set_new(o, "overall", counts_json(&r->overall, 0));
+	for (size_t i = 0; i < r->nthreads; i++)
+		json_array_append_new(th, counts_json(&r->threads[i], 1));
+	json_object_set_new(o, "threads", th);
+	return o;
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `jpbpf eval`: the reconstructed flows (the flow streams) of a bundle compared with
+ * its ground truth (stream truth), JPortal's Table 3/4 metrics per thread
+ * and overall.  The definitions are in docs/RECONSTRUCTION.md and
+ * eval_definitions(); this is the only code besides tests that reads the
+ * truth next to the flows.
+ */
+#ifndef JPBPF_EVAL_EVAL_H
+#define JPBPF_EVAL_EVAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "bundle.h"
+
+struct eval_counts {
+	uint32_t tid;
+	uint64_t truth;       /* truth bytecode events */
+	uint64_t trace;       /* flow events observed in the trace (not recovered) */
+	uint64_t known;       /* ... of them placed at a (method, bci) */
+	uint64_t matched;     /* ... of them aligned with an equal truth event */
+	uint64_t recovered;   /* flow events filled into gaps */
+	uint64_t rec_matched; /* ... aligned with an equal truth event */
+	uint64_t on_thread;   /* known events whose (method, bci) the thread's
+			       * truth holds (multiset, count-bounded) */
+	int hot10;            /* top-10 method overlap */
+	double PMD, PR, RA, PDC, PD, DA, attribution;
+};
+
+struct eval_result {
+	struct eval_counts overall;
+	struct eval_counts *threads;
+	size_t nthreads;
+};
+
+/* Evaluate bundle B.  Fails (with ERRMSG) when B has no truth or no flow. */
+int eval_bundle(struct jpb_bundle *b, struct eval_result **out, char *errmsg,
+		size_t size);
+void eval_result_free(struct eval_result *r);
+
+/* {"overall": {...}, "threads": [{...}]} with the metric keys. */
+json_t *eval_json(const struct eval_result *r);
+
+/* The metric definitions, one paragraph of plain text. */
+const char *eval_definitions(void);
+
+/* The alignment used by every accuracy figure, exposed for tests: T and F
+ * are sequences of (method key, bci) packed as u64 (0 never matches);
+ * MATCHED_F (may be NULL) gets 1 for every F element aligned with an
+ * equal T element.  Returns the number of aligned pairs. */
+uint64_t eval_align(const uint64_t *t, size_t nt, const uint64_t *f, size_t nf,
+		    uint8_t *matched_f);
+
+#endif /* JPBPF_EVAL_EVAL_H */

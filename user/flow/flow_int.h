@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/* Internals shared by reconstruct.c and flow_io.c. */
+#ifndef JPBPF_FLOW_INT_H
+#define JPBPF_FLOW_INT_H
+
+#include "flow/flow.h"
+
+/* u64 -> u32 open-addressing map (keys != 0). */
+struct u64map {
+	uint64_t *keys;
+	uint32_t *vals;
+	size_t cap, n;
+};
+int u64map_put(struct u64map *m, uint64_t key, uint32_t val);
+int u64map_get(const struct u64map *m, uint64_t key, uint32_t *val);
+void u64map_fini(struct u64map *m);
+
+struct fmeth {
+	struct jhier_method hm;
+	const struct jcfg *cfg; /* NULL: no code or no CFG */
+	struct flow_method_info info;
+	int used; /* named by an output event */
+	/* A method of a class the program lacks (jvm_method_code): owned
+	 * copies; hm.cls is NULL. */
+	struct jcf_method *own;
+	struct jcfg *owncfg;
+	char *strs;
+};
+
+/* One frame of a state's call stack; immutable once built, shared. */
+struct frame {
+	struct frame *up;
+	uint32_t meth;
+	uint32_t pos;  /* instruction index in meth's CFG */
+	uint8_t done;  /* pos has run (else it runs next) */
+	uint8_t comp;  /* part of a compiled activation */
+	uint8_t act;   /* outermost frame of its compiled activation */
+};
+
+enum lost_kind {
+	LOST_NONE = 0,
+	LOST_ANY,      /* nothing known */
+	LOST_AFTER_RET, /* a return to an unknown caller just ran */
+	LOST_AT_ENTRY, /* an unknown method is being entered */
+	LOST_AT_HANDLER, /* an exception handler of an unknown frame */
+};
+
+struct node {
+	struct frame *top; /* NULL when lost */
+	uint8_t lost;
+	uint8_t mark;
+	uint32_t edge; /* first predecessor edge + 1, 0 none */
+};
+
+struct edge {
+	uint32_t from;
+	uint32_t next; /* + 1 */
+};
+
+struct step {
+	uint32_t first, n;
+	uint32_t ev;   /* index of the decoded event */
+	uint8_t emit;  /* produces a flow event */
+	uint8_t op;    /* JVMS opcode for interpreted steps */
+};
+
+struct chunk {
+	struct chunk *next;
+	size_t used;
+	struct frame f[4096];
+};
+
+struct flow {
+	struct jprog *p;
+	struct flow_opts o;
+	struct fmeth *meths;
+	size_t nmeths, capm;
+	struct u64map by_m;  /* jcf_method pointer -> meths index */
+	struct u64map by_id; /* jmethodID -> meths index + 1, 0 unresolvable */
+	uint32_t *synth; /* meths indices of the methods of missing classes */
+	size_t nsynth;
+	char **codelets;
+	size_t ncodelets;
+	/* resync index: per opcode, (meth, pos) pairs */
+	int opidx_built;
+	uint32_t opstart[257];
+	uint64_t *opidx;
+	/* per thread */
+	const struct jpb_decoded_event *ev;
+	size_t nev;
+	struct node *nodes;
+	size_t nnodes, capn;
+	struct edge *edges;
+	size_t nedges, cape;
+	struct step *steps;
+	size_t nsteps, caps;
+	struct chunk *arena;
+	size_t arena_frames;
+	struct jpb_flow_event *out;
+	size_t nout, capo;
+	struct flow_summary sum;
+};
+
+int flow_meth_index(struct flow *f, const struct jhier_method *hm,
+		    uint32_t *out);
+
+#endif /* JPBPF_FLOW_INT_H */

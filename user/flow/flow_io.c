@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: MIT
+/* Reconstruction of a whole bundle: decoded/tidN in, the flow streams out
+ * (docs/FORMAT.md, "Stream: flow"). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "flow/flow_int.h"
+#include "records_jvm.h"
+
+#define BATCH 4096u
+
+struct names {
+	struct u64map ids; /* method id -> index + 1 */
+	char **v;          /* 3 strings per method */
+	size_t n;
+};
+
+static char *dup_str(const struct jpb_str *s)
+{
+	char *d = malloc(s->len + 1);
+	if (d) {
+		memcpy(d, s->ptr, s->len);
+		d[s->len] = 0;
+	}
+	return d;
+}
+
+static int names_add(struct names *nm, const struct jpb_rec_jvm_method *m)
+{
+	char **v = realloc(nm->v, (nm->n + 1) * 3 * sizeof(*v));
+	if (!v)
+		return jpb_err_nomem;
+	nm->v = v;
+	v += nm->n * 3;
+	v[0] = dup_str(&m->class_sig);
+	v[1] = dup_str(&m->name);
+	v[2] = dup_str(&m->signature);
+	nm->n++;
+	if (!v[0] || !v[1] || !v[2] || u64map_put(&nm->ids, m->method_id, (uint32_t)nm->n))
+		return jpb_err_nomem;
+	return 0;
+}
+
+static void names_free(struct names *nm)
+{
+	for (size_t i = 0; i < nm->n * 3; i++)
+		free(nm->v[i]);
+	free(nm->v);
+	u64map_fini(&nm->ids);
+}
+
+static int on_jvm_record(struct flow *f, struct names *nm,
+			 const struct jpb_record *rec)
+{
+	const struct jpb_rectype *t = jpb_rectype_find(rec->type);
+	if (rec->type == JPB_REC_JVM_METHOD) {
+		struct jpb_rec_jvm_method m;
+		return jpb_rec_decode(t, rec->payload, rec->size, &m) ? 0 : names_add(nm, &m);
+	}
+	if (rec->type == JPB_REC_JVM_METHOD_CODE) {
+		struct jpb_rec_jvm_method_code mc;
+		uint32_t k;
+		if (jpb_rec_decode(t, rec->payload, rec->size, &mc) ||
+		    !u64map_get(&nm->ids, mc.method_id, &k))
+			return 0;
+		char **s = nm->v + (size_t)(k - 1) * 3;
+		int err = flow_add_method_code(f, mc.method_id, s[0], s[1], s[2],
+					       mc.bytecode.ptr, mc.bytecode.len);
+		return err == jpb_err_nomem ? err : 0;
+	}
+	struct jpb_rec_jvm_codelet c;
+	if (rec->type != JPB_REC_JVM_CODELET ||
+	    jpb_rec_decode(t, rec->payload, rec->size, &c))
+		return 0;
+	char desc[256];
+	size_t n = c.description.len < sizeof(desc) - 1 ? c.description.len :
+							     sizeof(desc) - 1;
+	memcpy(desc, c.description.ptr, n);
+	desc[n] = 0;
+	return flow_set_codelet(f, c.index, desc);
+}
+
+/* Codelet descriptions and hidden-class methods from the jvm stream. */
+static int load_codelets(struct flow *f, struct jpb_bundle *b, char *errmsg,
+			 size_t size)
+{
+	struct jpb_reader *r;
+	int err = jpb_reader_open(b, "jvm", &r);
+	if (err) {
+		snprintf(errmsg, size, "flow: jvm: %s", jpb_errstr(err));
+		return err;
+	}
+	struct names nm = { 0 };
+	struct jpb_record rec;
+	while (!err && (err = jpb_reader_next(r, &rec)) == 0)
+		err = on_jvm_record(f, &nm, &rec);
+	names_free(&nm);
+	jpb_reader_free(r);
+	return err == jpb_err_eos || err == jpb_err_truncated ||
+	       err == jpb_err_corrupt ? 0 : err;
+}
+
+struct evvec {
+	struct jpb_decoded_event *v;
+	size_t n, cap;
+};
+
+static struct jpb_decoded_event *evvec_add(struct evvec *ev)
+{
+	if (ev->n == ev->cap) {
+		size_t ncap = ev->cap ? ev->cap * 2 : 4096;
+		struct jpb_decoded_event *v = realloc(ev->v, ncap * sizeof(*v));
+		if (!v)
+			return NULL;
+		ev->v = v;
+		ev->cap = ncap;
+	}
+	return &ev->v[ev->n++];
+}
+
+/* All events of decoded stream NAME. */
+static int read_thread(struct jpb_bundle *b, const char *name, struct evvec *ev,
+		       char *errmsg, size_t size)
+{
+	struct jpb_reader *r;
+	int err = jpb_reader_open(b, name, &r);
+	if (err) {
+		snprintf(errmsg, size, "flow: %s: %s", name, jpb_errstr(err));
+		return err;
+	}
+	const struct jpb_rectype *te = jpb_rectype_find(JPB_REC_DECODED_EVENTS);
+	struct jpb_record rec;
+	ev->n = 0;
+	while ((err = jpb_reader_next(r, &rec)) == 0) {
+		/* decoded_gap records repeat the gap events in the batches. */
+		struct jpb_rec_decoded_events d;
+		if (rec.type != JPB_REC_DECODED_EVENTS ||
+		    jpb_rec_decode(te, rec.payload, rec.size, &d))
+			continue;
+		struct jpb_cur c = jpb_cur_init(d.events.ptr, d.events.len);
+		uint64_t prev = d.first_tsc;
+		for (uint32_t k = 0; k < d.count; k++) {
+			struct jpb_decoded_event *e = evvec_add(ev);
+			if (!e) {
+				err = jpb_err_nomem;
+				break;
+			}
+			if (jpb_decoded_event_get(&c, e, &prev)) {
+				ev->n--;
+				break; /* a damaged batch ends here; the rest is kept */
+			}
+		}
+		if (err)
+			break;
+	}
+	if (err == jpb_err_truncated || err == jpb_err_corrupt)
+		fprintf(stderr, "jpbpf: warning: %s\n", jpb_reader_errmsg(r));
+	jpb_reader_free(r);
+	if (err == jpb_err_nomem) {
+		snprintf(errmsg, size, "flow: %s: out of memory", name);
+		return err;
+	}
+	return 0;
+}
+
+static int write_thread(struct jpb_bundle *b, uint32_t tid,
+			const struct jpb_flow_event *v, size_t n,
+			const struct flow_summary *s, struct jpb_writer *sum,
+			struct jpb_buf *scratch, char *errmsg, size_t size)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "flow/tid%u", tid);
+	struct jpb_writer *w;
+	int err = jpb_writer_open(b, name, &w);
+	if (err) {
+		snprintf(errmsg, size, "flow: %s: %s", name, jpb_bundle_errmsg(b));
+		return err;
+	}
+	uint8_t *packed = malloc(BATCH * JPB_FLOW_EVENT_SIZE);
+	if (!packed) {
+		jpb_writer_close(w);
+		return jpb_err_nomem;
+	}
+	const struct jpb_rectype *t = jpb_rectype_find(JPB_REC_FLOW_EVENTS);
+	for (size_t at = 0; at < n && !err; at += BATCH) {
+		size_t k = n - at < BATCH ? n - at : BATCH;
+		for (size_t j = 0; j < k; j++)
+			jpb_flow_event_put(packed + j * JPB_FLOW_EVENT_SIZE, &v[at + j]);
+		struct jpb_rec_flow_events r = {
+			tid, 0, at, { packed, (uint32_t)(k * JPB_FLOW_EVENT_SIZE) }
+		};
+		err = jpb_writer_put_rec(w, t, 0, &r, scratch);
+	}
+	free(packed);
+	int cerr = jpb_writer_close(w);
+	err = err ? err : cerr;
+	struct jpb_rec_flow_thread th = {
+		tid, 0, s->events, s->by_status[JPB_FLOW_DECODED],
+		s->by_status[JPB_FLOW_CERTAIN], s->by_status[JPB_FLOW_CHOSEN],
+		s->by_status[JPB_FLOW_RECOVERED], s->by_status[JPB_FLOW_UNKNOWN],
+		s->gaps, s->resyncs
+	};
+	if (!err)
+		err = jpb_writer_put_rec(sum, jpb_rectype_find(JPB_REC_FLOW_THREAD),
+					 0, &th, scratch);
+	if (err)
+		snprintf(errmsg, size, "flow: writing %s: %s", name, jpb_errstr(err));
+	return err;
+}
+
+static struct jpb_str str_of(const char *s)
+{
+	return (struct jpb_str){ s ? s : "", s ? (uint32_t)strlen(s) : 0 };
+}
+
+static int write_methods(struct jpb_bundle *b, struct flow *f,
+			 struct jpb_buf *scratch, char *errmsg, size_t size)
+{
+	struct jpb_writer *w;
+	int err = jpb_writer_open(b, "flow/methods", &w);
+	if (err) {
+		snprintf(errmsg, size, "flow: flow/methods: %s", jpb_bundle_errmsg(b));
+		return err;
+	}
+	const struct jpb_rectype *t = jpb_rectype_find(JPB_REC_FLOW_METHOD);
+	for (size_t i = 0; i < f->nmeths && !err; i++) {
+		if (!f->meths[i].used)
+			continue;
+		const struct flow_method_info *m = &f->meths[i].info;
+		char sig[1024];
+		snprintf(sig, sizeof(sig), "L%s;", m->class_name);
+		struct jpb_rec_flow_method r = { (uint32_t)i + 1, 0, m->method_id,
+						 str_of(sig), str_of(m->name),
+						 str_of(m->descriptor) };
+		err = jpb_writer_put_rec(w, t, 0, &r, scratch);
+	}
+	int cerr = jpb_writer_close(w);
+	err = err ? err : cerr;
+	if (err)
+		snprintf(errmsg, size, "flow: writing flow/methods: %s", jpb_errstr(err));
+	return err;
+}
+
+static int run_threads(struct jpb_bundle *b, struct flow *f,
+		       struct flow_summary *total, char *errmsg, size_t size)
+{
+	const char *const *names;
+	size_t count;
+	int err = jpb_bundle_list_streams(b, &names, &count);
+	if (err) {
+		snprintf(errmsg, size, "flow: listing streams: %s", jpb_errstr(err));
+		return err;
+	}
+	/* The list is the bundle's and changes as streams are written. */
+	char **tids = calloc(count + 1, sizeof(*tids));
+	size_t ntid = 0;
+	for (size_t i = 0; tids && i < count; i++)
+		if (!strncmp(names[i], "decoded/tid", 11) && strcmp(names[i], "decoded/tid0"))
+			tids[ntid++] = strdup(names[i]);
+	struct jpb_writer *sum = NULL;
+	struct jpb_buf scratch = { 0 };
+	struct evvec ev = { 0 };
+	err = tids ? jpb_writer_open(b, "flow/summary", &sum) : jpb_err_nomem;
+	for (size_t i = 0; i < ntid && !err; i++) {
+		uint32_t tid = (uint32_t)strtoul(tids[i] + 11, NULL, 10);
+		const struct jpb_flow_event *out;
+		size_t nout;
+		struct flow_summary s;
+		err = read_thread(b, tids[i], &ev, errmsg, size);
+		if (!err && (err = flow_thread(f, ev.v, ev.n, &out, &nout, &s)))
+			snprintf(errmsg, size, "flow: %s: %s", tids[i], jpb_errstr(err));
+		if (!err)
+			err = write_thread(b, tid, out, nout, &s, sum, &scratch, errmsg, size);
+		total->threads++;
+		total->events += s.events;
+		for (int k = 0; k < 6; k++)
+			total->by_status[k] += s.by_status[k];
+		total->gaps += s.gaps;
+		total->resyncs += s.resyncs;
+	}
+	if (sum) {
+		int cerr = jpb_writer_close(sum);
+		err = err ? err : cerr;
+	}
+	if (!err)
+		err = write_methods(b, f, &scratch, errmsg, size);
+	for (size_t i = 0; i < ntid; i++)
+		free(tids[i]);
+	free(tids);
+	free(ev.v);
+	jpb_buf_fini(&scratch);
+	return err;
+}
+
+int flow_reconstruct_bundle(struct jpb_bundle *b, const struct flow_opts *o,
+			    struct flow_summary *out, char *errmsg, size_t size)
+{
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	memset(out, 0, sizeof(*out));
+	errmsg[0] = 0;
+	struct jprog *p;
+	struct flow *f = NULL;
+	struct java_diag diag = { 0 };
+	int err = jprog_alloc(&p);
+	if (err)
+		return jpb_err_nomem;
+	int n = jprog_load_bundle(p, b, &diag);
+	if (n < 0) {
+		snprintf(errmsg, size, "flow: program: %s", diag.msg);
+		err = n;
+	}
+	if (!err && (err = flow_alloc(&f, p, o)))
+		snprintf(errmsg, size, "flow: %s", jpb_errstr(err));
+	if (!err)
+		err = load_codelets(f, b, errmsg, size);
+	if (!err)
+		err = run_threads(b, f, out, errmsg, size);
+	flow_free(f);
+	jprog_free(p);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	out->time_ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u +
+		       (uint64_t)t1.tv_nsec - (uint64_t)t0.tv_nsec;
+	return err;
+}

@@ -42,6 +42,7 @@ static void add_sect(struct image *im, uint64_t start, const uint8_t *p,
 	memcpy(s->bytes, p, size);
 	s->load_ns = load_ns;
 	s->unload_ns = UINT64_MAX;
+	s->freed = 0;
 }
 
 static void unload_sect(struct image *im, uint64_t start, uint64_t ns)

@@ -44,7 +44,7 @@ static void print_summary(const struct jpd_summary *s)
 			       (unsigned long long)s->gaps_by_cause[c]);
 	printf("\ndecode errors: %llu, truncated AUX records: %llu\n",
 	       (unsigned long long)s->errors,
-	       (unsigned long long)s->gaps_by_cause[0]);
+	       (unsigned long long)s->aux_truncated);
 }
 
 int cmd_decode(int argc, char **argv)

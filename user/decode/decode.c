@@ -307,6 +307,7 @@ static int write_stream_summaries(struct jpb_writer *w, struct jpd_stream *sts,
 		sum->errors += s->errors;
 		sum->unattributed += s->unattributed;
 		sum->switches += s->switches;
+		sum->aux_truncated += s->aux_truncated;
 		for (int c = 0; c < 8; c++)
 			sum->gaps_by_cause[c] += s->gaps_by_cause[c];
 	}

@@ -22,6 +22,7 @@ struct jpd_summary {
 	uint64_t pt_bytes, blocks, events, interp, compiled, transitions;
 	uint64_t gaps, errors, unattributed, switches;
 	uint64_t gaps_by_cause[8];
+	uint64_t aux_truncated;
 	uint64_t nmethods, missing_pcmaps, unload_mismatch, files, files_missing;
 	double seconds;        /* all of it */
 	double decode_seconds; /* the workers: gather, scan, block decode */

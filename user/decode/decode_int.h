@@ -135,7 +135,7 @@ struct jpd_piece {
 
 struct jpd_stream {
 	const char *name;
-	uint32_t cpu; /* JPB_PT_NO_CPU... as an index: see decode.c */
+	uint32_t cpu; /* pt/cpuN: N; pt/tidN: 100000 + stream index */
 	uint32_t tid; /* per-thread ring: its thread, else 0 */
 	/* results */
 	struct jpd_piece *pieces;
@@ -145,6 +145,7 @@ struct jpd_stream {
 	uint64_t pt_bytes, blocks, events, gaps, errors, unattributed,
 		switches, interp, compiled, transitions;
 	uint64_t gaps_by_cause[8];
+	uint64_t aux_truncated; /* pt_aux_event records flagged truncated */
 	int rc;
 	char err[512];
 };

@@ -104,7 +104,7 @@ static int gather(struct sdec *s, int fd, uint64_t *size)
 			struct jpb_rec_pt_aux_event ae;
 			if (!jpb_rec_decode(t, rec.payload, rec.size, &ae) &&
 			    (ae.flags & 1))
-				st->gaps_by_cause[0]++; /* truncated AUX, counted */
+				st->aux_truncated++; /* its data follows; OVF marks the loss */
 			continue;
 		}
 		if (rec.type != JPB_REC_PT_AUX_DATA)

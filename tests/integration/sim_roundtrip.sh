@@ -70,4 +70,10 @@ t_check "codecache: code was unloaded and its addresses reused" \
 	[ "$("$JPBPF" info "$b" --json 2>/dev/null | jq .jvm.compiled_unloads)" -gt 5 -a \
 	  "$(sim_meta "$b" sim.code_reuses)" -gt 0 ]
 
+run all "--cpus 3 --quantum-us 15 --jit-invoke 4 --code-cache 384 --irq-every 120 --loss 6 --psb-period 512 --seed 8"
+t_check "all: loss, reuse and interrupts together" \
+	[ "$(sim_meta "$TESTTMP/sim-rt-all" sim.code_reuses)" -gt 0 -a \
+	  "$(sim_meta "$TESTTMP/sim-rt-all" sim.interrupts)" -gt 0 -a \
+	  "$(sim_meta "$TESTTMP/sim-rt-all" sim.lost_bytecodes)" -gt 0 ]
+
 t_done

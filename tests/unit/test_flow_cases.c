@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Reconstruction on hand-built decoded event sequences over real class
+ * files compiled by javac at test time: a straight-line method, a loop
+ * whose exit branch is inferred, identical getters behind a virtual call
+ * (ambiguous: chosen among 2), an exception unwinding two frames, and a
+ * compiled anchor that pins an ambiguous interpreted run.  Each case
+ * checks the exact (method, bci, status) sequence.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "flow/flow.h"
+
+static const char *src =
+	"public class Cases {\n"
+	"    static int straight(int a, int b) { int c = a + b; return c * 2; }\n"
+	"    static int loop(int n) { int s = 0; for (int i = 0; i < n; i++) s += i; return s; }\n"
+	"    static abstract class Shape { abstract int get(); }\n"
+	"    static class A extends Shape { int v; int get() { return v; } }\n"
+	"    static class B extends Shape { int v; int get() { return v; } }\n"
+	"    static int callGet(Shape s) { return s.get(); }\n"
+	"    static int thrower(int x) { if (x > 0) throw new IllegalStateException(); return x; }\n"
+	"    static int middle(int x) { return thrower(x) + 1; }\n"
+	"    static int catcher(int x) { try { return middle(x); } catch (IllegalStateException e) { return -1; } }\n"
+	"    static int compiledCallee(int x) { return x + 1; }\n"
+	"    static int anchored(int x) { int y = compiledCallee(x); return y * 3; }\n"
+	"}\n";
+
+#define CALLEE_ID 0x7001u
+enum { CL_ENTRY = 1, CL_EXC = 2 };
+
+struct fx {
+	struct jprog *p;
+	struct flow *f;
+	struct jpb_decoded_event ev[128];
+	size_t n;
+};
+
+static int load_class(struct jprog *p, const char *path)
+{
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		return -1;
+	uint8_t buf[65536];
+	size_t len = fread(buf, 1, sizeof(buf), fp);
+	fclose(fp);
+	struct java_diag d;
+	return jprog_add_class(p, buf, len, 0, &d) < 0 ? -1 : 0;
+}
+
+static int setup(void **state)
+{
+	const char *tmp = getenv("TESTTMP");
+	char dir[512], cmd[1200];
+	snprintf(dir, sizeof(dir), "%s/flow-cases-%d", tmp ? tmp : "/tmp", (int)getpid());
+	mkdir(dir, 0755);
+	snprintf(cmd, sizeof(cmd), "%s/Cases.java", dir);
+	FILE *fp = fopen(cmd, "w");
+	if (!fp)
+		return -1;
+	fputs(src, fp);
+	fclose(fp);
+	const char *javac = "/usr/lib/jvm/java-17-openjdk-amd64/bin/javac";
+	if (access(javac, X_OK))
+		javac = "javac";
+	snprintf(cmd, sizeof(cmd), "%s -d %s %s/Cases.java 2>/dev/null", javac, dir, dir);
+	if (system(cmd)) {
+		*state = NULL; /* no javac: every case skips */
+		return 0;
+	}
+	struct fx *x = calloc(1, sizeof(*x));
+	assert_non_null(x);
+	assert_int_equal(jprog_alloc(&x->p), 0);
+	static const char *cls[] = { "Cases", "Cases$Shape", "Cases$A", "Cases$B" };
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(cmd, sizeof(cmd), "%s/%s.class", dir, cls[i]);
+		assert_int_equal(load_class(x->p, cmd), 0);
+	}
+	assert_int_equal(jprog_add_method_id(x->p, CALLEE_ID, "LCases;",
+					     "compiledCallee", "(I)I"), 0);
+	assert_int_equal(flow_alloc(&x->f, x->p, NULL), 0);
+	assert_int_equal(flow_set_codelet(x->f, CL_ENTRY, "zerolocals"), 0);
+	assert_int_equal(flow_set_codelet(x->f, CL_EXC, "exception_continuation"), 0);
+	*state = x;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *x = *state;
+	if (x) {
+		flow_free(x->f);
+		jprog_free(x->p);
+		free(x);
+	}
+	return 0;
+}
+
+static struct jpb_decoded_event *add(struct fx *x, uint8_t kind)
+{
+	assert_true(x->n < 128);
+	struct jpb_decoded_event *e = &x->ev[x->n++];
+	memset(e, 0, sizeof(*e));
+	e->kind = kind;
+	e->tsc = 1000 + x->n;
+	return e;
+}
+
+/* Interpreted opcodes, then -1. */
+static void ops(struct fx *x, ...)
+{
+	va_list ap;
+	va_start(ap, x);
+	for (int op; (op = va_arg(ap, int)) >= 0;)
+		add(x, JPB_DEV_INTERP)->opcode = (uint8_t)op;
+	va_end(ap);
+}
+
+static void tr(struct fx *x, uint8_t what, uint64_t arg)
+{
+	struct jpb_decoded_event *e = add(x, JPB_DEV_TRANSITION);
+	e->what = what;
+	e->arg = arg;
+}
+
+static void compiled(struct fx *x, uint64_t id, int32_t bci)
+{
+	struct jpb_decoded_event *e = add(x, JPB_DEV_COMPILED);
+	e->nframes = 1;
+	e->frames[0] = (struct jpb_decoded_frame){ id, bci };
+}
+
+struct want {
+	const char *method; /* name; "A|B" accepts either */
+	int32_t bci;
+	uint8_t status;
+	uint16_t ncand;
+};
+
+static void check(struct fx *x, const struct want *w, size_t nw)
+{
+	const struct jpb_flow_event *out;
+	size_t n;
+	struct flow_summary s;
+	assert_int_equal(flow_thread(x->f, x->ev, x->n, &out, &n, &s), 0);
+	for (size_t i = 0; i < n && i < nw; i++) {
+		const struct flow_method_info *m = flow_method(x->f, out[i].method);
+		char got[160];
+		snprintf(got, sizeof(got), "%s.%s", m ? m->class_name : "?",
+			 m ? m->name : "?");
+		int name_ok = strstr(w[i].method, "|") ?
+			(!strcmp(got, "Cases$A.get") || !strcmp(got, "Cases$B.get")) :
+			!strcmp(got, w[i].method);
+		if (!name_ok || out[i].bci != w[i].bci || out[i].status != w[i].status ||
+		    out[i].ncand != w[i].ncand)
+			fail_msg("event %zu: got %s bci %d %s/%u, want %s bci %d %s/%u", i,
+				 got, out[i].bci, jpb_flow_status_name(out[i].status),
+				 out[i].ncand, w[i].method, w[i].bci,
+				 jpb_flow_status_name(w[i].status), w[i].ncand);
+	}
+	assert_int_equal(n, nw);
+	assert_int_equal(s.events, nw);
+}
+
+#define SKIP_IF_NO_JAVAC(x) do { if (!(x)) skip(); } while (0)
+#define C JPB_FLOW_CERTAIN
+#define CH JPB_FLOW_CHOSEN
+#define DEC JPB_FLOW_DECODED
+#define NW(a) (sizeof(a) / sizeof((a)[0]))
+
+static void test_straight(void **state)
+{
+	struct fx *x = *state;
+	SKIP_IF_NO_JAVAC(x);
+	x->n = 0;
+	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	ops(x, 0x1a, 0x1b, 0x60, 0x3d, 0x1c, 0x05, 0x68, 0xac, -1);
+	static const struct want w[] = {
+		{ "Cases.straight", 0, C, 1 }, { "Cases.straight", 1, C, 1 },
+		{ "Cases.straight", 2, C, 1 }, { "Cases.straight", 3, C, 1 },
+		{ "Cases.straight", 4, C, 1 }, { "Cases.straight", 5, C, 1 },
+		{ "Cases.straight", 6, C, 1 }, { "Cases.straight", 7, C, 1 },
+	};
+	check(x, w, NW(w));
+}
+
+static void test_loop_exit(void **state)
+{
+	struct fx *x = *state;
+	SKIP_IF_NO_JAVAC(x);
+	x->n = 0;
+	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	/* loop(1): one iteration, then the exit: both start with iload_1. */
+	ops(x, 0x03, 0x3c, 0x03, 0x3d, 0x1c, 0x1a, 0xa2, /* init, test */
+	    0x1b, 0x1c, 0x60, 0x3c, 0x84, 0xa7,           /* body */
+	    0x1c, 0x1a, 0xa2, 0x1b, 0xac, -1);            /* test, exit */
+	static const struct want w[] = {
+		{ "Cases.loop", 0, C, 1 }, { "Cases.loop", 1, C, 1 },
+		{ "Cases.loop", 2, C, 1 }, { "Cases.loop", 3, C, 1 },
+		{ "Cases.loop", 4, C, 1 }, { "Cases.loop", 5, C, 1 },
+		{ "Cases.loop", 6, C, 1 }, { "Cases.loop", 9, C, 1 },
+		{ "Cases.loop", 10, C, 1 }, { "Cases.loop", 11, C, 1 },
+		{ "Cases.loop", 12, C, 1 }, { "Cases.loop", 13, C, 1 },
+		{ "Cases.loop", 16, C, 1 }, { "Cases.loop", 4, C, 1 },
+		{ "Cases.loop", 5, C, 1 }, { "Cases.loop", 6, C, 1 },
+		{ "Cases.loop", 19, C, 1 }, { "Cases.loop", 20, C, 1 },
+	};
+	check(x, w, NW(w));
+}
+
+static void test_identical_getters(void **state)
+{
+	struct fx *x = *state;
+	SKIP_IF_NO_JAVAC(x);
+	x->n = 0;
+	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	ops(x, 0x2a, 0xb6, -1);
+	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	ops(x, 0x2a, 0xb4, 0xac, 0xac, -1);
+	static const struct want w[] = {
+		{ "Cases.callGet", 0, C, 1 }, { "Cases.callGet", 1, C, 1 },
+		{ "A|B", 0, CH, 2 }, { "A|B", 1, CH, 2 }, { "A|B", 4, CH, 2 },
+		{ "Cases.callGet", 4, C, 1 },
+	};
+	check(x, w, NW(w));
+}
+
+static void test_exception_two_frames(void **state)
+{
+	struct fx *x = *state;
+	SKIP_IF_NO_JAVAC(x);
+	x->n = 0;
+	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	ops(x, 0x1a, 0xb8, -1); /* catcher */
+	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	ops(x, 0x1a, 0xb8, -1); /* middle */
+	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	ops(x, 0x1a, 0x9e, 0xbb, 0x59, 0xb7, -1); /* thrower */
+	/* IllegalStateException.<init> runs outside the traced code. */
+	tr(x, JPB_TR_DISABLED, 0);
+	tr(x, JPB_TR_ENABLED, 0);
+	ops(x, 0xbf, -1);
+	tr(x, JPB_TR_DISABLED, 0);
+	tr(x, JPB_TR_ENABLED, 0);
+	tr(x, JPB_TR_INTERP_STUB, CL_EXC);
+	ops(x, 0x4c, 0x02, 0xac, -1); /* catcher's handler */
+	static const struct want w[] = {
+		{ "Cases.catcher", 0, C, 1 }, { "Cases.catcher", 1, C, 1 },
+		{ "Cases.middle", 0, C, 1 }, { "Cases.middle", 1, C, 1 },
+		{ "Cases.thrower", 0, C, 1 }, { "Cases.thrower", 1, C, 1 },
+		{ "Cases.thrower", 4, C, 1 }, { "Cases.thrower", 7, C, 1 },
+		{ "Cases.thrower", 8, C, 1 }, { "Cases.thrower", 11, C, 1 },
+		{ "Cases.catcher", 5, C, 1 }, { "Cases.catcher", 6, C, 1 },
+		{ "Cases.catcher", 7, C, 1 },
+	};
+	check(x, w, NW(w));
+}
+
+static void test_compiled_anchor(void **state)
+{
+	struct fx *x = *state;
+	SKIP_IF_NO_JAVAC(x);
+	x->n = 0;
+	/* No entry seen: iload_0 invokestatic fits middle, catcher and
+	 * anchored; only anchored calls the compiled method that follows. */
+	ops(x, 0x1a, 0xb8, -1);
+	tr(x, JPB_TR_STUB, 1);
+	compiled(x, CALLEE_ID, 0);
+	compiled(x, CALLEE_ID, 1);
+	compiled(x, CALLEE_ID, 2);
+	compiled(x, CALLEE_ID, 3);
+	ops(x, 0x3c, 0x1b, 0x06, 0x68, 0xac, -1);
+	static const struct want w[] = {
+		{ "Cases.anchored", 0, C, 1 }, { "Cases.anchored", 1, C, 1 },
+		{ "Cases.compiledCallee", 0, DEC, 1 }, { "Cases.compiledCallee", 1, DEC, 1 },
+		{ "Cases.compiledCallee", 2, DEC, 1 }, { "Cases.compiledCallee", 3, DEC, 1 },
+		{ "Cases.anchored", 4, C, 1 }, { "Cases.anchored", 5, C, 1 },
+		{ "Cases.anchored", 6, C, 1 }, { "Cases.anchored", 7, C, 1 },
+		{ "Cases.anchored", 8, C, 1 },
+	};
+	check(x, w, NW(w));
+}
+
+static void test_unexplained_is_unknown(void **state)
+{
+	struct fx *x = *state;
+	SKIP_IF_NO_JAVAC(x);
+	x->n = 0;
+	/* monitorenter appears in no loaded method: never placed. */
+	ops(x, 0xc2, -1);
+	const struct jpb_flow_event *out;
+	size_t n;
+	assert_int_equal(flow_thread(x->f, x->ev, x->n, &out, &n, NULL), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(out[0].status, JPB_FLOW_UNKNOWN);
+	assert_int_equal(out[0].method, 0);
+	assert_int_equal(out[0].bci, -1);
+}
+
+static void test_fast_opcodes(void **state)
+{
+	(void)state;
+	int fused;
+	assert_int_equal(flow_java_opcode(0xb6, &fused), 0xb6);
+	assert_int_equal(fused, -1);
+	assert_int_equal(flow_java_opcode(203, &fused), 0xb4); /* fast_agetfield */
+	assert_int_equal(flow_java_opcode(221, &fused), 0x2a); /* fast_iaccess_0 */
+	assert_int_equal(fused, 0xb4);
+	assert_int_equal(flow_java_opcode(225, &fused), 0x15); /* fast_iload2 */
+	assert_int_equal(fused, 0x15);
+	assert_int_equal(flow_java_opcode(233, &fused), 0xb6); /* invokehandle */
+	assert_int_equal(flow_java_opcode(250, &fused), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_straight),
+		cmocka_unit_test(test_loop_exit),
+		cmocka_unit_test(test_identical_getters),
+		cmocka_unit_test(test_exception_two_frames),
+		cmocka_unit_test(test_compiled_anchor),
+		cmocka_unit_test(test_unexplained_is_unknown),
+		cmocka_unit_test(test_fast_opcodes),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

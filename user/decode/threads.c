@@ -6,6 +6,7 @@
  * (the kernel runs it), so the BPF time only has to pick the right gap:
  * the cut itself is the PT disable/enable, exact to the instruction.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -284,14 +285,24 @@ static size_t nearest(uint64_t t, int leaving, int need_async, const uint64_t *d
 void jpd_sched_place(struct jpd_switch *sw, size_t n, const uint64_t *dis,
 		     const uint64_t *en, const uint8_t *async, size_t ngaps)
 {
+	size_t prev_g = SIZE_MAX;
 	for (size_t i = 0; i < n; i++) {
 		if (!ngaps) {
 			sw[i].apply_tsc = sw[i].tsc;
 			continue;
 		}
+		uint64_t t = sw[i].tsc;
 		int leaving = sw[i].prev_tid && !sw[i].next_tid;
-		size_t g = nearest(sw[i].tsc, leaving, sw[i].preempt, dis, en, async,
-				   ngaps);
+		/* A preempted task leaves, and a task arrives on an idle CPU,
+		 * where the kernel ran: an interrupt-like gap, or the gap the
+		 * previous task left in by blocking in untraced code. */
+		int need_async = sw[i].preempt || !sw[i].prev_tid;
+		size_t g = nearest(t, leaving, need_async, dis, en, async, ngaps);
+		if (!sw[i].prev_tid && prev_g != SIZE_MAX && !async[prev_g] &&
+		    !sw[i - 1].next_tid &&
+		    dist(t, dis[prev_g], en[prev_g]) <= dist(t, dis[g], en[g]))
+			g = prev_g;
+		prev_g = g;
 		sw[i].apply_tsc = en[g];
 		/* Coarse timing makes several gaps end at one TSC: name the
 		 * gap by its rank among them, as the decoder counts them. */

@@ -73,6 +73,20 @@ if run cpus3 "--cpus 3 --quantum-us 20 --jit-invoke 5 --seed 4"; then
 	t_check "4 threads on 3 CPUs: the threads migrated (switches applied)" \
 		grep -q 'threads: 4' "$TESTTMP/dec-cpus3.out"
 fi
+if run cpus8 "--cpus 8 --jit-invoke 5 --seed 9"; then
+	c=$TESTTMP/dec-cpus8.chk
+	t_check "4 threads on 8 CPUs: 100% attributed to the right thread, exact" \
+		[ "$(decode_field "$c" matched)" = "$(decode_field "$c" truth)" \
+		  -a "$(decode_field "$c" decoded)" = "$(decode_field "$c" truth)" ]
+fi
+if run jitter "--cpus 2 --jit-invoke 5 --jitter 500 --seed 7"; then
+	c=$TESTTMP/dec-jitter.chk
+	# Known limit (docs/DECODER.md): with BPF timestamps off by up to
+	# 500 ns a switch can land one tracing gap away.
+	t_check "BPF clock jitter 500 ns: >= 99.5% of events on the right thread, none unattributed" \
+		awk -v m="$(decode_field "$c" matched)" -v d="$(decode_field "$c" decoded)" \
+		    -v u="$(decode_field "$c" unattributed)" 'BEGIN { exit !(d > 0 && m >= 0.995 * d && u == 0) }'
+fi
 if run deopt "--cpus 1 --jit-invoke 5 --jit-backedge 20 --seed 2"; then
 	c=$TESTTMP/dec-deopt.chk
 	t_check "deoptimization: exact, the re-executed bytecode counted once as reexec" \

@@ -38,6 +38,7 @@ MAIN_SRC    := user/cli/main.c
 AGENT_SRCS  := $(sort $(wildcard agent/*.c))
 SIM_SRCS    := $(sort $(wildcard tests/sim/*.c))
 UNIT_SRCS   := $(sort $(wildcard tests/unit/test_*.c))
+TOOL_SRCS   := $(sort $(wildcard tests/tools/*.c))
 BPF_SRCS    := $(sort $(wildcard bpf/*.bpf.c))
 
 obj = $(patsubst %.c,$(O)/obj/%.o,$(1))
@@ -48,6 +49,7 @@ SIM_OBJS    := $(call obj,$(SIM_SRCS))
 BPF_OBJS    := $(patsubst bpf/%.bpf.c,$(O)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS       := $(patsubst bpf/%.bpf.c,$(O)/bpf/%.skel.h,$(BPF_SRCS))
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(UNIT_SRCS))
+TOOL_BINS   := $(patsubst tests/tools/%.c,$(O)/tests/tools/%,$(TOOL_SRCS))
 
 BIN_JPBPF := $(O)/jpbpf
 LIB_AGENT := $(O)/libjpbpf-agent.so
@@ -109,7 +111,13 @@ $(O)/tests/unit/%: tests/unit/%.c $(LIB_USER) $(LIB_BUNDLE) $(wildcard tests/uni
 	@echo "  TEST    $@"
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $(LDSAN) -o $@ $< $(LIB_USER) $(LIB_BUNDLE) $(LIBS) -lcmocka
 
-unit-tests: $(UNIT_BINS) $(BIN_JPBPF) $(BIN_SIM)
+# Test tools: checkers the integration suites run on bundles.
+$(O)/tests/tools/%: tests/tools/%.c $(LIB_USER) $(LIB_BUNDLE)
+	@mkdir -p $(@D)
+	@echo "  TOOL    $@"
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDSAN) -o $@ $< $(LIB_USER) $(LIB_BUNDLE) $(LIBS)
+
+unit-tests: $(UNIT_BINS) $(TOOL_BINS) $(BIN_JPBPF) $(BIN_SIM)
 
 workloads:
 	$(Q)tests/workloads/build $(O)/workloads

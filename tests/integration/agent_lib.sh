@@ -6,7 +6,8 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 : "${BUILD:=$top/build}"
 : "${AGENT:=$BUILD/libjpbpf-agent.so}"
 : "${JPBPF_PLAIN:=$BUILD/jpbpf}"
-CHECK=$TESTTMP/agent_check
+: "${TOOLS:=$BUILD/asan/tests/tools}"
+CHECK=$TOOLS/agent_check
 WL=$TESTTMP/workloads
 
 agent_setup() {
@@ -14,12 +15,9 @@ agent_setup() {
 		echo "Bail out! $AGENT not built"
 		exit 1
 	fi
-	# Suites may run one after another in the same TESTTMP: build once.
 	if [ ! -x "$CHECK" ]; then
-		cc -std=c11 -D_GNU_SOURCE -O1 -I"$top/user" -I"$top/user/bundle" \
-			"$top/tests/integration/agent_check.c" \
-			"$BUILD/libjpbpf-bundle.a" -ljansson -lz -o "$CHECK.tmp" &&
-			mv "$CHECK.tmp" "$CHECK" || { echo "Bail out! agent_check"; exit 1; }
+		echo "Bail out! $CHECK not built (make unit-tests)"
+		exit 1
 	fi
 	if [ ! -f "$WL/.done" ]; then
 		"$top/tests/workloads/build" "$WL" >/dev/null &&
@@ -51,14 +49,12 @@ wait_for() {
 	[ -e "$1" ]
 }
 
-# Build the attach helper (links user/attach from libjpbpf.a).
-ATTACH=$TESTTMP/agent_attach_tool
+# The attach helper (links user/attach from libjpbpf.a).
+ATTACH=$TOOLS/agent_attach_tool
 agent_setup_attach() {
 	[ -x "$ATTACH" ] && return 0
-	cc -std=c11 -D_GNU_SOURCE -O1 -I"$top/user" -I"$top/user/bundle" \
-		"$top/tests/integration/agent_attach_tool.c" "$BUILD/libjpbpf.a" \
-		"$BUILD/libjpbpf-bundle.a" -ljansson -lz -o "$ATTACH.tmp" &&
-		mv "$ATTACH.tmp" "$ATTACH" || { echo "Bail out! agent_attach_tool"; exit 1; }
+	echo "Bail out! $ATTACH not built (make unit-tests)"
+	exit 1
 }
 
 # jvm_pid PATTERN: the pid of the JVM whose command line starts with

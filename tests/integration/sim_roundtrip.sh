@@ -70,6 +70,13 @@ t_check "codecache: code was unloaded and its addresses reused" \
 	[ "$("$JPBPF" info "$b" --json 2>/dev/null | jq .jvm.compiled_unloads)" -gt 5 -a \
 	  "$(sim_meta "$b" sim.code_reuses)" -gt 0 ]
 
+run mtc "--mtc --cpus 2 --quantum-us 20 --jit-invoke 5 --code-cache 384 --seed 9"
+out=$TESTTMP/sim-rt-mtc.out
+t_check "mtc: MTC packets, and a TMA after every TSC" \
+	[ "$(sim_field "$out" mtc)" -gt 100 -a "$(sim_field "$out" tma)" = "$(sim_field "$out" tsc)" ]
+t_check "mtc: meta.json pt.config says so" \
+	[ "$(jq -r .pt.config.mtc "$TESTTMP/sim-rt-mtc/meta.json")" = 1 ]
+
 run all "--cpus 3 --quantum-us 15 --jit-invoke 4 --code-cache 384 --irq-every 120 --loss 6 --psb-period 512 --seed 8"
 t_check "all: loss, reuse and interrupts together" \
 	[ "$(sim_meta "$TESTTMP/sim-rt-all" sim.code_reuses)" -gt 0 -a \

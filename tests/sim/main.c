@@ -39,6 +39,7 @@ static const char usage[] =
 	"    --psb-period BYTES  bytes between PSB+ (default 4096)\n"
 	"    --no-retcomp        no return compression\n"
 	"    --no-tsc            no TSC packets\n"
+	"    --mtc               MTC packets every 8 crystal ticks (320 ns), TMA after TSC\n"
 	"    --jitter NS         max |BPF clock - PT clock| of sched records (default 0)\n"
 	"    --quantum-us US     scheduler time slice (default 3000)\n"
 	"    --block-prob P      chance a thread blocks at a slice end (default 0.2)\n"
@@ -238,13 +239,14 @@ static int cmd_truth(int argc, char **argv, const char *argv0)
 
 enum { O_SEED = 256, O_CPUS, O_LOSS, O_AUX, O_DRAIN, O_PSB, O_NORET, O_NOTSC,
        O_JITTER, O_QUANTUM, O_BLOCK, O_NOJIT, O_JINV, O_JBE, O_INL, O_CI, O_CJ,
-       O_NOIT, O_CACHE, O_IRQ };
+       O_NOIT, O_CACHE, O_IRQ, O_MTC };
 
 static int synth_opt(struct sim_opts *o, int c, const char *arg)
 {
 	uint64_t v = 0;
 	double d = 0;
-	int num = c != O_NORET && c != O_NOTSC && c != O_NOJIT && c != O_NOIT;
+	int num = c != O_NORET && c != O_NOTSC && c != O_NOJIT && c != O_NOIT &&
+		  c != O_MTC;
 	int dbl = c == O_LOSS || c == O_BLOCK || c == O_DRAIN;
 	if (num && (dbl ? parse_double(arg, &d) : parse_u64(arg, &v)))
 		return bad_usage("option needs a number");
@@ -296,6 +298,7 @@ static int synth_opt(struct sim_opts *o, int c, const char *arg)
 	case O_CJ: o->cost_jit_ns = v; break;
 	case O_NOIT: o->itruth = 0; break;
 	case O_IRQ: o->irq_every = v; break;
+	case O_MTC: o->pt.mtc = 1; break;
 	case O_CACHE:
 		if (v < 256 || v > (48u << 20))
 			return bad_usage("--code-cache: 256 to 50331648 bytes");
@@ -313,7 +316,7 @@ static void default_opts(struct sim_opts *o)
 	o->seed = 1;
 	o->cpus = 2;
 	o->pt = (struct ptenc_opts){ .psb_period = 4096, .retcomp = 1, .tsc = 1,
-				     .cbr = 20, .buf_size = 0, .drain_bpns = 0.2,
+				     .cbr = 20, .mtc = 0, .mtc_freq = 3, .buf_size = 0, .drain_bpns = 0.2,
 				     .aux_watermark = 64u << 10 };
 	o->jit = (struct jit_opts){ 1, 500, 5000, 35, 2, 4, 48u << 20 };
 	o->cost_interp_ns = 20;
@@ -409,6 +412,7 @@ static int cmd_synth(int argc, char **argv)
 		{ "no-itruth", no_argument, NULL, O_NOIT },
 		{ "code-cache", required_argument, NULL, O_CACHE },
 		{ "irq-every", required_argument, NULL, O_IRQ },
+		{ "mtc", no_argument, NULL, O_MTC },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -476,12 +480,14 @@ static int cmd_verify(int argc, char **argv)
 	       (unsigned long long)st.enables, (unsigned long long)st.disables,
 	       rc == 0 ? "match" : "MISMATCH");
 	printf("packets: psb=%llu tnt=%llu tip=%llu pge=%llu pgd=%llu fup=%llu "
-	       "ovf=%llu tsc=%llu mode=%llu cbr=%llu ip16=%llu ip32=%llu ip48=%llu\n",
+	       "ovf=%llu tsc=%llu mode=%llu cbr=%llu mtc=%llu tma=%llu ip16=%llu "
+	       "ip32=%llu ip48=%llu\n",
 	       (unsigned long long)st.psb, (unsigned long long)st.tnt,
 	       (unsigned long long)st.tip, (unsigned long long)st.pge,
 	       (unsigned long long)st.pgd, (unsigned long long)st.fup,
 	       (unsigned long long)st.ovf, (unsigned long long)st.tsc,
 	       (unsigned long long)st.mode, (unsigned long long)st.cbr,
+	       (unsigned long long)st.mtc, (unsigned long long)st.tma,
 	       (unsigned long long)st.ip16, (unsigned long long)st.ip32,
 	       (unsigned long long)st.ip48);
 	printf("sched: cpus=%llu switches=%llu migrating_threads=%llu\n",

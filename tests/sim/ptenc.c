@@ -17,6 +17,7 @@ struct ptenc {
 	struct jpb_buf data;
 	uint64_t tsc_q16, now_ns;
 	uint64_t last_tsc_ns; /* time of the last TSC packet written */
+	uint64_t last_ctc;    /* crystal clock at the last TSC or MTC */
 
 	uint64_t last_ip;
 	uint64_t tnt_bits;
@@ -180,15 +181,44 @@ static void put_ip_suppressed(struct ptenc *e, enum pt_packet_type t)
 	put(e, &p);
 }
 
+/* With MTC on, a TSC is followed by TMA: the crystal clock's low 16 bits
+ * at that TSC.  The TSC is taken at the crystal tick, so the fast counter
+ * is 0 and MTC-derived time never runs ahead of the real time. */
 static void put_tsc(struct ptenc *e)
 {
 	if (!e->o.tsc)
 		return;
 	struct pt_packet p = { .type = ppt_tsc };
-	p.payload.tsc.tsc = (e->now_ns * e->tsc_q16) >> 16;
+	uint64_t ctc = e->now_ns / PTENC_NS_PER_CTC;
+	p.payload.tsc.tsc = e->o.mtc ? ctc * PTENC_TSC_PER_CTC
+				     : (e->now_ns * e->tsc_q16) >> 16;
 	put(e, &p);
-	if (!e->dropping)
-		e->last_tsc_ns = e->now_ns;
+	if (e->o.mtc) {
+		struct pt_packet t = { .type = ppt_tma };
+		t.payload.tma.ctc = (uint16_t)ctc;
+		t.payload.tma.fc = 0;
+		put(e, &t);
+		e->last_ctc = ctc;
+	}
+	if (!e->dropping) /* the time the packet says */
+		e->last_tsc_ns = e->o.mtc ? ctc * PTENC_NS_PER_CTC : e->now_ns;
+}
+
+/* An MTC when the crystal clock crossed a 2^mtc_freq boundary since the
+ * last TSC or MTC; its value is the boundary's, so never ahead of now. */
+static void put_mtc(struct ptenc *e)
+{
+	if (!e->o.mtc || !e->o.tsc)
+		return;
+	uint64_t ctc = e->now_ns / PTENC_NS_PER_CTC;
+	if ((ctc >> e->o.mtc_freq) == (e->last_ctc >> e->o.mtc_freq))
+		return;
+	/* branches before the boundary go out before it */
+	flush_tnt(e);
+	struct pt_packet p = { .type = ppt_mtc };
+	p.payload.mtc.ctc = (uint8_t)(ctc >> e->o.mtc_freq);
+	e->last_ctc = ctc;
+	put(e, &p);
 }
 
 static void put_mode_exec(struct ptenc *e)
@@ -244,6 +274,8 @@ int ptenc_insn(struct ptenc *e, uint64_t ip)
 		return 1;
 	if (e->psb_due)
 		put_psb(e, ip);
+	else if (e->enabled)
+		put_mtc(e);
 	return e->dropping;
 }
 

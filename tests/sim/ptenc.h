@@ -21,6 +21,8 @@ struct ptenc_opts {
 	int retcomp;         /* compress returns */
 	int tsc;             /* TSC packets (PSB+ and before TIP.PGE) */
 	uint8_t cbr;         /* core:bus ratio in CBR packets */
+	int mtc;             /* MTC packets (and TMA after each TSC) */
+	unsigned mtc_freq;   /* an MTC every 2^mtc_freq crystal ticks */
 	/* Buffer model; buf_size 0 = unlimited. */
 	uint64_t buf_size;     /* bytes */
 	double drain_bpns;     /* bytes per ns the consumer drains */
@@ -37,6 +39,11 @@ struct ptenc_chunk {
 #define PTENC_TRUNCATED 1u
 
 struct ptenc;
+
+/* TSC = 2 x ns; the crystal clock (CTC/ART) ticks every 40 ns (25 MHz),
+ * so TSC = 80 x CTC: CPUID 0x15 eax 2, ebx 160. */
+#define PTENC_NS_PER_CTC 40u
+#define PTENC_TSC_PER_CTC 80u
 
 struct ptenc *ptenc_new(const struct ptenc_opts *o, uint64_t tsc_per_ns_q16);
 void ptenc_free(struct ptenc *e);

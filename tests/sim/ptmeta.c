@@ -87,8 +87,9 @@ json_t *ptmeta_json(const struct sim_opts *o, uint64_t *config)
 	struct pt_config cfg;
 	pt_config_default(&cfg);
 	cfg.tsc = o->pt.tsc;
-	cfg.mtc = 0; /* the simulator writes no MTC/CYC */
-	cfg.cyc = 0;
+	cfg.mtc = o->pt.mtc && o->pt.tsc;
+	cfg.mtc_period = o->pt.mtc_freq;
+	cfg.cyc = 0; /* the simulator writes no CYC */
 	cfg.noretcomp = !o->pt.retcomp;
 	/* a PSB every 2^(n+11) bytes; smaller test periods report 0 */
 	int n = 0;

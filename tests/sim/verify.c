@@ -2,6 +2,7 @@
 #include "verify.h"
 
 #include <intel-pt.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -372,6 +373,8 @@ static int packet_pass(struct pt_config *cfg, struct verify_stats *st, FILE *out
 		case ppt_tsc: st->tsc++; break;
 		case ppt_mode: st->mode++; break;
 		case ppt_cbr: st->cbr++; break;
+		case ppt_mtc: st->mtc++; break;
+		case ppt_tma: st->tma++; break;
 		default: break;
 		}
 	}
@@ -381,6 +384,29 @@ static int packet_pass(struct pt_config *cfg, struct verify_stats *st, FILE *out
 	fprintf(out, "verify: cpu%u packet decoder: %s\n", cpu,
 		pt_errstr(pt_errcode(rc)));
 	return 1;
+}
+
+/* libipt needs the crystal clock ratio and MTC period to use MTC
+ * packets: from meta.json "pt", as the decoder would take them. */
+static void timing_config(struct jpb_bundle *b, struct pt_config *cfg)
+{
+	void *meta;
+	if (jpb_meta_load(b, &meta) || !meta)
+		return;
+	json_t *pt = json_object_get(meta, "pt");
+	json_t *id = json_object_get(pt, "cpuid");
+	json_t *conf = json_object_get(pt, "config");
+	json_t *mtc = json_object_get(conf, "mtc");
+	if (!json_is_true(mtc) && !(json_is_integer(mtc) && json_integer_value(mtc) > 0))
+		return;
+	cfg->cpuid_0x15_eax = (uint32_t)json_integer_value(
+		json_object_get(id, "cpuid_0x15_eax"));
+	cfg->cpuid_0x15_ebx = (uint32_t)json_integer_value(
+		json_object_get(id, "cpuid_0x15_ebx"));
+	cfg->mtc_freq = (uint8_t)json_integer_value(
+		json_object_get(conf, "mtc_period"));
+	cfg->nom_freq = (uint8_t)json_integer_value(
+		json_object_get(pt, "max_nonturbo_ratio"));
 }
 
 static int verify_cpu(struct jpb_bundle *b, unsigned cpu, struct image *img,
@@ -405,6 +431,7 @@ static int verify_cpu(struct jpb_bundle *b, unsigned cpu, struct image *img,
 	pt_config_init(&cfg);
 	cfg.begin = trace.data;
 	cfg.end = trace.data + trace.len;
+	timing_config(b, &cfg);
 	struct pt_image *im = pt_image_alloc("sim");
 	pt_image_set_callback(im, read_mem, img);
 	struct cmp c = { truth.data, truth.len / 8, 0, "insn", cpu, out, 0, img };

@@ -215,6 +215,35 @@ static void test_buffer_model_overflows(void **state)
 	ptenc_free(e);
 }
 
+static void test_mtc_and_tma(void **state)
+{
+	(void)state;
+	struct ptenc_opts o = { .psb_period = 4096, .retcomp = 1, .tsc = 1, .cbr = 20,
+				.mtc = 1, .mtc_freq = 3, .aux_watermark = 1 << 16 };
+	struct ptenc *e = ptenc_new(&o, 2u << 16);
+	ptenc_time(e, 1000 * 40 + 7); /* 7 ns past crystal tick 1000 */
+	ptenc_pge(e, IP);
+	ptenc_tnt(e, 1);
+	ptenc_time(e, 1008 * 40 + 1); /* crossed the 2^3 boundary at 1008 */
+	assert_int_equal(ptenc_insn(e, IP + 4), 0);
+	ptenc_time(e, 1009 * 40); /* same MTC period: none */
+	assert_int_equal(ptenc_insn(e, IP + 8), 0);
+	ptenc_finish(e);
+	struct pkts p;
+	decode(e, &p);
+	long tsc = find(&p, ppt_tsc, 0);
+	assert_int_equal(p.p[tsc].payload.tsc.tsc, 1000 * 80); /* at the tick */
+	assert_int_equal(p.p[tsc + 1].type, ppt_tma);
+	assert_int_equal(p.p[tsc + 1].payload.tma.ctc, 1000);
+	assert_int_equal(p.p[tsc + 1].payload.tma.fc, 0);
+	long mtc = find(&p, ppt_mtc, 0);
+	assert_true(mtc > find(&p, ppt_tnt_8, 0)); /* earlier branches first */
+	assert_int_equal(p.p[mtc].payload.mtc.ctc, 1008 >> 3);
+	assert_int_equal(find(&p, ppt_mtc, (size_t)mtc + 1), -1);
+	assert_int_equal(ptenc_last_tsc_ns(e), 1000 * 40);
+	ptenc_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -224,6 +253,7 @@ int main(void)
 		cmocka_unit_test(test_psb_period_has_fup),
 		cmocka_unit_test(test_forced_loss_ovf_fup),
 		cmocka_unit_test(test_buffer_model_overflows),
+		cmocka_unit_test(test_mtc_and_tma),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -104,8 +104,44 @@ static int run(const char *dir)
 	return 0;
 }
 
+/* Print decoded stream NAME's events, one per line. */
+static int dec(const char *dir, const char *name)
+{
+	struct jpb_bundle *b;
+	struct jpb_reader *r;
+	if (jpb_bundle_open(&b, dir) || jpb_reader_open(b, name, &r))
+		return 1;
+	struct jpb_record rec;
+	while (jpb_reader_next(r, &rec) == 0) {
+		struct jpb_rec_decoded_events d;
+		if (rec.type != JPB_REC_DECODED_EVENTS ||
+		    jpb_rec_decode(jpb_rectype_find(rec.type), rec.payload, rec.size, &d))
+			continue;
+		struct jpb_cur c = jpb_cur_init(d.events.ptr, d.events.len);
+		uint64_t prev = d.first_tsc;
+		struct jpb_decoded_event e;
+		for (uint32_t k = 0; k < d.count && !jpb_decoded_event_get(&c, &e, &prev); k++) {
+			if (e.kind == JPB_DEV_INTERP)
+				printf("I %u\n", e.opcode);
+			else if (e.kind == JPB_DEV_COMPILED)
+				printf("C %#llx %d n%u\n", (unsigned long long)e.frames[0].method_id,
+				       e.frames[0].bci, e.nframes);
+			else if (e.kind == JPB_DEV_TRANSITION)
+				printf("T %s %llu\n", jpb_decoded_transition_name(e.what),
+				       (unsigned long long)e.arg);
+			else
+				printf("G %u\n", e.what);
+		}
+	}
+	jpb_reader_free(r);
+	jpb_bundle_free(b);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 4 && !strcmp(argv[1], "dec"))
+		return dec(argv[2], argv[3]);
 	if (argc == 3 && !strcmp(argv[1], "run"))
 		return run(argv[2]);
 	if (argc == 5 && !strcmp(argv[1], "seq"))

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "java/bytecodes.h"
 #include "records_flow.h"
 #include "records_truth.h"
 
@@ -27,8 +28,14 @@ const char *eval_definitions(void)
 	"once, so no output can score better than its real agreement.\n"
 	"  PDC = min(1, observed / |T|), observed = F events not recovered\n"
 	"  PMD = 1 - PDC\n"
-	"  PD  = known / observed (observed events placed at a method and bci)\n"
+	"  PD  = (known + unjudged) / observed (observed events placed at a\n"
+	"        method and bci)\n"
 	"  DA  = aligned observed events / known\n"
+	"  unjudged = placed events left unaligned at the second instruction of\n"
+	"        a pair HotSpot runs as one dispatch (aload_0+getfield,\n"
+	"        iload+iload, iload+caload): JVMTI steps, hence the truth, never\n"
+	"        report them; they count in neither DA's numerator nor its\n"
+	"        denominator\n"
 	"  PR  = min(1, recovered / (|T| - observed)), 0 when nothing is missing\n"
 	"  RA  = aligned recovered events / recovered\n"
 	"  hot10 = |top-10 methods by truth events  ∩  top-10 by known F events|\n"
@@ -285,8 +292,55 @@ static uint32_t host_tid(struct jpb_bundle *b, uint32_t nstid)
 	return tid;
 }
 
+/* (key, bci) values of instructions JVMTI single-stepping cannot report:
+ * the second of a pair HotSpot runs as one dispatch (aload_0 + getfield,
+ * iload + iload, iload + caload; see user/flow/reconstruct.c). */
+struct vset {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static int vset_add(struct vset *s, uint64_t v)
+{
+	if (s->n == s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 256;
+		uint64_t *nv = realloc(s->v, ncap * sizeof(*nv));
+		if (!nv)
+			return -1;
+		s->v = nv;
+		s->cap = ncap;
+	}
+	s->v[s->n++] = v;
+	return 0;
+}
+
+static int u64cmp(const void *a, const void *b);
+
+static int vset_has(const struct vset *s, uint64_t v)
+{
+	return s->n && bsearch(&v, s->v, s->n, sizeof(v), u64cmp) != NULL;
+}
+
+static int add_fused(struct vset *s, uint32_t key, const struct jpb_bytes *code)
+{
+	int prev_op = -1;
+	for (size_t bci = 0; bci < code->len;) {
+		int len = jbc_length(code->ptr, code->len, bci);
+		if (len <= 0)
+			break;
+		uint8_t op = code->ptr[bci];
+		int second = (prev_op == 0x2a && op == 0xb4) ||
+			     (prev_op == 0x15 && (op == 0x15 || op == 0x34));
+		if (second && vset_add(s, (uint64_t)key << 32 | bci))
+			return -1;
+		prev_op = op;
+		bci += (size_t)len;
+	}
+	return 0;
+}
+
 static int load_truth(struct jpb_bundle *b, struct keys *k, struct seqs *out,
-		      char *errmsg, size_t size)
+		      struct vset *fused, char *errmsg, size_t size)
 {
 	struct jpb_reader *r;
 	int err = jpb_reader_open(b, "truth", &r);
@@ -301,10 +355,12 @@ static int load_truth(struct jpb_bundle *b, struct keys *k, struct seqs *out,
 	while (!err && (err = jpb_reader_next(r, &rec)) == 0) {
 		if (rec.type == JPB_REC_TRUTH_METHOD) {
 			struct jpb_rec_truth_method m;
-			if (!jpb_rec_decode(jpb_rectype_find(rec.type), rec.payload,
-					    rec.size, &m) &&
-			    idmap_set(&ids, m.method_id,
-				      key_id(k, &m.class_sig, &m.name, &m.signature)))
+			if (jpb_rec_decode(jpb_rectype_find(rec.type), rec.payload,
+					   rec.size, &m))
+				continue;
+			uint32_t key = key_id(k, &m.class_sig, &m.name, &m.signature);
+			if (idmap_set(&ids, m.method_id, key) ||
+			    add_fused(fused, key, &m.bytecode))
 				err = jpb_err_nomem;
 			continue;
 		}
@@ -335,8 +391,10 @@ static int load_truth(struct jpb_bundle *b, struct keys *k, struct seqs *out,
 	}
 	jpb_reader_free(r);
 	free(ids.v);
-	if (err == jpb_err_eos)
+	if (err == jpb_err_eos) {
+		qsort(fused->v, fused->n, sizeof(*fused->v), u64cmp);
 		return 0;
+	}
 	snprintf(errmsg, size, "eval: truth: %s", jpb_errstr(err));
 	return err;
 }
@@ -491,16 +549,17 @@ static void fractions(struct eval_counts *c)
 {
 	c->PDC = c->truth ? (c->trace >= c->truth ? 1.0 : frac(c->trace, c->truth)) : 0.0;
 	c->PMD = c->truth ? 1.0 - c->PDC : 0.0;
-	c->PD = frac(c->known, c->trace);
+	c->PD = frac(c->known + c->unjudged, c->trace);
 	c->DA = frac(c->matched, c->known);
 	uint64_t missing = c->truth > c->trace ? c->truth - c->trace : 0;
 	c->PR = missing ? (c->recovered >= missing ? 1.0 : frac(c->recovered, missing)) : 0.0;
 	c->RA = frac(c->rec_matched, c->recovered);
-	c->attribution = frac(c->on_thread, c->known);
+	c->attribution = c->on_thread >= c->known ? (c->known ? 1.0 : 0.0) :
+						     frac(c->on_thread, c->known);
 }
 
 static void thread_counts(const struct seq *t, const struct seq *f,
-			  struct eval_counts *c)
+			  const struct vset *fused, struct eval_counts *c)
 {
 	static const struct seq none = { 0 };
 	if (!t)
@@ -518,6 +577,10 @@ static void thread_counts(const struct seq *t, const struct seq *f,
 			continue;
 		}
 		c->trace++;
+		if (!(m && m[i]) && f->v[i] && vset_has(fused, f->v[i])) {
+			c->unjudged++;
+			continue;
+		}
 		c->known += f->v[i] != 0;
 		c->matched += m && m[i];
 	}
@@ -530,8 +593,9 @@ int eval_bundle(struct jpb_bundle *b, struct eval_result **out, char *errmsg,
 {
 	struct keys k = { 0 };
 	struct seqs t = { 0 }, f = { 0 };
+	struct vset fused = { 0 };
 	*out = NULL;
-	int err = load_truth(b, &k, &t, errmsg, size);
+	int err = load_truth(b, &k, &t, &fused, errmsg, size);
 	if (!err)
 		err = load_flow(b, &k, &f, errmsg, size);
 	struct eval_result *r = err ? NULL : calloc(1, sizeof(*r));
@@ -556,7 +620,7 @@ int eval_bundle(struct jpb_bundle *b, struct eval_result **out, char *errmsg,
 		}
 		struct eval_counts *c = &r->threads[r->nthreads++];
 		c->tid = tid;
-		thread_counts(ts, fs, c);
+		thread_counts(ts, fs, &fused, c);
 		c->hot10 = hot10(ts, ts ? 1 : 0, fs, fs ? 1 : 0, k.n);
 		fractions(c);
 		struct eval_counts *o = &r->overall;
@@ -567,6 +631,7 @@ int eval_bundle(struct jpb_bundle *b, struct eval_result **out, char *errmsg,
 		o->recovered += c->recovered;
 		o->rec_matched += c->rec_matched;
 		o->on_thread += c->on_thread;
+		o->unjudged += c->unjudged;
 	}
 	if (r && !err) {
 		r->overall.hot10 = hot10(t.v, t.n, f.v, f.n, k.n);
@@ -577,6 +642,7 @@ int eval_bundle(struct jpb_bundle *b, struct eval_result **out, char *errmsg,
 	}
 	seqs_free(&t);
 	seqs_free(&f);
+	free(fused.v);
 	for (size_t i = 0; i < k.n; i++)
 		free(k.v[i]);
 	free(k.v);
@@ -610,6 +676,7 @@ static json_t *counts_json(const struct eval_counts *c, int with_tid)
 	json_object_set_new(o, "aligned", json_integer((json_int_t)c->matched));
 	json_object_set_new(o, "recovered", json_integer((json_int_t)c->recovered));
 	json_object_set_new(o, "recovered_aligned", json_integer((json_int_t)c->rec_matched));
+	json_object_set_new(o, "unjudged", json_integer((json_int_t)c->unjudged));
 	return o;
 }
 

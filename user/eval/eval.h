@@ -20,7 +20,10 @@ struct eval_counts {
 	uint32_t tid;
 	uint64_t truth;       /* truth bytecode events */
 	uint64_t trace;       /* flow events observed in the trace (not recovered) */
-	uint64_t known;       /* ... of them placed at a (method, bci) */
+	uint64_t known;       /* ... of them placed at a (method, bci), unjudged
+			       * ones excepted */
+	uint64_t unjudged;    /* placed, unaligned, at an instruction the truth
+			       * cannot report (eval_definitions) */
 	uint64_t matched;     /* ... of them aligned with an equal truth event */
 	uint64_t recovered;   /* flow events filled into gaps */
 	uint64_t rec_matched; /* ... aligned with an equal truth event */

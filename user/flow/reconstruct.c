@@ -663,6 +663,23 @@ static size_t lookahead_ops(const struct flow *f, uint32_t i, uint8_t *ops,
 	return k;
 }
 
+/* Does HotSpot run the instruction at POS (opcode OP) and the next one as
+ * one dispatch?  Its rewriter fuses aload_0 + getfield (fast_Xaccess_0),
+ * iload + iload (fast_iload2) and iload + caload (fast_icaload); the
+ * dispatch then shows the first opcode (or the fused one, mapped back),
+ * and JVMTI steps report the first instruction only. */
+static int fuses(uint8_t op, const struct jcfg *g, uint32_t pos)
+{
+	if (op != 0x2a && op != 0x15)
+		return 0;
+	uint32_t n;
+	const uint32_t *s = jcfg_succs(g, pos, &n);
+	if (n != 1)
+		return 0;
+	uint8_t next = jcfg_insn(g, s[0])->op;
+	return op == 0x2a ? next == 0xb4 : next == 0x15 || next == 0x34;
+}
+
 /* Can the code from instruction POS (which ran OPS[0]) go on to run
  * OPS[1..N-1] within the method?  Calls, returns and throws end the check
  * successfully: what follows is another method's business. */
@@ -682,6 +699,13 @@ static int explains(const struct flow *f, uint32_t meth, uint32_t pos,
 		if (jcfg_insn(g, s[k])->op == ops[1] &&
 		    explains(f, meth, s[k], ops + 1, n - 1, budget))
 			return 1;
+	if (ns == 1 && fuses(jcfg_insn(g, pos)->op, g, pos)) {
+		s = jcfg_succs(g, s[0], &ns);
+		for (uint32_t k = 0; k < ns; k++)
+			if (jcfg_insn(g, s[k])->op == ops[1] &&
+			    explains(f, meth, s[k], ops + 1, n - 1, budget))
+				return 1;
+	}
 	return 0;
 }
 
@@ -793,6 +817,7 @@ static int add_at(struct flow *f, const struct frame *t, uint32_t pos,
 static int interp_from(struct flow *f, uint32_t i, struct frame *t, uint8_t op,
 		       uint32_t from);
 
+
 /* A compiled activation on top of the stack, whose bytecode the
  * interpreter now runs: after its return the caller goes on; otherwise it
  * was deoptimised and the interpreter re-executes or continues it. */
@@ -847,13 +872,20 @@ static int interp_from(struct flow *f, uint32_t i, struct frame *t, uint8_t op,
 	for (uint32_t k = 0; k < ns && !err; k++)
 		if (jcfg_insn(g, s[k])->op == op)
 			err = add_at(f, t, s[k], 1, from);
+	if (!err && ns == 1 && fuses(jcfg_insn(g, t->pos)->op, g, t->pos)) {
+		/* t->pos and its successor were one dispatch */
+		s = jcfg_succs(g, s[0], &ns);
+		for (uint32_t k = 0; k < ns && !err; k++)
+			if (jcfg_insn(g, s[k])->op == op)
+				err = add_at(f, t, s[k], 1, from);
+	}
 	return err;
 }
 
-static int step_interp(struct flow *f, uint32_t i, uint8_t op)
+static int step_interp(struct flow *f, uint32_t i, uint8_t op, int emit)
 {
 	uint32_t p0 = cur_step(f)->first, pn = cur_step(f)->n;
-	int err = step_begin(f, i, 1, op);
+	int err = step_begin(f, i, emit, op);
 	for (uint32_t k = p0; k < p0 + pn && !err; k++) {
 		struct node *n = &f->nodes[k];
 		if (n->lost)
@@ -1052,13 +1084,15 @@ static int settle(struct flow *f, int *died)
 	return f->nsteps > MAX_PENDING_STEPS ? flush_first(f) : 0;
 }
 
-enum step_kind { S_INTERP, S_COMPILED, S_ENTRY, S_EXCEPTION, S_DEOPT };
+enum step_kind { S_INTERP, S_FUSED, S_COMPILED, S_ENTRY, S_EXCEPTION, S_DEOPT };
 
 static int run_step(struct flow *f, uint32_t i, enum step_kind k, uint8_t op)
 {
 	switch (k) {
 	case S_INTERP:
-		return step_interp(f, i, op);
+		return step_interp(f, i, op, 1);
+	case S_FUSED: /* the second half of a dispatch: no event of its own */
+		return step_interp(f, i, op, 0);
 	case S_COMPILED:
 		return step_compiled(f, i);
 	case S_ENTRY:
@@ -1103,7 +1137,7 @@ static int flow_event(struct flow *f, uint32_t i)
 		}
 		err = step(f, i, S_INTERP, (uint8_t)op);
 		if (!err && fused >= 0) {
-			err = step(f, i, S_INTERP, (uint8_t)fused);
+			err = step(f, i, S_FUSED, (uint8_t)fused);
 		}
 		return err;
 	case JPB_DEV_COMPILED:

@@ -26,8 +26,12 @@ const char *eval_definitions(void)
 	"elements equal (T side on ties); if neither exists, both advance\n"
 	"unaligned.  Every pair is equal, in order, and used\n"
 	"once, so no output can score better than its real agreement.\n"
-	"  PDC = min(1, observed / |T|), observed = F events not recovered\n"
-	"  PMD = 1 - PDC\n"
+	"  PMD = lost / |T| where the simulator lists the truth events whose\n"
+	"        trace was lost (sim/lost): observed events then align with the\n"
+	"        captured truth and recovered ones with the lost truth; without\n"
+	"        sim/lost, PMD = 1 - min(1, observed / |T|) and both align with\n"
+	"        all of T (observed = F events not recovered)\n"
+	"  PDC = 1 - PMD\n"
 	"  PD  = (known + unjudged) / observed (observed events placed at a\n"
 	"        method and bci)\n"
 	"  DA  = aligned observed events / known\n"
@@ -36,7 +40,7 @@ const char *eval_definitions(void)
 	"        iload+iload, iload+caload): JVMTI steps, hence the truth, never\n"
 	"        report them; they count in neither DA's numerator nor its\n"
 	"        denominator\n"
-	"  PR  = min(1, recovered / (|T| - observed)), 0 when nothing is missing\n"
+	"  PR  = min(1, recovered / missing), 0 when nothing is missing\n"
 	"  RA  = aligned recovered events / recovered\n"
 	"  hot10 = |top-10 methods by truth events  ∩  top-10 by known F events|\n"
 	"  attribution = known F events whose (method, bci) this thread's truth\n"
@@ -190,8 +194,10 @@ static uint32_t key_id(struct keys *k, const struct jpb_str *cls,
 
 struct seq {
 	uint32_t tid;
+	uint32_t nstid;      /* truth only */
 	uint64_t *v;
-	uint8_t *recovered; /* flow only */
+	uint8_t *recovered; /* flow: filled into a gap; truth: trace lost */
+	uint64_t *ix;        /* truth: index in the thread's event sequence */
 	size_t n, cap;
 };
 
@@ -226,8 +232,13 @@ static int seq_add(struct seq *s, uint64_t v, int rec)
 		if (!nr)
 			return -1;
 		s->recovered = nr;
+		uint64_t *ni = realloc(s->ix, ncap * sizeof(*ni));
+		if (!ni)
+			return -1;
+		s->ix = ni;
 		s->cap = ncap;
 	}
+	s->ix[s->n] = 0;
 	s->recovered[s->n] = (uint8_t)rec;
 	s->v[s->n++] = v;
 	return 0;
@@ -238,6 +249,7 @@ static void seqs_free(struct seqs *s)
 	for (size_t i = 0; i < s->n; i++) {
 		free(s->v[i].v);
 		free(s->v[i].recovered);
+		free(s->v[i].ix);
 	}
 	free(s->v);
 }
@@ -379,14 +391,18 @@ static int load_truth(struct jpb_bundle *b, struct keys *k, struct seqs *out,
 		struct seq *s = seq_for(out, tid);
 		if (!s)
 			err = jpb_err_nomem;
+		else
+			s->nstid = e.nstid;
 		for (uint32_t o = 0; s && o + JPB_TRUTH_EVENT_SIZE <= e.events.len; o += JPB_TRUTH_EVENT_SIZE) {
 			struct jpb_truth_event te;
 			jpb_truth_event_get(e.events.ptr + o, &te);
-			if (te.kind == JPB_TRUTH_BYTECODE &&
-			    seq_add(s, pack(&ids, te.method_id, te.bci), 0)) {
+			if (te.kind != JPB_TRUTH_BYTECODE)
+				continue;
+			if (seq_add(s, pack(&ids, te.method_id, te.bci), 0)) {
 				err = jpb_err_nomem;
 				break;
 			}
+			s->ix[s->n - 1] = e.seq + o / JPB_TRUTH_EVENT_SIZE;
 		}
 	}
 	jpb_reader_free(r);
@@ -397,6 +413,42 @@ static int load_truth(struct jpb_bundle *b, struct keys *k, struct seqs *out,
 	}
 	snprintf(errmsg, size, "eval: truth: %s", jpb_errstr(err));
 	return err;
+}
+
+/* The simulator's record of which truth events fell into lost trace
+ * (stream sim/lost: u32 tid, u32 nstid, u64 first, u64 count; indexes in
+ * the thread's truth sequence).  Marks them; returns 1 if the stream
+ * exists (the loss is then known exactly), 0 if not. */
+static int load_sim_lost(struct jpb_bundle *b, struct seqs *t)
+{
+	struct jpb_reader *r;
+	if (jpb_reader_open(b, "sim/lost", &r))
+		return 0;
+	struct jpb_record rec;
+	while (jpb_reader_next(r, &rec) == 0) {
+		if (rec.type != 0x04f1 || rec.size < 24)
+			continue;
+		uint32_t nstid = jpb_le32(rec.payload + 4);
+		uint64_t first = jpb_le64(rec.payload + 8), count = jpb_le64(rec.payload + 16);
+		for (size_t i = 0; i < t->n; i++) {
+			struct seq *s = &t->v[i];
+			if (s->nstid != nstid)
+				continue;
+			/* ix is increasing: binary search the range */
+			size_t lo = 0, hi = s->n;
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (s->ix[mid] < first)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			for (; lo < s->n && s->ix[lo] < first + count; lo++)
+				s->recovered[lo] = 1;
+		}
+	}
+	jpb_reader_free(r);
+	return 1;
 }
 
 static int load_flow(struct jpb_bundle *b, struct keys *k, struct seqs *out,
@@ -547,11 +599,17 @@ static double frac(uint64_t a, uint64_t b)
 
 static void fractions(struct eval_counts *c)
 {
-	c->PDC = c->truth ? (c->trace >= c->truth ? 1.0 : frac(c->trace, c->truth)) : 0.0;
-	c->PMD = c->truth ? 1.0 - c->PDC : 0.0;
+	if (c->lost_known) {
+		c->PMD = frac(c->missing, c->truth);
+		c->PDC = c->truth ? 1.0 - c->PMD : 0.0;
+	} else {
+		c->PDC = c->truth ? (c->trace >= c->truth ? 1.0 : frac(c->trace, c->truth)) : 0.0;
+		c->PMD = c->truth ? 1.0 - c->PDC : 0.0;
+		c->missing = c->truth > c->trace ? c->truth - c->trace : 0;
+	}
 	c->PD = frac(c->known + c->unjudged, c->trace);
 	c->DA = frac(c->matched, c->known);
-	uint64_t missing = c->truth > c->trace ? c->truth - c->trace : 0;
+	uint64_t missing = c->missing;
 	c->PR = missing ? (c->recovered >= missing ? 1.0 : frac(c->recovered, missing)) : 0.0;
 	c->RA = frac(c->rec_matched, c->recovered);
 	c->attribution = c->on_thread >= c->known ? (c->known ? 1.0 : 0.0) :
@@ -559,7 +617,8 @@ static void fractions(struct eval_counts *c)
 }
 
 static void thread_counts(const struct seq *t, const struct seq *f,
-			  const struct vset *fused, struct eval_counts *c)
+			  const struct vset *fused, int lost_known,
+			  struct eval_counts *c)
 {
 	static const struct seq none = { 0 };
 	if (!t)
@@ -567,9 +626,40 @@ static void thread_counts(const struct seq *t, const struct seq *f,
 	if (!f)
 		f = &none;
 	c->truth = t->n;
-	uint8_t *m = calloc(f->n + 1, 1);
-	if (m)
-		eval_align(t->v, t->n, f->v, f->n, m);
+	/* With the loss known, observed events align with the captured truth
+	 * and recovered ones with the lost truth; else both with all of it. */
+	uint64_t *tc = malloc((t->n + 1) * sizeof(*tc)), *tl = malloc((t->n + 1) * sizeof(*tl));
+	uint64_t *fo = malloc((f->n + 1) * sizeof(*fo)), *fr = malloc((f->n + 1) * sizeof(*fr));
+	uint8_t *m = calloc(f->n + 1, 1), *mo = calloc(f->n + 1, 1), *mr = calloc(f->n + 1, 1);
+	size_t ntc = 0, ntl = 0, nfo = 0, nfr = 0;
+	for (size_t i = 0; tc && tl && i < t->n; i++) {
+		if (t->recovered[i] && lost_known)
+			tl[ntl++] = t->v[i];
+		else
+			tc[ntc++] = t->v[i];
+		c->missing += t->recovered[i] && lost_known;
+	}
+	for (size_t i = 0; fo && fr && i < f->n; i++) {
+		if (f->recovered[i])
+			fr[nfr++] = f->v[i];
+		else
+			fo[nfo++] = f->v[i];
+	}
+	if (tc && tl && fo && fr && m && mo && mr) {
+		eval_align(tc, ntc, fo, nfo, mo);
+		if (lost_known)
+			eval_align(tl, ntl, fr, nfr, mr);
+		else
+			eval_align(t->v, t->n, fr, nfr, mr);
+		for (size_t i = 0, jo = 0, jr = 0; i < f->n; i++)
+			m[i] = f->recovered[i] ? mr[jr++] : mo[jo++];
+	}
+	free(tc);
+	free(tl);
+	free(fo);
+	free(fr);
+	free(mo);
+	free(mr);
 	for (size_t i = 0; i < f->n; i++) {
 		if (f->recovered[i]) {
 			c->recovered++;
@@ -596,6 +686,7 @@ int eval_bundle(struct jpb_bundle *b, struct eval_result **out, char *errmsg,
 	struct vset fused = { 0 };
 	*out = NULL;
 	int err = load_truth(b, &k, &t, &fused, errmsg, size);
+	int lost_known = !err && load_sim_lost(b, &t);
 	if (!err)
 		err = load_flow(b, &k, &f, errmsg, size);
 	struct eval_result *r = err ? NULL : calloc(1, sizeof(*r));
@@ -620,7 +711,7 @@ int eval_bundle(struct jpb_bundle *b, struct eval_result **out, char *errmsg,
 		}
 		struct eval_counts *c = &r->threads[r->nthreads++];
 		c->tid = tid;
-		thread_counts(ts, fs, &fused, c);
+		thread_counts(ts, fs, &fused, lost_known, c);
 		c->hot10 = hot10(ts, ts ? 1 : 0, fs, fs ? 1 : 0, k.n);
 		fractions(c);
 		struct eval_counts *o = &r->overall;
@@ -632,8 +723,11 @@ int eval_bundle(struct jpb_bundle *b, struct eval_result **out, char *errmsg,
 		o->rec_matched += c->rec_matched;
 		o->on_thread += c->on_thread;
 		o->unjudged += c->unjudged;
+		o->missing += c->missing;
+		o->lost_known = c->lost_known = lost_known;
 	}
 	if (r && !err) {
+		r->overall.lost_known = lost_known;
 		r->overall.hot10 = hot10(t.v, t.n, f.v, f.n, k.n);
 		fractions(&r->overall);
 		*out = r;

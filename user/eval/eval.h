@@ -29,6 +29,8 @@ struct eval_counts {
 	uint64_t rec_matched; /* ... aligned with an equal truth event */
 	uint64_t on_thread;   /* known events whose (method, bci) the thread's
 			       * truth holds (multiset, count-bounded) */
+	uint64_t missing;     /* truth events in lost trace */
+	int lost_known;       /* missing is exact (sim/lost), not estimated */
 	int hot10;            /* top-10 method overlap */
 	double PMD, PR, RA, PDC, PD, DA, attribution;
 };

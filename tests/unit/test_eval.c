@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+/* The alignment behind every accuracy figure of `jpbpf eval`: pairs are
+ * equal, in order and used once; skips on either side are found; unknown
+ * flow events never align. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "eval/eval.h"
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+static void test_identical(void **state)
+{
+	(void)state;
+	uint64_t t[] = { 1, 2, 3, 4, 5, 6 };
+	uint8_t m[6] = { 0 };
+	assert_int_equal(eval_align(t, N(t), t, N(t), m), 6);
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(m[i], 1);
+}
+
+static void test_flow_misses_a_stretch(void **state)
+{
+	(void)state;
+	/* a loop body repeated: the flow lost 2 iterations in the middle */
+	uint64_t t[] = { 9, 1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 4, 5, 6, 7 };
+	uint64_t f[] = { 9, 1, 2, 3, 1, 2, 4, 5, 6, 7 };
+	uint8_t m[N(f)] = { 0 };
+	assert_int_equal(eval_align(t, N(t), f, N(f), m), N(f));
+}
+
+static void test_wrong_events_do_not_align(void **state)
+{
+	(void)state;
+	uint64_t t[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
+	uint64_t f[] = { 1, 2, 33, 44, 5, 6, 7, 8, 9, 10 };
+	uint8_t m[N(f)] = { 0 };
+	assert_int_equal(eval_align(t, N(t), f, N(f), m), 8);
+	assert_int_equal(m[2], 0);
+	assert_int_equal(m[3], 0);
+	assert_int_equal(m[4], 1);
+}
+
+static void test_extra_flow_events(void **state)
+{
+	(void)state;
+	uint64_t t[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	uint64_t f[] = { 1, 2, 50, 51, 52, 3, 4, 5, 6, 7, 8 };
+	uint8_t m[N(f)] = { 0 };
+	assert_int_equal(eval_align(t, N(t), f, N(f), m), 8);
+	assert_int_equal(m[2] + m[3] + m[4], 0);
+}
+
+static void test_unknown_never_aligns(void **state)
+{
+	(void)state;
+	uint64_t t[] = { 0, 0, 0 };
+	uint64_t f[] = { 0, 0, 0 };
+	assert_int_equal(eval_align(t, N(t), f, N(f), NULL), 0);
+}
+
+static void test_reordered_counts_once(void **state)
+{
+	(void)state;
+	/* the flow has the right events in the wrong order: at most one of
+	 * the swapped pair can align (the LCS is 8; the greedy alignment is
+	 * a lower bound of it and may drop the other one too) */
+	uint64_t t[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+	uint64_t f[] = { 1, 2, 3, 4, 6, 5, 7, 8, 9 };
+	uint64_t n = eval_align(t, N(t), f, N(f), NULL);
+	assert_true(n >= 7 && n <= 8);
+	/* nothing in common */
+	uint64_t g[] = { 11, 12, 13, 14, 15, 16, 17, 18, 19 };
+	assert_int_equal(eval_align(t, N(t), g, N(g), NULL), 0);
+}
+
+static void test_definitions_printed(void **state)
+{
+	(void)state;
+	const char *d = eval_definitions();
+	const char *keys[] = { "PMD", "PDC", "PD ", "DA ", "PR ", "RA ", "hot10",
+			       "attribution", "unjudged" };
+	for (size_t i = 0; i < N(keys); i++)
+		assert_non_null(strstr(d, keys[i]));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_identical),
+		cmocka_unit_test(test_flow_misses_a_stretch),
+		cmocka_unit_test(test_wrong_events_do_not_align),
+		cmocka_unit_test(test_extra_flow_events),
+		cmocka_unit_test(test_unknown_never_aligns),
+		cmocka_unit_test(test_reordered_counts_once),
+		cmocka_unit_test(test_definitions_printed),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -153,4 +153,4 @@ install: all
 clean:
 	rm -rf $(O)
 
--include $(shell find $(O)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(O)/obj $(O)/tests -name '*.d' 2>/dev/null)

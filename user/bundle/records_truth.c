@@ -18,6 +18,13 @@ static const struct jpb_field events_fields[] = {
 	JPB_FIELD(struct jpb_rec_truth_events, events, JPB_F_BYTES),
 };
 
+static const struct jpb_field sim_lost_fields[] = {
+	JPB_FIELD(struct jpb_rec_sim_lost, tid, JPB_F_U32),
+	JPB_FIELD(struct jpb_rec_sim_lost, nstid, JPB_F_U32),
+	JPB_FIELD(struct jpb_rec_sim_lost, first, JPB_F_U64),
+	JPB_FIELD(struct jpb_rec_sim_lost, count, JPB_F_U64),
+};
+
 static const struct jpb_rectype truth_types[] = {
 	{ JPB_REC_TRUTH_METHOD, "truth_method", "truth",
 	  sizeof(struct jpb_rec_truth_method), method_fields,
@@ -25,6 +32,11 @@ static const struct jpb_rectype truth_types[] = {
 	{ JPB_REC_TRUTH_EVENTS, "truth_events", "truth",
 	  sizeof(struct jpb_rec_truth_events), events_fields,
 	  JPB_NFIELDS(events_fields) },
+	/* The payload is a raw array, so the schema has no fields. */
+	{ JPB_REC_SIM_ITRUTH, "sim_itruth", "sim/itruth", 0, NULL, 0 },
+	{ JPB_REC_SIM_LOST, "sim_lost", "sim/lost",
+	  sizeof(struct jpb_rec_sim_lost), sim_lost_fields,
+	  JPB_NFIELDS(sim_lost_fields) },
 };
 
 void jpb_rectypes_truth(const struct jpb_rectype **types, size_t *count)

@@ -13,6 +13,17 @@
 enum {
 	JPB_REC_TRUTH_METHOD = 0x0401,
 	JPB_REC_TRUTH_EVENTS = 0x0402,
+	/* Simulator-only streams under sim/ (docs/SIMULATOR.md). */
+	JPB_REC_SIM_ITRUTH = 0x04f0, /* raw payload: packed u64 addresses */
+	JPB_REC_SIM_LOST = 0x04f1,
+};
+
+/* Truth events whose trace the simulator dropped (stream sim/lost). */
+struct jpb_rec_sim_lost {
+	uint32_t tid;
+	uint32_t nstid;
+	uint64_t first; /* index in the thread's truth sequence */
+	uint64_t count;
 };
 
 /* A method that appears in truth events.  IDs are dense from 1, unique

@@ -107,24 +107,27 @@ static void test_switch_placement(void **state)
 		{ .tsc = 750, .prev_tid = 8, .next_tid = 0 },  /* tie 1|2: leaving */
 		{ .tsc = 750, .prev_tid = 0, .next_tid = 9 },  /* order kept */
 	};
-	jpd_sched_place(sw, 4, dis, en, async, 3);
+	jpd_sched_place(sw, 4, dis, en, async, 3, 1000);
 	assert_int_equal(sw[0].apply_tsc, 200);
 	assert_int_equal(sw[1].apply_tsc, 600);
 	assert_int_equal(sw[2].apply_tsc, 950); /* later gap for a leaving task */
 	assert_int_equal(sw[3].apply_tsc, 950); /* never before its predecessor */
 	struct jpd_switch in = { .tsc = 750, .prev_tid = 0, .next_tid = 9 };
-	jpd_sched_place(&in, 1, dis, en, async, 3);
+	jpd_sched_place(&in, 1, dis, en, async, 3, 1000);
 	assert_int_equal(in.apply_tsc, 600); /* earlier gap for an arriving one */
 	/* a preempted task leaves only where an interrupt could strike: the
 	 * nearer gap [500,600] ended in a branch to untraced code */
 	uint8_t sync_mid[] = { 1, 0, 1 };
 	struct jpd_switch pre = { .tsc = 590, .prev_tid = 7, .next_tid = 8,
 				  .preempt = 1 };
-	jpd_sched_place(&pre, 1, dis, en, sync_mid, 3);
+	jpd_sched_place(&pre, 1, dis, en, sync_mid, 3, 1000);
 	assert_int_equal(pre.apply_tsc, 950);
 	struct jpd_switch blk = { .tsc = 590, .prev_tid = 7, .next_tid = 8 };
-	jpd_sched_place(&blk, 1, dis, en, sync_mid, 3);
+	jpd_sched_place(&blk, 1, dis, en, sync_mid, 3, 1000);
 	assert_int_equal(blk.apply_tsc, 600); /* blocking may be in the runtime */
+	/* no interrupt-like gap within the window: the nearest gap after all */
+	jpd_sched_place(&pre, 1, dis, en, sync_mid, 3, 100);
+	assert_int_equal(pre.apply_tsc, 600);
 }
 
 static void test_lookups(void **state)

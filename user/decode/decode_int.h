@@ -116,9 +116,12 @@ void jpd_sched_fini(struct jpd_sched *s);
 /* Place each switch of a CPU into the tracing gap nearest to it: gap i
  * runs from dis[i] to en[i] (sorted by en); async[i] says whether an
  * interrupt could have started it (asynchronous disable, overflow, run
- * edge).  A preempted task can only leave at such a gap. */
+ * edge).  A preempted task leaves at such a gap unless none lies within
+ * WINDOW (TSC ticks: how far a BPF timestamp may be off) of the nearest
+ * gap of any kind. */
 void jpd_sched_place(struct jpd_switch *sw, size_t n, const uint64_t *dis,
-		     const uint64_t *en, const uint8_t *async, size_t ngaps);
+		     const uint64_t *en, const uint8_t *async, size_t ngaps,
+		     uint64_t window);
 
 /* ---- one stream (ptdec.c) ---- */
 struct jpd_piece {

@@ -744,7 +744,11 @@ static int decode_all(struct sdec *s)
 		rc = scan_run(s, &s->runs[i]);
 	if (rc)
 		return rc;
-	jpd_sched_place(s->sw, s->nsw, s->dis, s->en, s->async, s->ngaps);
+	/* BPF timestamps against PT: trust them to a few microseconds */
+	const struct jpd_clock *clk = &s->ctx->sched.clock;
+	uint64_t t0 = clk->n ? clk->ns[0] : 0;
+	uint64_t window = jpd_ns_to_tsc(clk, t0 + 5000) - jpd_ns_to_tsc(clk, t0);
+	jpd_sched_place(s->sw, s->nsw, s->dis, s->en, s->async, s->ngaps, window);
 	for (size_t i = 0; i < s->nruns && !rc; i++)
 		rc = decode_run(s, &s->runs[i]);
 	close_piece(s);

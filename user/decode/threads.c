@@ -283,7 +283,8 @@ static size_t nearest(uint64_t t, int leaving, int need_async, const uint64_t *d
 }
 
 void jpd_sched_place(struct jpd_switch *sw, size_t n, const uint64_t *dis,
-		     const uint64_t *en, const uint8_t *async, size_t ngaps)
+		     const uint64_t *en, const uint8_t *async, size_t ngaps,
+		     uint64_t window)
 {
 	size_t prev_g = SIZE_MAX;
 	for (size_t i = 0; i < n; i++) {
@@ -298,6 +299,14 @@ void jpd_sched_place(struct jpd_switch *sw, size_t n, const uint64_t *dis,
 		 * previous task left in by blocking in untraced code. */
 		int need_async = sw[i].preempt || !sw[i].prev_tid;
 		size_t g = nearest(t, leaving, need_async, dis, en, async, ngaps);
+		/* ... as a strong preference, not a law: a task preempted in a
+		 * system call (a synchronous disable) has no asynchronous gap
+		 * near it. */
+		if (need_async) {
+			size_t ga = nearest(t, leaving, 0, dis, en, async, ngaps);
+			if (dist(t, dis[g], en[g]) > dist(t, dis[ga], en[ga]) + window)
+				g = ga;
+		}
 		if (!sw[i].prev_tid && prev_g != SIZE_MAX && !async[prev_g] &&
 		    !sw[i - 1].next_tid &&
 		    dist(t, dis[prev_g], en[prev_g]) <= dist(t, dis[g], en[g]))

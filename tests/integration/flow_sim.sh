@@ -50,6 +50,9 @@ if reconstruct "$one"; then
 		sh -c "awk 'BEGIN{exit !($(evalf "$one" PD) >= 0.99 && $(evalf "$one" PMD) == 0)}'"
 	t_check "scenario: some events chosen among candidates (the identical getters)" \
 		grep -Eq 'chosen=[1-9]' "$one.flow"
+	info_events=$("$JPBPF" info "$one" --json | jq -r '.flow.events')
+	t_check "info section flow counts the flow events ($info_events)" \
+		grep -q "events=$info_events " "$one.flow"
 	cp -r "$one/flow" "$TESTTMP/flow-one.first"
 	"$FT" run "$one" >/dev/null 2>&1
 	t_check "reconstruction is deterministic (flow streams byte-identical)" \

@@ -8,6 +8,7 @@ extern const struct info_section info_section_sched;
 extern const struct info_section info_section_usdt;
 extern const struct info_section info_section_pt;
 extern const struct info_section info_section_decoded;
+extern const struct info_section info_section_flow;
 
 const struct info_section *const info_sections[] = {
 	&info_section_jvm,
@@ -16,5 +17,6 @@ const struct info_section *const info_sections[] = {
 	&info_section_usdt,
 	&info_section_pt,
 	&info_section_decoded,
+	&info_section_flow,
 	NULL,
 };

@@ -13,7 +13,7 @@
  * Prints one line per thread and a total line:
  *   total threads=N truth=T decoded=D matched=M skipped=S unexplained=U
  *         reexec=R frames_bad=F gaps=G unattributed=X foreign=Y
- *         lost_skipped=L gap_missing=Z gap_bounds_bad=B fused=F
+ *         lost_skipped=L gap_missing=Z gap_bounds_bad=B
  * With sim/lost (the simulator's list of bytecodes in dropped trace), those
  * are skipped as lost_skipped (gap_missing if no gap record came first);
  * `skipped` then counts only truth that was neither decoded nor lost.
@@ -128,7 +128,7 @@ struct cmp {
 	int gap_since_match, prev_compiled;
 	int64_t last_match; /* truth index */
 	unsigned long matched, skipped, unexplained, reexec, frames_bad, gaps,
-		decoded, lost_skipped, gap_missing, fused;
+		decoded, lost_skipped, gap_missing;
 };
 
 /* Advance the truth over non-bytecode events, keeping the call stack. */
@@ -218,18 +218,6 @@ static void on_event(struct cmp *c, const struct jpb_decoded_event *e)
 		c->reexec++;
 		return;
 	}
-	/* The truth (JVMTI single steps) does not see a bytecode HotSpot
-	 * fused into the previous one (fast_aload_0 + getfield...), but its
-	 * compiled code ran: a compiled event strictly between the last
-	 * matched bci and the next truth bci of the same method. */
-	if (e->kind == JPB_DEV_COMPILED && e->nframes && c->i < c->t->n &&
-	    c->last_match >= 0 && c->t->t[c->i].m == e->frames[0].method_id &&
-	    c->t->t[c->last_match].m == e->frames[0].method_id &&
-	    c->t->t[c->last_match].bci < e->frames[0].bci &&
-	    e->frames[0].bci < c->t->t[c->i].bci) {
-		c->fused++;
-		return;
-	}
 	/* events the simulator dropped: skipped, but only after a gap */
 	size_t k = c->i;
 	while (k < c->t->n && (c->t->t[k].kind != JPB_TRUTH_BYTECODE || c->t->lost[k]) &&
@@ -249,14 +237,10 @@ static void on_event(struct cmp *c, const struct jpb_decoded_event *e)
 		}
 		goto match;
 	}
-	/* An event the truth lacks must not drag the walk far ahead: look
-	 * a short way only. */
 	k = c->i;
-	while (k < c->t->n && k < c->i + 256 &&
-	       !(c->t->t[k].kind == JPB_TRUTH_BYTECODE && matches(&c->t->t[k], e)))
+	while (k < c->t->n && !(c->t->t[k].kind == JPB_TRUTH_BYTECODE &&
+				matches(&c->t->t[k], e)))
 		k++;
-	if (k >= c->i + 256)
-		k = c->t->n;
 	if (getenv("DC_DEBUG") && c->unexplained < 10)
 		fprintf(stderr, "unexpected tid %u #%lu kind %u op %u m %llu bci %d at truth %zu "
 			"(m %u bci %u op %u)\n", c->t->tid, c->decoded, e->kind, e->opcode,
@@ -363,7 +347,7 @@ int main(int argc, char **argv)
 	read_truth(b);
 	read_threads(b);
 	read_lost(b);
-	unsigned long tot[11] = { 0 }, truth_total = 0;
+	unsigned long tot[10] = { 0 }, truth_total = 0;
 	static struct cmp c;
 	for (size_t i = 0; i < nthr; i++) {
 		memset(&c, 0, sizeof(c));
@@ -387,14 +371,14 @@ int main(int argc, char **argv)
 			c.unexplained++;
 		printf("tid=%u nstid=%u truth=%lu decoded=%lu matched=%lu skipped=%lu "
 		       "unexplained=%lu reexec=%lu frames_bad=%lu gaps=%lu "
-		       "lost_skipped=%lu gap_missing=%lu fused=%lu\n",
+		       "lost_skipped=%lu gap_missing=%lu\n",
 		       thr[i].tid, thr[i].nstid, nb, c.decoded, c.matched, c.skipped,
 		       c.unexplained, c.reexec, c.frames_bad, c.gaps, c.lost_skipped,
-		       c.gap_missing, c.fused);
+		       c.gap_missing);
 		unsigned long v[] = { c.decoded, c.matched, c.skipped, c.unexplained,
 				      c.reexec, c.frames_bad, c.gaps, c.lost_skipped,
-				      c.gap_missing, c.fused };
-		for (int k = 0; k < 10; k++)
+				      c.gap_missing };
+		for (int k = 0; k < 9; k++)
 			tot[k] += v[k];
 	}
 	unsigned long unattr = walk_stream(b, 0, NULL);
@@ -415,10 +399,9 @@ int main(int argc, char **argv)
 		}
 	printf("total threads=%zu truth=%lu decoded=%lu matched=%lu skipped=%lu "
 	       "unexplained=%lu reexec=%lu frames_bad=%lu gaps=%lu unattributed=%lu "
-	       "foreign=%lu lost_skipped=%lu gap_missing=%lu gap_bounds_bad=%lu "
-	       "fused=%lu\n",
+	       "foreign=%lu lost_skipped=%lu gap_missing=%lu gap_bounds_bad=%lu\n",
 	       nthr, truth_total, tot[0], tot[1], tot[2], tot[3], tot[4], tot[5],
-	       tot[6], unattr, foreign, tot[7], tot[8], gap_bounds_bad, tot[9]);
+	       tot[6], unattr, foreign, tot[7], tot[8], gap_bounds_bad);
 	jpb_bundle_free(b);
 	return 0;
 }

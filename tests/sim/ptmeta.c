@@ -4,27 +4,27 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "record/pt.h"
+#include "record/pt/pt.h"
 #include "util.h"
 
-static void fmt(struct pt_caps *c, const char *name, unsigned lo, unsigned hi)
+static void fmt(struct jpb_pt_caps *c, const char *name, unsigned lo, unsigned hi)
 {
-	struct pt_format *f = &c->formats[c->nformats++];
+	struct jpb_pt_format *f = &c->formats[c->nformats++];
 	snprintf(f->name, sizeof(f->name), "%s", name);
 	f->word = 0;
 	f->lo = lo;
 	f->hi = hi;
 }
 
-static void cap(struct pt_caps *c, const char *name, uint32_t v)
+static void cap(struct jpb_pt_caps *c, const char *name, uint32_t v)
 {
-	struct pt_cap *p = &c->caps[c->ncaps++];
+	struct jpb_pt_cap *p = &c->caps[c->ncaps++];
 	snprintf(p->name, sizeof(p->name), "%s", name);
 	p->value = v;
 }
 
 /* A 2 GHz Skylake server: TSC = 25 MHz crystal x 160 / 2. */
-static void skylake(struct pt_caps *c, unsigned cpus)
+static void skylake(struct jpb_pt_caps *c, unsigned cpus)
 {
 	memset(c, 0, sizeof(*c));
 	c->pmu_type = 8;
@@ -60,7 +60,7 @@ static void skylake(struct pt_caps *c, unsigned cpus)
 	c->paranoid = -1;
 	c->cap_perfmon = 1;
 	c->nr_cpus = c->ncpus_online = (int)cpus;
-	struct pt_cpuid *id = &c->cpuid;
+	struct jpb_pt_cpuid *id = &c->cpuid;
 	snprintf(id->vendor, sizeof(id->vendor), "GenuineIntel");
 	id->max_leaf = 0x16;
 	id->pt_bit = 1;
@@ -82,10 +82,10 @@ static void skylake(struct pt_caps *c, unsigned cpus)
 
 json_t *ptmeta_json(const struct sim_opts *o, uint64_t *config)
 {
-	struct pt_caps caps;
+	struct jpb_pt_caps caps;
 	skylake(&caps, o->cpus);
-	struct pt_config cfg;
-	pt_config_default(&cfg);
+	struct jpb_pt_config cfg;
+	jpb_pt_config_default(&cfg);
 	cfg.tsc = o->pt.tsc;
 	cfg.mtc = o->pt.mtc && o->pt.tsc;
 	cfg.mtc_period = o->pt.mtc_freq;
@@ -98,9 +98,9 @@ json_t *ptmeta_json(const struct sim_opts *o, uint64_t *config)
 	cfg.psb_period = n;
 	cfg.aux_size = o->pt.buf_size ? o->pt.buf_size : 4u << 20;
 	char why[256];
-	if (pt_config_word(&caps, &cfg, config, why, sizeof(why)))
+	if (jpb_pt_config_word(&caps, &cfg, config, why, sizeof(why)))
 		die("simulated PT configuration: %s", why);
-	json_t *j = pt_meta_json(&caps, &cfg, *config);
+	json_t *j = jpb_pt_meta_json(&caps, &cfg, *config);
 	if (!j)
 		die_nomem();
 	return j;

@@ -19,7 +19,7 @@
 #include "codec.h"
 #include "records.h"
 #include "records_pt.h"
-#include "record/pt.h"
+#include "record/pt/pt.h"
 
 enum { DATA = 4096, AUX = 16384 };
 
@@ -30,7 +30,7 @@ struct fake {
 	uint8_t data[DATA];
 	uint8_t aux[AUX];
 	uint64_t aux_pos; /* what the fake PMU wrote, free-running */
-	struct pt_ring_view v;
+	struct jpb_pt_ring_view v;
 };
 
 static uint8_t pat(uint64_t p)
@@ -92,7 +92,7 @@ static void sideband(struct fake *f, uint32_t type, uint16_t misc,
 		     uint64_t time)
 {
 	uint8_t rec[128];
-	size_t len = 8 + 8 * nbody + PT_SB_ID_SIZE;
+	size_t len = 8 + 8 * nbody + JPB_PT_SB_ID_SIZE;
 	jpb_st32(rec, type);
 	jpb_st16(rec + 4, misc);
 	jpb_st16(rec + 6, (uint16_t)len);
@@ -184,14 +184,14 @@ static void full_trace(void **state)
 {
 	struct fake *f = *state;
 	struct readback r;
-	assert_int_equal(pt_view_begin(&f->v), 0);
+	assert_int_equal(jpb_pt_view_begin(&f->v), 0);
 	/* Round 1: 10000 bytes; round 2 wraps: 16384 - 10000 + 5000 */
 	pmu(f, 10000);
 	uint64_t it = (uint64_t)1001 << 32 | 1000;
 	sideband(f, PERF_RECORD_ITRACE_START, 0, &it, 1, 1001, 50);
 	uint64_t aux[3] = { 0, 10000, 0 };
 	sideband(f, PERF_RECORD_AUX, 0, aux, 3, 1001, 60);
-	assert_int_equal(pt_view_drain(&f->v), 0);
+	assert_int_equal(jpb_pt_view_drain(&f->v), 0);
 	assert_int_equal(f->pg.aux_tail, 10000);
 	assert_int_equal(f->pg.data_tail, f->pg.data_head);
 
@@ -202,11 +202,11 @@ static void full_trace(void **state)
 	sideband(f, PERF_RECORD_LOST, 0, lost, 2, 0, 80);
 	sideband(f, PERF_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT, NULL, 0,
 		 1001, 90);
-	assert_int_equal(pt_view_drain(&f->v), 0);
+	assert_int_equal(jpb_pt_view_drain(&f->v), 0);
 	assert_int_equal(f->pg.aux_tail, 21384);
 
 	/* Nothing new: a drain writes nothing. */
-	assert_int_equal(pt_view_drain(&f->v), 0);
+	assert_int_equal(jpb_pt_view_drain(&f->v), 0);
 
 	readback(f, &r, 0);
 	assert_int_equal(r.ring, 1);
@@ -251,7 +251,7 @@ static void flags_partial_collision(void **state)
 	struct readback r;
 	uint64_t aux[3] = { 0, 0, PERF_AUX_FLAG_PARTIAL | PERF_AUX_FLAG_COLLISION };
 	sideband(f, PERF_RECORD_AUX, 0, aux, 3, 1001, 60);
-	assert_int_equal(pt_view_drain(&f->v), 0);
+	assert_int_equal(jpb_pt_view_drain(&f->v), 0);
 	readback(f, &r, 0);
 	assert_int_equal(r.aux_event, 1);
 	assert_non_null(strstr(r.losses, "pt-aux-partial=1"));
@@ -267,7 +267,7 @@ static void aux_overrun(void **state)
 	struct fake *f = *state;
 	struct readback r;
 	pmu(f, AUX + 300);
-	assert_int_equal(pt_view_drain(&f->v), 0);
+	assert_int_equal(jpb_pt_view_drain(&f->v), 0);
 	readback(f, &r, 0);
 	assert_int_equal(r.bytes, AUX);
 	assert_int_equal(r.bad_bytes, 0);
@@ -283,7 +283,7 @@ static void sideband_garbage(void **state)
 	memset(f->data, 0xff, 64);
 	jpb_st16(f->data + 6, 12); /* size not a multiple of 8 */
 	f->pg.data_head = 64;
-	assert_int_equal(pt_view_drain(&f->v), 0);
+	assert_int_equal(jpb_pt_view_drain(&f->v), 0);
 	assert_int_equal(f->pg.data_tail, 64);
 	readback(f, &r, 0);
 	assert_non_null(strstr(r.losses, "pt-sideband-bytes=64"));
@@ -299,14 +299,14 @@ static void snapshots(void **state)
 	pmu(f, 5000);
 	uint64_t aux[3] = { 0, 5000, PERF_AUX_FLAG_OVERWRITE };
 	sideband(f, PERF_RECORD_AUX, 0, aux, 3, 1001, 60);
-	assert_int_equal(pt_view_drain(&f->v), 0);
+	assert_int_equal(jpb_pt_view_drain(&f->v), 0);
 	readback(f, &r, 1);
 	assert_int_equal(r.data, 0);
 	assert_int_equal(r.aux_event, 0);
 	assert_int_equal(f->v.st.overwrite, 1);
 
 	/* first snapshot: 5000 bytes, not wrapped, want 4096: clipped */
-	assert_int_equal(pt_view_snapshot(&f->v, 4096), 0);
+	assert_int_equal(jpb_pt_view_snapshot(&f->v, 4096), 0);
 	readback(f, &r, 1);
 	assert_int_equal(r.bytes, 4096);
 	assert_int_equal(r.last_flags, JPB_PT_DATA_SNAPSHOT | JPB_PT_DATA_CLIPPED);
@@ -314,7 +314,7 @@ static void snapshots(void **state)
 
 	/* second: only the 1000 new bytes */
 	pmu(f, 1000);
-	assert_int_equal(pt_view_snapshot(&f->v, 4096), 0);
+	assert_int_equal(jpb_pt_view_snapshot(&f->v, 4096), 0);
 	readback(f, &r, 1);
 	assert_int_equal(r.bytes, 4096 + 1000);
 	assert_int_equal(r.last_flags, JPB_PT_DATA_SNAPSHOT);
@@ -322,7 +322,7 @@ static void snapshots(void **state)
 
 	/* third, after wrapping: the newest 8192 of the full ring */
 	pmu(f, 3 * AUX);
-	assert_int_equal(pt_view_snapshot(&f->v, 8192), 0);
+	assert_int_equal(jpb_pt_view_snapshot(&f->v, 8192), 0);
 	assert_true(f->v.wrapped);
 	readback(f, &r, 1);
 	assert_int_equal(r.bytes, 4096 + 1000 + 8192);
@@ -331,7 +331,7 @@ static void snapshots(void **state)
 	assert_int_equal(f->v.st.snapshots, 3);
 	/* snapshots need overwrite mode */
 	f->v.overwrite = 0;
-	assert_int_equal(pt_view_snapshot(&f->v, 8192), pt_err_invalid);
+	assert_int_equal(jpb_pt_view_snapshot(&f->v, 8192), jpb_pt_err_invalid);
 }
 
 /* Snapshot content: the newest bytes, oldest first, across the wrap. */
@@ -342,7 +342,7 @@ static void snapshot_content(void **state)
 	struct jpb_record rec;
 	f->v.overwrite = 1;
 	pmu(f, AUX + 1234);
-	assert_int_equal(pt_view_snapshot(&f->v, 3000), 0);
+	assert_int_equal(jpb_pt_view_snapshot(&f->v, 3000), 0);
 	assert_int_equal(jpb_writer_flush(f->v.w, 0), 0);
 	assert_int_equal(jpb_reader_open(f->b, "pt/cpu2", &rd), 0);
 	uint64_t pos = f->aux_pos - 3000, n = 0;

@@ -13,7 +13,7 @@
 #include <jansson.h>
 
 #include "pt_testdata.h"
-#include "record/pt.h"
+#include "record/pt/pt.h"
 
 static char data[PATH_MAX];
 
@@ -85,29 +85,29 @@ static void probe_skylake(void **state)
 {
 	(void)state;
 	char root[PATH_MAX + 64], why[512] = "";
-	struct pt_caps caps;
+	struct jpb_pt_caps caps;
 	tree(root, sizeof(root), "skylake");
-	assert_int_equal(pt_probe(root, &caps, why, sizeof(why)), 0);
+	assert_int_equal(jpb_pt_probe(root, &caps, why, sizeof(why)), 0);
 	assert_int_equal(caps.pmu_type, 8);
 	assert_int_equal(caps.paranoid, 2);
 	assert_int_equal(caps.mlock_kb, 516);
 	assert_int_equal(caps.ncpus_online, 4);
 	assert_int_equal(caps.nr_cpus, 4);
 	assert_false(caps.cap_perfmon);
-	const struct pt_format *f = pt_caps_format(&caps, "mtc_period");
+	const struct jpb_pt_format *f = jpb_pt_caps_format(&caps, "mtc_period");
 	assert_non_null(f);
 	assert_int_equal(f->word, 0);
 	assert_int_equal(f->lo, 14);
 	assert_int_equal(f->hi, 17);
-	f = pt_caps_format(&caps, "notnt");
+	f = jpb_pt_caps_format(&caps, "notnt");
 	assert_non_null(f);
 	assert_int_equal(f->lo, 55);
 	uint32_t v;
-	assert_int_equal(pt_caps_get(&caps, "mtc_periods", &v), 0);
+	assert_int_equal(jpb_pt_caps_get(&caps, "mtc_periods", &v), 0);
 	assert_int_equal(v, 0x249); /* caps files are hex */
-	assert_int_equal(pt_caps_get(&caps, "cycle_thresholds", &v), 0);
+	assert_int_equal(jpb_pt_caps_get(&caps, "cycle_thresholds", &v), 0);
 	assert_int_equal(v, 0x3fff);
-	assert_int_equal(pt_caps_get(&caps, "nonexistent", &v), -1);
+	assert_int_equal(jpb_pt_caps_get(&caps, "nonexistent", &v), -1);
 	assert_int_equal(caps.max_nonturbo_ratio, 22);
 	assert_int_equal(caps.tsc_art_num, 200);
 	assert_int_equal(caps.tsc_art_den, 2);
@@ -117,9 +117,9 @@ static void probe_no_pmu(void **state)
 {
 	(void)state;
 	char root[PATH_MAX + 64], why[512] = "";
-	struct pt_caps caps;
+	struct jpb_pt_caps caps;
 	tree(root, sizeof(root), "nopt");
-	assert_int_equal(pt_probe(root, &caps, why, sizeof(why)), pt_err_no_pmu);
+	assert_int_equal(jpb_pt_probe(root, &caps, why, sizeof(why)), jpb_pt_err_no_pmu);
 	assert_int_equal(caps.pmu_type, 0);
 	assert_non_null(strstr(why, "no Intel PT"));
 	assert_non_null(strstr(why, "/sys/bus/event_source/devices/intel_pt"));
@@ -130,17 +130,17 @@ static void probe_no_pmu(void **state)
 	/* With CPUID the reason names the vendor, or the VM. */
 	fake_vendor = "AuthenticAMD";
 	fake_max_leaf = 0x10;
-	assert_int_equal(pt_probe_with(root, fake_cpuid, &caps, why, sizeof(why)),
-			 pt_err_no_pmu);
+	assert_int_equal(jpb_pt_probe_with(root, fake_cpuid, &caps, why, sizeof(why)),
+			 jpb_pt_err_no_pmu);
 	assert_non_null(strstr(why, "no Intel PT: this CPU (AuthenticAMD) does not have it"));
 	fake_vendor = "GenuineIntel";
 	fake_max_leaf = 0x6; /* an old Intel, in a VM (hypervisor bit) */
-	assert_int_equal(pt_probe_with(root, fake_cpuid, &caps, why, sizeof(why)),
-			 pt_err_no_pmu);
+	assert_int_equal(jpb_pt_probe_with(root, fake_cpuid, &caps, why, sizeof(why)),
+			 jpb_pt_err_no_pmu);
 	assert_non_null(strstr(why, "no Intel PT: this VM does not pass it through"));
 	fake_max_leaf = 0x16; /* PT in CPUID but no PMU: the kernel's fault */
-	assert_int_equal(pt_probe_with(root, fake_cpuid, &caps, why, sizeof(why)),
-			 pt_err_no_pmu);
+	assert_int_equal(jpb_pt_probe_with(root, fake_cpuid, &caps, why, sizeof(why)),
+			 jpb_pt_err_no_pmu);
 	assert_non_null(strstr(why, "kernel exposes no intel_pt PMU"));
 }
 
@@ -148,11 +148,11 @@ static void probe_paranoid(void **state)
 {
 	(void)state;
 	char root[PATH_MAX + 64], why[512];
-	struct pt_caps caps;
+	struct jpb_pt_caps caps;
 	scratch_tree(root, sizeof(root), "skylake");
 	static const struct { const char *paranoid; int caps; int want; } cases[] = {
 		{ "-1\n", 0, 0 }, { "0\n", 0, 0 }, { "1\n", 0, 0 }, { "2\n", 0, 0 },
-		{ "3\n", 0, pt_err_paranoid }, { "4\n", 0, pt_err_paranoid },
+		{ "3\n", 0, jpb_pt_err_paranoid }, { "4\n", 0, jpb_pt_err_paranoid },
 		{ "3\n", 1, 0 },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -161,7 +161,7 @@ static void probe_paranoid(void **state)
 		put(root, "proc/self/status", cases[i].caps ?
 		    "CapEff:\t0000004000000000\n" : "CapEff:\t0000000000000000\n");
 		why[0] = 0;
-		int err = pt_probe(root, &caps, why, sizeof(why));
+		int err = jpb_pt_probe(root, &caps, why, sizeof(why));
 		assert_int_equal(err, cases[i].want);
 		assert_int_equal(caps.paranoid, atoi(cases[i].paranoid));
 		if (err) {
@@ -173,7 +173,7 @@ static void probe_paranoid(void **state)
 	/* CAP_SYS_ADMIN (bit 21) counts as well. */
 	put(root, "proc/sys/kernel/perf_event_paranoid", "3\n");
 	put(root, "proc/self/status", "CapEff:\t0000000000200000\n");
-	assert_int_equal(pt_probe(root, &caps, why, sizeof(why)), 0);
+	assert_int_equal(jpb_pt_probe(root, &caps, why, sizeof(why)), 0);
 	assert_true(caps.cap_perfmon);
 	assert_false(caps.cap_ipc_lock);
 	rm_tree(root);
@@ -183,51 +183,51 @@ static void probe_bad_sysfs(void **state)
 {
 	(void)state;
 	char root[PATH_MAX + 64], why[512];
-	struct pt_caps caps;
+	struct jpb_pt_caps caps;
 	scratch_tree(root, sizeof(root), "skylake");
 	put(root, "sys/bus/event_source/devices/intel_pt/format/tsc", "config:x\n");
-	assert_int_equal(pt_probe(root, &caps, why, sizeof(why)), pt_err_sysfs);
+	assert_int_equal(jpb_pt_probe(root, &caps, why, sizeof(why)), jpb_pt_err_sysfs);
 	assert_non_null(strstr(why, "format/tsc"));
 	put(root, "sys/bus/event_source/devices/intel_pt/format/tsc", "config:10\n");
 	put(root, "sys/bus/event_source/devices/intel_pt/type", "pt\n");
-	assert_int_equal(pt_probe(root, &caps, why, sizeof(why)), pt_err_sysfs);
+	assert_int_equal(jpb_pt_probe(root, &caps, why, sizeof(why)), jpb_pt_err_sysfs);
 	rm_tree(root);
 }
 
 static void format_parse(void **state)
 {
 	(void)state;
-	struct pt_format f;
-	assert_int_equal(pt_format_parse("a", "config:0\n", &f), 0);
+	struct jpb_pt_format f;
+	assert_int_equal(jpb_pt_format_parse("a", "config:0\n", &f), 0);
 	assert_int_equal(f.lo, 0);
 	assert_int_equal(f.hi, 0);
-	assert_int_equal(pt_format_parse("a", "config1:3-9", &f), 0);
+	assert_int_equal(jpb_pt_format_parse("a", "config1:3-9", &f), 0);
 	assert_int_equal(f.word, 1);
 	assert_int_equal(f.hi, 9);
-	assert_int_equal(pt_format_parse("a", "config:9-3", &f), pt_err_sysfs);
-	assert_int_equal(pt_format_parse("a", "config:64", &f), pt_err_sysfs);
-	assert_int_equal(pt_format_parse("a", "config:0-3,8", &f), pt_err_sysfs);
-	assert_int_equal(pt_format_parse("a", "cfg:1", &f), pt_err_sysfs);
-	assert_int_equal(pt_format_parse("a", "", &f), pt_err_sysfs);
+	assert_int_equal(jpb_pt_format_parse("a", "config:9-3", &f), jpb_pt_err_sysfs);
+	assert_int_equal(jpb_pt_format_parse("a", "config:64", &f), jpb_pt_err_sysfs);
+	assert_int_equal(jpb_pt_format_parse("a", "config:0-3,8", &f), jpb_pt_err_sysfs);
+	assert_int_equal(jpb_pt_format_parse("a", "cfg:1", &f), jpb_pt_err_sysfs);
+	assert_int_equal(jpb_pt_format_parse("a", "", &f), jpb_pt_err_sysfs);
 }
 
-static void load(struct pt_caps *caps, const char *name)
+static void load(struct jpb_pt_caps *caps, const char *name)
 {
 	char root[PATH_MAX + 64], why[512];
 	tree(root, sizeof(root), name);
-	assert_int_equal(pt_probe(root, caps, why, sizeof(why)), 0);
+	assert_int_equal(jpb_pt_probe(root, caps, why, sizeof(why)), 0);
 }
 
 static void config_default_skylake(void **state)
 {
 	(void)state;
-	struct pt_caps caps;
-	struct pt_config cfg;
+	struct jpb_pt_caps caps;
+	struct jpb_pt_config cfg;
 	char why[512] = "";
 	uint64_t config;
 	load(&caps, "skylake");
-	pt_config_default(&cfg);
-	assert_int_equal(pt_config_word(&caps, &cfg, &config, why, sizeof(why)), 0);
+	jpb_pt_config_default(&cfg);
+	assert_int_equal(jpb_pt_config_word(&caps, &cfg, &config, why, sizeof(why)), 0);
 	/* pt (0) | mtc (9) | tsc (10) | branch (13) | mtc_period 3 << 14 |
 	 * psb_period 3 << 24 */
 	uint64_t want = 1ull | 1ull << 9 | 1ull << 10 | 1ull << 13 | 3ull << 14 |
@@ -239,7 +239,7 @@ static void config_default_skylake(void **state)
 	cfg.noretcomp = 1;
 	cfg.mtc_period = 6;
 	cfg.psb_period = 0;
-	assert_int_equal(pt_config_word(&caps, &cfg, &config, why, sizeof(why)), 0);
+	assert_int_equal(jpb_pt_config_word(&caps, &cfg, &config, why, sizeof(why)), 0);
 	want = 1ull | 1ull << 1 | 1ull << 9 | 1ull << 10 | 1ull << 11 |
 	       1ull << 13 | 6ull << 14 | 2ull << 19;
 	assert_int_equal(config, want);
@@ -249,7 +249,7 @@ static void config_default_skylake(void **state)
 	cfg.cyc = 0;
 	cfg.noretcomp = 0;
 	cfg.psb_period = -1;
-	assert_int_equal(pt_config_word(&caps, &cfg, &config, why, sizeof(why)), 0);
+	assert_int_equal(jpb_pt_config_word(&caps, &cfg, &config, why, sizeof(why)), 0);
 	assert_int_equal(config, 1ull | 1ull << 13 | 3ull << 24);
 }
 
@@ -258,16 +258,16 @@ static void config_follows_format(void **state)
 {
 	(void)state;
 	char root[PATH_MAX + 64], why[512];
-	struct pt_caps caps;
-	struct pt_config cfg;
+	struct jpb_pt_caps caps;
+	struct jpb_pt_config cfg;
 	uint64_t config;
 	scratch_tree(root, sizeof(root), "skylake");
 	put(root, "sys/bus/event_source/devices/intel_pt/format/tsc", "config:40\n");
 	put(root, "sys/bus/event_source/devices/intel_pt/format/mtc_period",
 	    "config:44-47\n");
-	assert_int_equal(pt_probe(root, &caps, why, sizeof(why)), 0);
-	pt_config_default(&cfg);
-	assert_int_equal(pt_config_word(&caps, &cfg, &config, why, sizeof(why)), 0);
+	assert_int_equal(jpb_pt_probe(root, &caps, why, sizeof(why)), 0);
+	jpb_pt_config_default(&cfg);
+	assert_int_equal(jpb_pt_config_word(&caps, &cfg, &config, why, sizeof(why)), 0);
 	assert_true(config & 1ull << 40);
 	assert_false(config & 1ull << 10);
 	assert_int_equal((config >> 44) & 0xf, 3);
@@ -278,101 +278,101 @@ static void config_follows_format(void **state)
 static void config_unsupported(void **state)
 {
 	(void)state;
-	struct pt_caps caps;
-	struct pt_config cfg;
+	struct jpb_pt_caps caps;
+	struct jpb_pt_config cfg;
 	char why[512];
 	uint64_t config = 123;
 	load(&caps, "skylake");
-	pt_config_default(&cfg);
+	jpb_pt_config_default(&cfg);
 	cfg.mtc_period = 1; /* 0x249 has bits 0, 3, 6, 9 */
-	assert_int_equal(pt_config_word(&caps, &cfg, &config, why, sizeof(why)),
-			 pt_err_unsupported);
+	assert_int_equal(jpb_pt_config_word(&caps, &cfg, &config, why, sizeof(why)),
+			 jpb_pt_err_unsupported);
 	assert_non_null(strstr(why, "MTC with period 1"));
 	assert_int_equal(config, 0);
-	pt_config_default(&cfg);
+	jpb_pt_config_default(&cfg);
 	cfg.psb_period = 7; /* psb_periods 0x3f: 0..5 */
-	assert_int_equal(pt_config_word(&caps, &cfg, &config, why, sizeof(why)),
-			 pt_err_unsupported);
-	pt_config_default(&cfg);
+	assert_int_equal(jpb_pt_config_word(&caps, &cfg, &config, why, sizeof(why)),
+			 jpb_pt_err_unsupported);
+	jpb_pt_config_default(&cfg);
 	cfg.cyc = 1;
 	cfg.cyc_thresh = 14; /* 0x3fff: 0..13 */
-	assert_int_equal(pt_config_word(&caps, &cfg, &config, why, sizeof(why)),
-			 pt_err_unsupported);
+	assert_int_equal(jpb_pt_config_word(&caps, &cfg, &config, why, sizeof(why)),
+			 jpb_pt_err_unsupported);
 
 	/* Broadwell: no MTC, CYC or PSB period; the defaults still work. */
 	load(&caps, "broadwell");
-	pt_config_default(&cfg);
-	assert_int_equal(pt_config_word(&caps, &cfg, &config, why, sizeof(why)), 0);
+	jpb_pt_config_default(&cfg);
+	assert_int_equal(jpb_pt_config_word(&caps, &cfg, &config, why, sizeof(why)), 0);
 	assert_int_equal(config, 1ull | 1ull << 10 | 1ull << 13);
 	cfg.mtc = 1;
-	assert_int_equal(pt_config_word(&caps, &cfg, &config, why, sizeof(why)),
-			 pt_err_unsupported);
-	pt_config_default(&cfg);
+	assert_int_equal(jpb_pt_config_word(&caps, &cfg, &config, why, sizeof(why)),
+			 jpb_pt_err_unsupported);
+	jpb_pt_config_default(&cfg);
 	cfg.cyc = 1;
-	assert_int_equal(pt_config_word(&caps, &cfg, &config, why, sizeof(why)),
-			 pt_err_unsupported);
+	assert_int_equal(jpb_pt_config_word(&caps, &cfg, &config, why, sizeof(why)),
+			 jpb_pt_err_unsupported);
 	assert_non_null(strstr(why, "CYC"));
 }
 
 static void format_set_width(void **state)
 {
 	(void)state;
-	struct pt_caps caps;
+	struct jpb_pt_caps caps;
 	uint64_t w[4] = { 0 };
 	load(&caps, "skylake");
-	assert_int_equal(pt_format_set(&caps, "mtc_period", 15, w), 0);
+	assert_int_equal(jpb_pt_format_set(&caps, "mtc_period", 15, w), 0);
 	assert_int_equal(w[0], 15ull << 14);
-	assert_int_equal(pt_format_set(&caps, "mtc_period", 16, w), pt_err_invalid);
-	assert_int_equal(pt_format_set(&caps, "mtc_period", 2, w), 0);
+	assert_int_equal(jpb_pt_format_set(&caps, "mtc_period", 16, w), jpb_pt_err_invalid);
+	assert_int_equal(jpb_pt_format_set(&caps, "mtc_period", 2, w), 0);
 	assert_int_equal(w[0], 2ull << 14); /* replaced, not OR-ed */
-	assert_int_equal(pt_format_set(&caps, "nosuch", 1, w), pt_err_unsupported);
+	assert_int_equal(jpb_pt_format_set(&caps, "nosuch", 1, w), jpb_pt_err_unsupported);
 }
 
 static void config_check(void **state)
 {
 	(void)state;
-	struct pt_caps caps;
-	struct pt_config cfg;
+	struct jpb_pt_caps caps;
+	struct jpb_pt_config cfg;
 	char why[512];
 	load(&caps, "skylake");
 	caps.memlock_kb = 64;
-	pt_config_default(&cfg);
+	jpb_pt_config_default(&cfg);
 	/* 4 CPUs x 516 KiB + 64 KiB: one ring of 4 MiB does not fit */
-	assert_int_equal(pt_config_check(&caps, &cfg, 4, why, sizeof(why)),
-			 pt_err_perm);
+	assert_int_equal(jpb_pt_config_check(&caps, &cfg, 4, why, sizeof(why)),
+			 jpb_pt_err_perm);
 	assert_non_null(strstr(why, "CAP_IPC_LOCK"));
 	assert_non_null(strstr(why, "4 MiB"));
 	caps.cap_ipc_lock = 1;
-	assert_int_equal(pt_config_check(&caps, &cfg, 4, why, sizeof(why)), 0);
+	assert_int_equal(jpb_pt_config_check(&caps, &cfg, 4, why, sizeof(why)), 0);
 	caps.cap_ipc_lock = 0;
 	cfg.aux_size = 128u << 10; /* perf's unprivileged default */
 	cfg.data_size = 4096;
-	assert_int_equal(pt_config_check(&caps, &cfg, 4, why, sizeof(why)), 0);
+	assert_int_equal(jpb_pt_config_check(&caps, &cfg, 4, why, sizeof(why)), 0);
 	cfg.aux_size = 3u << 20;
-	assert_int_equal(pt_config_check(&caps, &cfg, 4, why, sizeof(why)),
-			 pt_err_invalid);
-	pt_config_default(&cfg);
+	assert_int_equal(jpb_pt_config_check(&caps, &cfg, 4, why, sizeof(why)),
+			 jpb_pt_err_invalid);
+	jpb_pt_config_default(&cfg);
 	caps.cap_ipc_lock = 1;
 	cfg.snapshot_size = 8u << 20;
-	assert_int_equal(pt_config_check(&caps, &cfg, 4, why, sizeof(why)),
-			 pt_err_invalid);
+	assert_int_equal(jpb_pt_config_check(&caps, &cfg, 4, why, sizeof(why)),
+			 jpb_pt_err_invalid);
 	assert_non_null(strstr(why, "--snapshot"));
 	cfg.snapshot_size = 0;
 	cfg.exclude_kernel = 0;
-	assert_int_equal(pt_config_check(&caps, &cfg, 4, why, sizeof(why)),
-			 pt_err_paranoid);
+	assert_int_equal(jpb_pt_config_check(&caps, &cfg, 4, why, sizeof(why)),
+			 jpb_pt_err_paranoid);
 	caps.paranoid = 1;
-	assert_int_equal(pt_config_check(&caps, &cfg, 4, why, sizeof(why)), 0);
+	assert_int_equal(jpb_pt_config_check(&caps, &cfg, 4, why, sizeof(why)), 0);
 }
 
 static void cpuid_guards(void **state)
 {
 	(void)state;
-	struct pt_cpuid c;
+	struct jpb_pt_cpuid c;
 	fake_vendor = "AuthenticAMD";
 	fake_max_leaf = 0x16;
 	fake_leaf14_calls = 0;
-	pt_cpuid_read(fake_cpuid, &c);
+	jpb_pt_cpuid_read(fake_cpuid, &c);
 	assert_string_equal(c.vendor, "AuthenticAMD");
 	assert_false(c.has_leaf14);
 	assert_false(c.has_leaf15);
@@ -383,13 +383,13 @@ static void cpuid_guards(void **state)
 
 	fake_vendor = "GenuineIntel";
 	fake_max_leaf = 0x13;
-	pt_cpuid_read(fake_cpuid, &c);
+	jpb_pt_cpuid_read(fake_cpuid, &c);
 	assert_false(c.has_leaf14);
 	assert_int_equal(fake_leaf14_calls, 0);
 	assert_true(c.pt_bit);
 
 	fake_max_leaf = 0x15;
-	pt_cpuid_read(fake_cpuid, &c);
+	jpb_pt_cpuid_read(fake_cpuid, &c);
 	assert_true(c.has_leaf14);
 	assert_int_equal(fake_leaf14_calls, 2);
 	assert_int_equal(c.leaf14_1[0], 0x3fff0249);
@@ -403,17 +403,17 @@ static void cpuid_guards(void **state)
 static void meta(void **state)
 {
 	(void)state;
-	struct pt_caps caps;
-	struct pt_config cfg;
+	struct jpb_pt_caps caps;
+	struct jpb_pt_config cfg;
 	char why[512];
 	uint64_t config;
 	load(&caps, "skylake");
 	fake_vendor = "GenuineIntel";
 	fake_max_leaf = 0x16;
-	pt_cpuid_read(fake_cpuid, &caps.cpuid);
-	pt_config_default(&cfg);
-	assert_int_equal(pt_config_word(&caps, &cfg, &config, why, sizeof(why)), 0);
-	json_t *m = pt_meta_json(&caps, &cfg, config);
+	jpb_pt_cpuid_read(fake_cpuid, &caps.cpuid);
+	jpb_pt_config_default(&cfg);
+	assert_int_equal(jpb_pt_config_word(&caps, &cfg, &config, why, sizeof(why)), 0);
+	json_t *m = jpb_pt_meta_json(&caps, &cfg, config);
 	assert_non_null(m);
 	assert_int_equal(json_integer_value(json_object_get(m, "pmu_type")), 8);
 	assert_string_equal(json_string_value(json_object_get(
@@ -435,56 +435,56 @@ static void meta(void **state)
 static void options(void **state)
 {
 	(void)state;
-	struct pt_config cfg;
+	struct jpb_pt_config cfg;
 	char why[256];
 	uint64_t v;
-	assert_int_equal(pt_parse_size("4M", &v), 0);
+	assert_int_equal(jpb_pt_parse_size("4M", &v), 0);
 	assert_int_equal(v, 4u << 20);
-	assert_int_equal(pt_parse_size("512k", &v), 0);
+	assert_int_equal(jpb_pt_parse_size("512k", &v), 0);
 	assert_int_equal(v, 512u << 10);
-	assert_int_equal(pt_parse_size("8MiB", &v), 0);
+	assert_int_equal(jpb_pt_parse_size("8MiB", &v), 0);
 	assert_int_equal(v, 8u << 20);
-	assert_int_equal(pt_parse_size("65536", &v), 0);
+	assert_int_equal(jpb_pt_parse_size("65536", &v), 0);
 	assert_int_equal(v, 65536);
-	assert_int_equal(pt_parse_size("0", &v), pt_err_invalid);
-	assert_int_equal(pt_parse_size("-1M", &v), pt_err_invalid);
-	assert_int_equal(pt_parse_size("4X", &v), pt_err_invalid);
-	assert_int_equal(pt_parse_size("99999999999999999999G", &v), pt_err_invalid);
+	assert_int_equal(jpb_pt_parse_size("0", &v), jpb_pt_err_invalid);
+	assert_int_equal(jpb_pt_parse_size("-1M", &v), jpb_pt_err_invalid);
+	assert_int_equal(jpb_pt_parse_size("4X", &v), jpb_pt_err_invalid);
+	assert_int_equal(jpb_pt_parse_size("99999999999999999999G", &v), jpb_pt_err_invalid);
 
-	pt_config_default(&cfg);
-	assert_int_equal(pt_config_option(&cfg, "snapshot", NULL, why, sizeof(why)), 0);
+	jpb_pt_config_default(&cfg);
+	assert_int_equal(jpb_pt_config_option(&cfg, "snapshot", NULL, why, sizeof(why)), 0);
 	assert_int_equal(cfg.snapshot_size, cfg.aux_size);
 	/* "the whole buffer" follows a later --buffer-size */
-	assert_int_equal(pt_config_option(&cfg, "buffer-size", "16M", why,
+	assert_int_equal(jpb_pt_config_option(&cfg, "buffer-size", "16M", why,
 					  sizeof(why)), 0);
 	assert_int_equal(cfg.aux_size, 16u << 20);
 	assert_int_equal(cfg.snapshot_size, 16u << 20);
-	assert_int_equal(pt_config_option(&cfg, "snapshot", "1M", why, sizeof(why)), 0);
+	assert_int_equal(jpb_pt_config_option(&cfg, "snapshot", "1M", why, sizeof(why)), 0);
 	assert_int_equal(cfg.snapshot_size, 1u << 20);
-	assert_int_equal(pt_config_option(&cfg, "cyc", "2", why, sizeof(why)), 0);
+	assert_int_equal(jpb_pt_config_option(&cfg, "cyc", "2", why, sizeof(why)), 0);
 	assert_true(cfg.cyc);
 	assert_int_equal(cfg.cyc_thresh, 2);
-	assert_int_equal(pt_config_option(&cfg, "mtc-period", "16", why, sizeof(why)),
-			 pt_err_invalid);
+	assert_int_equal(jpb_pt_config_option(&cfg, "mtc-period", "16", why, sizeof(why)),
+			 jpb_pt_err_invalid);
 	assert_non_null(strstr(why, "--mtc-period"));
-	assert_int_equal(pt_config_option(&cfg, "mtc-period", "6", why, sizeof(why)), 0);
+	assert_int_equal(jpb_pt_config_option(&cfg, "mtc-period", "6", why, sizeof(why)), 0);
 	assert_int_equal(cfg.mtc_period, 6);
-	assert_int_equal(pt_config_option(&cfg, "kernel", NULL, why, sizeof(why)), 0);
+	assert_int_equal(jpb_pt_config_option(&cfg, "kernel", NULL, why, sizeof(why)), 0);
 	assert_false(cfg.exclude_kernel);
-	assert_int_equal(pt_config_option(&cfg, "pt-per-thread", NULL, why,
+	assert_int_equal(jpb_pt_config_option(&cfg, "pt-per-thread", NULL, why,
 					  sizeof(why)), 0);
-	assert_int_equal(cfg.mode, PT_MODE_PER_THREAD);
-	assert_int_equal(pt_config_option(&cfg, "buffer-size", "lots", why,
-					  sizeof(why)), pt_err_invalid);
+	assert_int_equal(cfg.mode, JPB_PT_MODE_PER_THREAD);
+	assert_int_equal(jpb_pt_config_option(&cfg, "buffer-size", "lots", why,
+					  sizeof(why)), jpb_pt_err_invalid);
 	assert_non_null(strstr(why, "--buffer-size"));
-	assert_int_equal(pt_config_option(&cfg, "bogus", NULL, why, sizeof(why)),
-			 pt_err_invalid);
+	assert_int_equal(jpb_pt_config_option(&cfg, "bogus", NULL, why, sizeof(why)),
+			 jpb_pt_err_invalid);
 	/* every advertised option is accepted with a sensible argument */
-	for (const struct pt_option *o = pt_options; o->name; o++) {
-		pt_config_default(&cfg);
+	for (const struct jpb_pt_option *o = jpb_pt_options; o->name; o++) {
+		jpb_pt_config_default(&cfg);
 		const char *arg = o->has_arg == 1 ?
 			(strstr(o->name, "size") ? "8M" : "3") : NULL;
-		assert_int_equal(pt_config_option(&cfg, o->name, arg, why,
+		assert_int_equal(jpb_pt_config_option(&cfg, o->name, arg, why,
 						  sizeof(why)), 0);
 		assert_non_null(strstr(o->help, o->name));
 	}

@@ -26,14 +26,14 @@
 
 #include "bundle.h"
 #include "records_pt.h"
-#include "record/pt.h"
+#include "record/pt/pt.h"
 
 struct fixture {
 	char dir[256];
 	struct jpb_bundle *b;
-	struct pt_caps caps;
-	struct pt_config cfg;
-	struct pt_target target;
+	struct jpb_pt_caps caps;
+	struct jpb_pt_config cfg;
+	struct jpb_pt_target target;
 };
 
 static int setup(void **state)
@@ -46,12 +46,12 @@ static int setup(void **state)
 	/* A PMU whose only field is "branch" at config bit 3: with TSC off
 	 * the config word is 8, PERF_COUNT_SW_EMULATION_FAULTS for the
 	 * software PMU. */
-	assert_int_equal(pt_format_parse("branch", "config:3", &f->caps.formats[0]), 0);
+	assert_int_equal(jpb_pt_format_parse("branch", "config:3", &f->caps.formats[0]), 0);
 	f->caps.nformats = 1;
 	f->caps.paranoid = 2;
 	f->caps.ncpus_online = f->caps.nr_cpus = 1;
 	f->caps.cap_ipc_lock = 1;
-	pt_config_default(&f->cfg);
+	jpb_pt_config_default(&f->cfg);
 	f->cfg.tsc = 0;
 	f->cfg.aux_size = 64u << 10;
 	f->cfg.data_size = 8u << 10;
@@ -75,39 +75,39 @@ static int teardown(void **state)
 static void bad_arguments(void **state)
 {
 	struct fixture *f = *state;
-	struct pt_recorder *r = (void *)1;
+	struct jpb_pt_recorder *r = (void *)1;
 	char why[256];
 	f->target.pid = 0;
-	assert_int_equal(pt_recorder_open(&r, f->b, &f->caps, &f->cfg, &f->target,
-					  why, sizeof(why)), pt_err_invalid);
+	assert_int_equal(jpb_pt_recorder_open(&r, f->b, &f->caps, &f->cfg, &f->target,
+					  why, sizeof(why)), jpb_pt_err_invalid);
 	assert_null(r);
 	f->target.pid = getpid();
 	f->cfg.aux_size = 3000;
-	assert_int_equal(pt_recorder_open(&r, f->b, &f->caps, &f->cfg, &f->target,
-					  why, sizeof(why)), pt_err_invalid);
+	assert_int_equal(jpb_pt_recorder_open(&r, f->b, &f->caps, &f->cfg, &f->target,
+					  why, sizeof(why)), jpb_pt_err_invalid);
 	assert_non_null(strstr(why, "power of two"));
 	assert_null(r);
-	pt_config_default(&f->cfg); /* tsc on: this PMU has no format/tsc */
-	assert_int_equal(pt_recorder_open(&r, f->b, &f->caps, &f->cfg, &f->target,
-					  why, sizeof(why)), pt_err_unsupported);
+	jpb_pt_config_default(&f->cfg); /* tsc on: this PMU has no format/tsc */
+	assert_int_equal(jpb_pt_recorder_open(&r, f->b, &f->caps, &f->cfg, &f->target,
+					  why, sizeof(why)), jpb_pt_err_unsupported);
 	assert_non_null(strstr(why, "format/tsc"));
-	assert_int_equal(pt_recorder_close(NULL), 0);
+	assert_int_equal(jpb_pt_recorder_close(NULL), 0);
 }
 
 static void no_such_pmu(void **state)
 {
 	struct fixture *f = *state;
-	struct pt_recorder *r = (void *)1;
+	struct jpb_pt_recorder *r = (void *)1;
 	char why[512] = "";
 	f->caps.pmu_type = 0x7ffff000; /* no PMU has this type */
-	int err = pt_recorder_open(&r, f->b, &f->caps, &f->cfg, &f->target, why,
+	int err = jpb_pt_recorder_open(&r, f->b, &f->caps, &f->cfg, &f->target, why,
 				   sizeof(why));
 	assert_null(r);
-	if (err == pt_err_perm) {
+	if (err == jpb_pt_err_perm) {
 		print_message("# perf_event_open not permitted here: %s\n", why);
 		skip();
 	}
-	assert_int_equal(err, pt_err_io);
+	assert_int_equal(err, jpb_pt_err_io);
 	assert_non_null(strstr(why, "perf_event_open(type 2147479552"));
 	/* nothing that looks like a PT stream was left */
 	const char *const *names;
@@ -119,19 +119,19 @@ static void no_such_pmu(void **state)
 static void software_stand_in(void **state)
 {
 	struct fixture *f = *state;
-	struct pt_recorder *r = (void *)1;
+	struct jpb_pt_recorder *r = (void *)1;
 	char why[512] = "";
 	f->caps.pmu_type = PERF_TYPE_SOFTWARE;
-	int err = pt_recorder_open(&r, f->b, &f->caps, &f->cfg, &f->target, why,
+	int err = jpb_pt_recorder_open(&r, f->b, &f->caps, &f->cfg, &f->target, why,
 				   sizeof(why));
 	assert_null(r);
-	if (err == pt_err_perm && strstr(why, "perf_event_open")) {
+	if (err == jpb_pt_err_perm && strstr(why, "perf_event_open")) {
 		print_message("# perf_event_open not permitted here: %s\n", why);
 		skip();
 	}
 	/* The kernel took the attr (no EINVAL) and the data mmap; only the
 	 * AUX mmap, which software events lack, failed. */
-	assert_int_equal(err, pt_err_io);
+	assert_int_equal(err, jpb_pt_err_io);
 	assert_non_null(strstr(why, "AUX area"));
 	assert_null(strstr(why, "perf_event_open"));
 }
@@ -187,7 +187,7 @@ static void count_stream(struct jpb_bundle *b, const char *name, pid_t pid,
 			struct jpb_rec_pt_switch w;
 			assert_int_equal(jpb_rec_decode(t, rec.payload, rec.size, &w), 0);
 			/* a software event stands in for intel_pt: the kernel's
-			 * own records, parsed by pt_sb_parse */
+			 * own records, parsed by jpb_pt_sb_parse */
 			assert_int_equal(w.pid, (uint32_t)pid);
 			s->switches++;
 			s->other_tid_switches += w.tid != (uint32_t)pid;
@@ -200,7 +200,7 @@ static void count_stream(struct jpb_bundle *b, const char *name, pid_t pid,
 }
 
 /* What the BPF fork events would do: hand new threads to the recorder. */
-static void add_threads(struct pt_recorder *r, pid_t pid)
+static void add_threads(struct jpb_pt_recorder *r, pid_t pid)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
@@ -208,7 +208,7 @@ static void add_threads(struct pt_recorder *r, pid_t pid)
 	struct dirent *e;
 	while (d && (e = readdir(d)))
 		if (atoi(e->d_name) > 0)
-			assert_int_equal(pt_recorder_add_thread(r, atoi(e->d_name)), 0);
+			assert_int_equal(jpb_pt_recorder_add_thread(r, atoi(e->d_name)), 0);
 	if (d)
 		closedir(d);
 }
@@ -222,29 +222,29 @@ static uint64_t mono_ns(void)
 
 /* The whole recorder path with real kernel sideband: open on a live
  * process, enable, poll, drain, retire exited threads, close. */
-static void sideband_only(void **state, enum pt_mode mode, int add)
+static void sideband_only(void **state, enum jpb_pt_mode mode, int add)
 {
 	struct fixture *f = *state;
-	struct pt_recorder *r;
+	struct jpb_pt_recorder *r;
 	char why[512] = "";
 	int pipefd[2];
 	struct seen s = { .t0 = mono_ns() };
 	/* "branch" at bit 0 and "tsc" at bit 3: config 9, the dummy event */
-	assert_int_equal(pt_format_parse("tsc", "config:3", &f->caps.formats[1]), 0);
-	assert_int_equal(pt_format_parse("branch", "config:0", &f->caps.formats[0]), 0);
+	assert_int_equal(jpb_pt_format_parse("tsc", "config:3", &f->caps.formats[1]), 0);
+	assert_int_equal(jpb_pt_format_parse("branch", "config:0", &f->caps.formats[0]), 0);
 	f->caps.nformats = 2;
 	f->caps.pmu_type = PERF_TYPE_SOFTWARE;
 	f->caps.nr_cpus = f->caps.ncpus_online = (int)sysconf(_SC_NPROCESSORS_CONF);
-	pt_config_default(&f->cfg);
+	jpb_pt_config_default(&f->cfg);
 	f->cfg.mode = mode;
 	f->cfg.no_aux = 1;
 	f->cfg.data_size = 64u << 10;
 	pid_t pid = start_target(pipefd);
 	assert_true(pid > 0);
 	f->target.pid = pid;
-	int err = pt_recorder_open(&r, f->b, &f->caps, &f->cfg, &f->target, why,
+	int err = jpb_pt_recorder_open(&r, f->b, &f->caps, &f->cfg, &f->target, why,
 				   sizeof(why));
-	if (err == pt_err_perm) {
+	if (err == jpb_pt_err_perm) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		print_message("# perf_event_open not permitted here: %s\n", why);
@@ -253,7 +253,7 @@ static void sideband_only(void **state, enum pt_mode mode, int add)
 	assert_int_equal(err, 0);
 	assert_int_equal(write(pipefd[1], "x", 1), 1);
 	int fds[4];
-	assert_int_equal(pt_recorder_fds(r, fds, 4), 1);
+	assert_int_equal(jpb_pt_recorder_fds(r, fds, 4), 1);
 	int status, exited = 0;
 	/* the target needs about a second; allow a loaded machine 30 */
 	uint64_t deadline = mono_ns() + 30000000000ull;
@@ -262,29 +262,29 @@ static void sideband_only(void **state, enum pt_mode mode, int add)
 		poll(&p, 1, 10);
 		if (add)
 			add_threads(r, pid);
-		assert_int_equal(pt_recorder_drain(r), 0);
+		assert_int_equal(jpb_pt_recorder_drain(r), 0);
 		exited = waitpid(pid, &status, WNOHANG) == pid;
 	}
 	assert_true(exited);
 	/* After the exit is reaped, nothing keeps the poll set busy. */
-	assert_int_equal(pt_recorder_drain(r), 0);
+	assert_int_equal(jpb_pt_recorder_drain(r), 0);
 	struct pollfd p = { fds[0], POLLIN, 0 };
 	assert_int_equal(poll(&p, 1, 0), 0);
-	assert_int_equal(pt_recorder_stop(r), 0);
-	assert_int_equal(pt_recorder_stop(r), 0); /* idempotent */
-	struct pt_stats st;
-	pt_recorder_stats(r, &st);
+	assert_int_equal(jpb_pt_recorder_stop(r), 0);
+	assert_int_equal(jpb_pt_recorder_stop(r), 0); /* idempotent */
+	struct jpb_pt_stats st;
+	jpb_pt_recorder_stats(r, &st);
 	assert_int_equal(st.lost, 0);
-	json_t *m = pt_recorder_meta(r);
+	json_t *m = jpb_pt_recorder_meta(r);
 	assert_non_null(m);
 	assert_string_equal(json_string_value(json_object_get(
 		json_object_get(m, "config"), "mode")),
-		mode == PT_MODE_PER_CPU ? "per-cpu" : "per-thread");
+		mode == JPB_PT_MODE_PER_CPU ? "per-cpu" : "per-thread");
 	assert_int_equal(json_integer_value(json_object_get(
 		json_object_get(m, "stats"), "lost")), 0);
 	assert_true(json_integer_value(json_object_get(m, "threads_opened")) >= 1);
 	json_decref(m);
-	assert_int_equal(pt_recorder_close(r), 0);
+	assert_int_equal(jpb_pt_recorder_close(r), 0);
 	close(pipefd[1]);
 
 	const char *const *names;
@@ -292,7 +292,7 @@ static void sideband_only(void **state, enum pt_mode mode, int add)
 	assert_int_equal(jpb_bundle_list_streams(f->b, &names, &n), 0);
 	assert_true(n >= 1);
 	for (size_t i = 0; i < n; i++) {
-		if (mode == PT_MODE_PER_CPU)
+		if (mode == JPB_PT_MODE_PER_CPU)
 			assert_int_equal(strncmp(names[i], "pt/cpu", 6), 0);
 		else
 			assert_int_equal(strncmp(names[i], "pt/tid", 6), 0);
@@ -303,9 +303,9 @@ static void sideband_only(void **state, enum pt_mode mode, int add)
 	assert_int_equal(s.rings, n);
 	assert_true(s.switches > 100);
 	assert_int_equal(s.bad_time, 0);
-	if (mode == PT_MODE_PER_CPU || add)
+	if (mode == JPB_PT_MODE_PER_CPU || add)
 		/* the thread created after attaching was followed: by
-		 * inheritance, or by pt_recorder_add_thread */
+		 * inheritance, or by jpb_pt_recorder_add_thread */
 		assert_true(s.other_tid_switches > 100);
 	else
 		/* per-thread and nobody added the new thread */
@@ -314,17 +314,17 @@ static void sideband_only(void **state, enum pt_mode mode, int add)
 
 static void sideband_per_cpu(void **state)
 {
-	sideband_only(state, PT_MODE_PER_CPU, 0);
+	sideband_only(state, JPB_PT_MODE_PER_CPU, 0);
 }
 
 static void sideband_per_thread(void **state)
 {
-	sideband_only(state, PT_MODE_PER_THREAD, 0);
+	sideband_only(state, JPB_PT_MODE_PER_THREAD, 0);
 }
 
 static void sideband_per_thread_added(void **state)
 {
-	sideband_only(state, PT_MODE_PER_THREAD, 1);
+	sideband_only(state, JPB_PT_MODE_PER_THREAD, 1);
 }
 
 int main(void)

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "codec.h"
-#include "record/pt.h"
+#include "record/pt/pt.h"
 
 /* A "PMU" writing bytes into a ring: byte at stream position p is
  * (p * 7 + 1) & 0xff, never 0, so a copy is checked position by position. */
@@ -33,26 +33,26 @@ static void pmu_write(uint8_t *ring, uint64_t size, uint64_t from, uint64_t to)
 static void spans(void **state)
 {
 	(void)state;
-	struct pt_span sp[2];
-	assert_int_equal(pt_ring_spans(64, 10, 10, sp), 0);
-	assert_int_equal(pt_ring_spans(64, 10, 30, sp), 1);
+	struct jpb_pt_span sp[2];
+	assert_int_equal(jpb_pt_ring_spans(64, 10, 10, sp), 0);
+	assert_int_equal(jpb_pt_ring_spans(64, 10, 30, sp), 1);
 	assert_int_equal(sp[0].off, 10);
 	assert_int_equal(sp[0].len, 20);
 	/* [60, 70) wraps: 60..63, then 0..5 */
-	assert_int_equal(pt_ring_spans(64, 60, 70, sp), 2);
+	assert_int_equal(jpb_pt_ring_spans(64, 60, 70, sp), 2);
 	assert_int_equal(sp[0].off, 60);
 	assert_int_equal(sp[0].len, 4);
 	assert_int_equal(sp[1].off, 0);
 	assert_int_equal(sp[1].len, 6);
 	/* exactly full, ending on the boundary: one span */
-	assert_int_equal(pt_ring_spans(64, 128, 192, sp), 1);
+	assert_int_equal(jpb_pt_ring_spans(64, 128, 192, sp), 1);
 	assert_int_equal(sp[0].off, 0);
 	assert_int_equal(sp[0].len, 64);
 	/* more than a ring: the kernel never does that; we refuse */
-	assert_int_equal(pt_ring_spans(64, 0, 65, sp), pt_err_overflow);
-	assert_int_equal(pt_ring_spans(48, 0, 8, sp), pt_err_overflow);
+	assert_int_equal(jpb_pt_ring_spans(64, 0, 65, sp), jpb_pt_err_overflow);
+	assert_int_equal(jpb_pt_ring_spans(48, 0, 8, sp), jpb_pt_err_overflow);
 	/* free-running pointers across 2^64 */
-	assert_int_equal(pt_ring_spans(64, UINT64_MAX - 3, 4, sp), 2);
+	assert_int_equal(jpb_pt_ring_spans(64, UINT64_MAX - 3, 4, sp), 2);
 	assert_int_equal(sp[0].off, 60);
 	assert_int_equal(sp[0].len, 4);
 	assert_int_equal(sp[1].len, 4);
@@ -71,7 +71,7 @@ static void copy_rounds(void **state)
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
 		pmu_write(ring, SIZE, head, head + steps[i]);
 		head += steps[i];
-		int64_t n = pt_ring_copy(ring, SIZE, tail, head, out);
+		int64_t n = jpb_pt_ring_copy(ring, SIZE, tail, head, out);
 		assert_int_equal(n, (int64_t)steps[i]);
 		for (int64_t k = 0; k < n; k++)
 			assert_int_equal(out[k], pat(tail + (uint64_t)k));
@@ -79,8 +79,8 @@ static void copy_rounds(void **state)
 		total += (uint64_t)n;
 	}
 	assert_int_equal(total, 100 + 156 + 1 + 255 + 200 + 56 + 256 + 3);
-	assert_int_equal(pt_ring_copy(ring, SIZE, 0, SIZE + 1, out),
-			 pt_err_overflow);
+	assert_int_equal(jpb_pt_ring_copy(ring, SIZE, 0, SIZE + 1, out),
+			 jpb_pt_err_overflow);
 }
 
 /* Build one PERF_RECORD_* with sample_id {pid, tid, time, cpu, res}. */
@@ -88,7 +88,7 @@ static size_t mkrec(uint8_t *p, uint32_t type, uint16_t misc,
 		    const uint64_t *body, size_t nbody, uint32_t tid,
 		    uint64_t time, uint32_t cpu)
 {
-	size_t len = 8 + 8 * nbody + PT_SB_ID_SIZE;
+	size_t len = 8 + 8 * nbody + JPB_PT_SB_ID_SIZE;
 	jpb_st32(p, type);
 	jpb_st16(p + 4, misc);
 	jpb_st16(p + 6, (uint16_t)len);
@@ -107,15 +107,15 @@ static void sideband_parse(void **state)
 {
 	(void)state;
 	uint8_t rec[128];
-	struct pt_sb sb;
+	struct jpb_pt_sb sb;
 	uint64_t aux[3] = { 4096, 8192, PERF_AUX_FLAG_TRUNCATED |
 					PERF_AUX_FLAG_PARTIAL };
 	size_t n = mkrec(rec, PERF_RECORD_AUX, 0, aux, 3, 77, 1000, 3);
-	assert_int_equal(pt_sb_parse(rec, n, &sb), 0);
+	assert_int_equal(jpb_pt_sb_parse(rec, n, &sb), 0);
 	assert_int_equal(sb.type, PERF_RECORD_AUX);
 	assert_int_equal(sb.aux_offset, 4096);
 	assert_int_equal(sb.aux_size, 8192);
-	assert_int_equal(sb.aux_flags, PT_AUX_TRUNCATED | PT_AUX_PARTIAL);
+	assert_int_equal(sb.aux_flags, JPB_PT_AUX_TRUNCATED | JPB_PT_AUX_PARTIAL);
 	assert_int_equal(sb.pid, 4242);
 	assert_int_equal(sb.tid, 77);
 	assert_int_equal(sb.time, 1000);
@@ -123,27 +123,27 @@ static void sideband_parse(void **state)
 
 	uint64_t it = (uint64_t)78 << 32 | 4242; /* pid, tid as two u32 */
 	n = mkrec(rec, PERF_RECORD_ITRACE_START, 0, &it, 1, 78, 5, 1);
-	assert_int_equal(pt_sb_parse(rec, n, &sb), 0);
+	assert_int_equal(jpb_pt_sb_parse(rec, n, &sb), 0);
 	assert_int_equal(sb.itrace_pid, 4242);
 	assert_int_equal(sb.itrace_tid, 78);
 
 	uint64_t lost[2] = { 9, 31 };
 	n = mkrec(rec, PERF_RECORD_LOST, 0, lost, 2, 0, 6, 0);
-	assert_int_equal(pt_sb_parse(rec, n, &sb), 0);
+	assert_int_equal(jpb_pt_sb_parse(rec, n, &sb), 0);
 	assert_int_equal(sb.lost, 31);
 	assert_int_equal(sb.lost_id, 9);
 
 	n = mkrec(rec, PERF_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT, NULL, 0,
 		  78, 7, 1);
-	assert_int_equal(pt_sb_parse(rec, n, &sb), 0);
+	assert_int_equal(jpb_pt_sb_parse(rec, n, &sb), 0);
 	assert_int_equal(sb.misc, PERF_RECORD_MISC_SWITCH_OUT);
 	assert_int_equal(sb.tid, 78);
 
 	/* too short for its type */
 	jpb_st16(rec + 6, 16);
-	assert_int_equal(pt_sb_parse(rec, 16, &sb), pt_err_overflow);
+	assert_int_equal(jpb_pt_sb_parse(rec, 16, &sb), jpb_pt_err_overflow);
 	/* length field disagrees with the buffer */
-	assert_int_equal(pt_sb_parse(rec, 24, &sb), pt_err_overflow);
+	assert_int_equal(jpb_pt_sb_parse(rec, 24, &sb), jpb_pt_err_overflow);
 }
 
 /* A data ring whose records straddle the end get reassembled. */
@@ -153,7 +153,7 @@ static void sideband_ring(void **state)
 	enum { SIZE = 128 };
 	uint8_t ring[SIZE], rec[128], tmp[256];
 	uint64_t head = 96, tail = 96; /* start near the end */
-	struct pt_sb sb;
+	struct jpb_pt_sb sb;
 	uint64_t aux[3] = { 0, 4096, 0 };
 	for (int i = 0; i < 2; i++) {
 		aux[0] = 4096u * (unsigned)i;
@@ -162,40 +162,40 @@ static void sideband_ring(void **state)
 			ring[(head + k) & (SIZE - 1)] = rec[k];
 		head += n;
 	}
-	assert_int_equal(pt_sb_next(ring, SIZE, &tail, head, tmp, sizeof(tmp),
+	assert_int_equal(jpb_pt_sb_next(ring, SIZE, &tail, head, tmp, sizeof(tmp),
 				    &sb), 1);
 	assert_int_equal(sb.aux_offset, 0);
 	assert_int_equal(sb.time, 10);
-	assert_int_equal(pt_sb_next(ring, SIZE, &tail, head, tmp, sizeof(tmp),
+	assert_int_equal(jpb_pt_sb_next(ring, SIZE, &tail, head, tmp, sizeof(tmp),
 				    &sb), 1);
 	assert_int_equal(sb.aux_offset, 4096);
 	assert_int_equal(sb.time, 11);
 	assert_int_equal(tail, head);
-	assert_int_equal(pt_sb_next(ring, SIZE, &tail, head, tmp, sizeof(tmp),
+	assert_int_equal(jpb_pt_sb_next(ring, SIZE, &tail, head, tmp, sizeof(tmp),
 				    &sb), 0);
 	/* a zero-size header would loop forever: refused */
 	memset(ring, 0, sizeof(ring));
 	tail = 0;
-	assert_int_equal(pt_sb_next(ring, SIZE, &tail, 64, tmp, sizeof(tmp), &sb),
-			 pt_err_overflow);
+	assert_int_equal(jpb_pt_sb_next(ring, SIZE, &tail, 64, tmp, sizeof(tmp), &sb),
+			 jpb_pt_err_overflow);
 	assert_int_equal(tail, 0);
 }
 
 static void aux_flags_and_loss(void **state)
 {
 	(void)state;
-	struct pt_stats a = { 0 }, b = { 0 }, sum = { 0 };
-	pt_stats_aux(&a, 4096, 0);
-	pt_stats_aux(&a, 4096, PT_AUX_TRUNCATED);
-	pt_stats_aux(&a, 0, PT_AUX_TRUNCATED | PT_AUX_COLLISION);
-	pt_stats_aux(&b, 100, PT_AUX_PARTIAL | PT_AUX_OVERWRITE);
+	struct jpb_pt_stats a = { 0 }, b = { 0 }, sum = { 0 };
+	jpb_pt_stats_aux(&a, 4096, 0);
+	jpb_pt_stats_aux(&a, 4096, JPB_PT_AUX_TRUNCATED);
+	jpb_pt_stats_aux(&a, 0, JPB_PT_AUX_TRUNCATED | JPB_PT_AUX_COLLISION);
+	jpb_pt_stats_aux(&b, 100, JPB_PT_AUX_PARTIAL | JPB_PT_AUX_OVERWRITE);
 	a.lost = 3;
 	b.lost = 4;
 	a.bytes = 8192;
 	b.bytes = 100;
 	b.aux_gap_bytes = 50;
-	pt_stats_add(&sum, &a);
-	pt_stats_add(&sum, &b);
+	jpb_pt_stats_add(&sum, &a);
+	jpb_pt_stats_add(&sum, &b);
 	assert_int_equal(sum.aux_records, 4);
 	assert_int_equal(sum.truncated, 2);
 	assert_int_equal(sum.collision, 1);
@@ -212,30 +212,30 @@ static void snapshot_extract(void **state)
 	(void)state;
 	enum { SIZE = 8192 };
 	uint8_t *ring = calloc(1, SIZE), out[SIZE];
-	struct pt_span sp[2];
+	struct jpb_pt_span sp[2];
 	assert_non_null(ring);
 
 	/* Not yet wrapped: only [0, 3000) is trace. */
 	pmu_write(ring, SIZE, 0, 3000);
-	assert_false(pt_snapshot_wrapped(ring, SIZE, 3000));
-	assert_int_equal(pt_snapshot_spans(SIZE, 3000, 0, 0, 4096, sp), 1);
+	assert_false(jpb_pt_snapshot_wrapped(ring, SIZE, 3000));
+	assert_int_equal(jpb_pt_snapshot_spans(SIZE, 3000, 0, 0, 4096, sp), 1);
 	assert_int_equal(sp[0].off, 0);
 	assert_int_equal(sp[0].len, 3000);
 	/* want less than there is: the newest bytes */
-	assert_int_equal(pt_snapshot_spans(SIZE, 3000, 0, 0, 1000, sp), 1);
+	assert_int_equal(jpb_pt_snapshot_spans(SIZE, 3000, 0, 0, 1000, sp), 1);
 	assert_int_equal(sp[0].off, 2000);
 	assert_int_equal(sp[0].len, 1000);
 	/* a second snapshot only takes what is new since the first */
 	pmu_write(ring, SIZE, 3000, 5000);
-	assert_int_equal(pt_snapshot_spans(SIZE, 5000, 3000, 0, 4096, sp), 1);
+	assert_int_equal(jpb_pt_snapshot_spans(SIZE, 5000, 3000, 0, 4096, sp), 1);
 	assert_int_equal(sp[0].off, 3000);
 	assert_int_equal(sp[0].len, 2000);
 
 	/* Wrapped: stream position 20000 → head offset 20000 % 8192 = 3616. */
 	pmu_write(ring, SIZE, 5000, 20000);
 	uint64_t head = 20000 % SIZE;
-	assert_true(pt_snapshot_wrapped(ring, SIZE, head));
-	int n = pt_snapshot_spans(SIZE, head, 5000, 1, 6000, sp);
+	assert_true(jpb_pt_snapshot_wrapped(ring, SIZE, head));
+	int n = jpb_pt_snapshot_spans(SIZE, head, 5000, 1, 6000, sp);
 	assert_int_equal(n, 2);
 	size_t got = 0;
 	for (int i = 0; i < n; i++) {
@@ -246,7 +246,7 @@ static void snapshot_extract(void **state)
 	for (size_t k = 0; k < got; k++)
 		assert_int_equal(out[k], pat(20000 - 6000 + k));
 	/* wanting all of it gives the whole ring, oldest first */
-	n = pt_snapshot_spans(SIZE, head, 0, 1, SIZE, sp);
+	n = jpb_pt_snapshot_spans(SIZE, head, 0, 1, SIZE, sp);
 	assert_int_equal(n, 2);
 	assert_int_equal(sp[0].off, head);
 	assert_int_equal(sp[0].len, SIZE - head);
@@ -257,11 +257,11 @@ static void snapshot_extract(void **state)
 	 * wrapped and hand out zeros). */
 	memset(ring, 0, SIZE);
 	pmu_write(ring, SIZE, 0, SIZE - 100);
-	assert_false(pt_snapshot_wrapped(ring, SIZE, SIZE - 100));
+	assert_false(jpb_pt_snapshot_wrapped(ring, SIZE, SIZE - 100));
 	pmu_write(ring, SIZE, SIZE - 100, SIZE + 10);
-	assert_true(pt_snapshot_wrapped(ring, SIZE, 10));
-	assert_int_equal(pt_snapshot_spans(SIZE, 0, 0, 0, 100, sp), 0);
-	assert_int_equal(pt_snapshot_spans(6000, 0, 0, 0, 100, sp), pt_err_invalid);
+	assert_true(jpb_pt_snapshot_wrapped(ring, SIZE, 10));
+	assert_int_equal(jpb_pt_snapshot_spans(SIZE, 0, 0, 0, 100, sp), 0);
+	assert_int_equal(jpb_pt_snapshot_spans(6000, 0, 0, 0, 100, sp), jpb_pt_err_invalid);
 	free(ring);
 }
 
@@ -276,10 +276,10 @@ static void psb_search(void **state)
 	}
 	buf[10] = 0x02; /* a lone 0x02 (e.g. a TNT) is no PSB */
 	buf[11] = 0x82;
-	assert_int_equal(pt_find_psb(buf, sizeof(buf), 0), 37);
-	assert_int_equal(pt_find_psb(buf, sizeof(buf), 38), -1);
-	assert_int_equal(pt_find_psb(buf, 52, 0), -1); /* cut short */
-	assert_int_equal(pt_find_psb(buf, 53, 0), 37);
+	assert_int_equal(jpb_pt_find_psb(buf, sizeof(buf), 0), 37);
+	assert_int_equal(jpb_pt_find_psb(buf, sizeof(buf), 38), -1);
+	assert_int_equal(jpb_pt_find_psb(buf, 52, 0), -1); /* cut short */
+	assert_int_equal(jpb_pt_find_psb(buf, 53, 0), 37);
 }
 
 int main(void)

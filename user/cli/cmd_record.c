@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "record/pt.h"
+#include "record/pt/pt.h"
 #include "record/record.h"
 
 static void usage(FILE *f)
@@ -31,7 +31,7 @@ static void usage(FILE *f)
 	      "  -q, --quiet            no status line on a terminal\n"
 	      "Intel PT options:\n",
 	      f);
-	for (const struct pt_option *po = pt_options; po->name; po++)
+	for (const struct jpb_pt_option *po = jpb_pt_options; po->name; po++)
 		fprintf(f, "      %s\n", po->help);
 	fputs(
 	      "Exit status: 0 recorded, 1 runtime failure (e.g. no such pid),\n"
@@ -42,13 +42,13 @@ static void usage(FILE *f)
 
 struct record_args {
 	struct jpb_record_opts o;
-	struct pt_config pt_cfg;
+	struct jpb_pt_config pt_cfg;
 	int no_pt;
 	int quiet;
 	char outbuf[64];
 };
 
-/* getopt values of the PT options: PT_OPT_BASE + index in pt_options. */
+/* getopt values of the PT options: PT_OPT_BASE + index in jpb_pt_options. */
 #define PT_OPT_BASE 0x100
 #define MAX_OPTS 48
 
@@ -58,17 +58,17 @@ static void build_options(struct option *opts, const struct option *fixed)
 	size_t n = 0;
 	for (; fixed[n].name; n++)
 		opts[n] = fixed[n];
-	for (size_t i = 0; pt_options[i].name && n + 1 < MAX_OPTS; i++, n++)
-		opts[n] = (struct option){ pt_options[i].name, pt_options[i].has_arg,
+	for (size_t i = 0; jpb_pt_options[i].name && n + 1 < MAX_OPTS; i++, n++)
+		opts[n] = (struct option){ jpb_pt_options[i].name, jpb_pt_options[i].has_arg,
 					   NULL, PT_OPT_BASE + (int)i };
 	opts[n] = (struct option){ NULL, 0, NULL, 0 };
 }
 
-static int pt_option(struct record_args *a, int c)
+static int jpb_pt_option(struct record_args *a, int c)
 {
 	char why[256] = "";
-	const char *name = pt_options[c - PT_OPT_BASE].name;
-	if (pt_config_option(&a->pt_cfg, name, optarg, why, sizeof(why)) == 0)
+	const char *name = jpb_pt_options[c - PT_OPT_BASE].name;
+	if (jpb_pt_config_option(&a->pt_cfg, name, optarg, why, sizeof(why)) == 0)
 		return 0;
 	cli_err("%s", why);
 	return -1;
@@ -108,11 +108,11 @@ static int parse(int argc, char **argv, struct record_args *a)
 	unsigned long long pid = 0, secs = 0;
 	int c;
 	build_options(opts, fixed);
-	pt_config_default(&a->pt_cfg);
+	jpb_pt_config_default(&a->pt_cfg);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "p:d:o:qh", opts, NULL)) != -1) {
 		if (c >= PT_OPT_BASE) {
-			if (pt_option(a, c))
+			if (jpb_pt_option(a, c))
 				return CLI_USAGE;
 			continue;
 		}
@@ -171,11 +171,11 @@ static int parse(int argc, char **argv, struct record_args *a)
 /* PT is required unless --no-pt; its probe says why it cannot be used,
  * and the configuration is checked against the PMU before anything is
  * recorded, so a refusal leaves no bundle behind. */
-static int check_pt(struct record_args *a, struct pt_caps *caps)
+static int check_pt(struct record_args *a, struct jpb_pt_caps *caps)
 {
 	char why[512] = "";
 	uint64_t word;
-	int err = pt_probe("/", caps, why, sizeof(why));
+	int err = jpb_pt_probe("/", caps, why, sizeof(why));
 	if (err) {
 		cli_err("Intel PT cannot be used: %s", why);
 		cli_err("without PT, 'jpbpf record --no-pt' still records scheduling, "
@@ -183,10 +183,10 @@ static int check_pt(struct record_args *a, struct pt_caps *caps)
 			"and the agent's data");
 		return CLI_USAGE;
 	}
-	unsigned rings = a->pt_cfg.mode == PT_MODE_PER_CPU
+	unsigned rings = a->pt_cfg.mode == JPB_PT_MODE_PER_CPU
 				 ? (unsigned)caps->nr_cpus : 64;
-	if (pt_config_word(caps, &a->pt_cfg, &word, why, sizeof(why)) ||
-	    pt_config_check(caps, &a->pt_cfg, rings, why, sizeof(why))) {
+	if (jpb_pt_config_word(caps, &a->pt_cfg, &word, why, sizeof(why)) ||
+	    jpb_pt_config_check(caps, &a->pt_cfg, rings, why, sizeof(why))) {
 		cli_err("Intel PT: %s", why);
 		return CLI_USAGE;
 	}
@@ -231,7 +231,7 @@ int cli_record_main(int argc, char **argv, int oneshot)
 	}
 	if (a.no_pt)
 		return run(&a);
-	struct pt_caps *caps = calloc(1, sizeof(*caps));
+	struct jpb_pt_caps *caps = calloc(1, sizeof(*caps));
 	if (!caps)
 		return CLI_FAIL;
 	rc = check_pt(&a, caps);

@@ -23,7 +23,7 @@
 #include "record/bpf_loader.h"
 #include "record/clock.h"
 #include "record/procfs.h"
-#include "record/pt.h"
+#include "record/pt/pt.h"
 #include "record/sched_events.h"
 #include "records.h"
 #include "records_sched.h"
@@ -69,7 +69,7 @@ struct recorder {
 	struct jpb_clock_pair_s *pairs;
 	size_t npairs, pcap;
 	struct jpb_agent_session *agent;
-	struct pt_recorder *pt; /* NULL with --no-pt */
+	struct jpb_pt_recorder *pt; /* NULL with --no-pt */
 	int pidfd;
 	uint64_t start_ns, stop_ns;
 	uint64_t next_clock, next_status;
@@ -171,9 +171,9 @@ static void on_thread(void *ctx, uint32_t event, uint32_t tid, uint32_t nstid,
 	t->ended = event == JPB_THREAD_END;
 	thread_record(r, event, t);
 	if (r->pt && event == JPB_THREAD_START)
-		pt_recorder_add_thread(r->pt, (pid_t)tid);
+		jpb_pt_recorder_add_thread(r->pt, (pid_t)tid);
 	else if (r->pt && event == JPB_THREAD_END)
-		pt_recorder_thread_exit(r->pt, (pid_t)tid);
+		jpb_pt_recorder_thread_exit(r->pt, (pid_t)tid);
 }
 
 static int seed_threads(struct recorder *r)
@@ -619,7 +619,7 @@ static int wait_events(struct recorder *r)
 		return jpb_bpf_poll(r->bpf, POLL_MS);
 	struct pollfd p[9] = { { jpb_bpf_fd(r->bpf), POLLIN, 0 } };
 	int ptfds[8];
-	size_t n = pt_recorder_fds(r->pt, ptfds, 8);
+	size_t n = jpb_pt_recorder_fds(r->pt, ptfds, 8);
 	n = n > 8 ? 8 : n;
 	for (size_t i = 0; i < n; i++)
 		p[i + 1] = (struct pollfd){ ptfds[i], POLLIN, 0 };
@@ -627,12 +627,12 @@ static int wait_events(struct recorder *r)
 		return -errno;
 	if (snapshot_requested) {
 		snapshot_requested = 0;
-		pt_recorder_trigger(r->pt);
+		jpb_pt_recorder_trigger(r->pt);
 	}
 	/* Draining never blocks, and it also acts on a pending snapshot
 	 * trigger, so it runs on every wake-up, not only on PT's. */
-	if (pt_recorder_drain(r->pt) != 0) {
-		note(r, JPB_NOTE_ERROR, NULL, "pt: %s", pt_recorder_errmsg(r->pt));
+	if (jpb_pt_recorder_drain(r->pt) != 0) {
+		note(r, JPB_NOTE_ERROR, NULL, "pt: %s", jpb_pt_recorder_errmsg(r->pt));
 		return -EIO;
 	}
 	return jpb_bpf_poll(r->bpf, 0);
@@ -781,9 +781,9 @@ static int open_pt(struct recorder *r, char *errmsg, size_t size)
 {
 	if (!r->o->pt_cfg)
 		return 0;
-	struct pt_target t = { r->o->pid, "pt" };
+	struct jpb_pt_target t = { r->o->pid, "pt" };
 	char why[512] = "";
-	if (pt_recorder_open(&r->pt, r->bundle, r->o->pt_caps, r->o->pt_cfg,
+	if (jpb_pt_recorder_open(&r->pt, r->bundle, r->o->pt_caps, r->o->pt_cfg,
 			     &t, why, sizeof(why)) == 0)
 		return 0;
 	snprintf(errmsg, size, "Intel PT: %s", why);
@@ -796,16 +796,16 @@ static int finish_pt(struct recorder *r, uint64_t *bytes)
 {
 	if (!r->pt)
 		return 0;
-	int err = pt_recorder_stop(r->pt);
-	struct pt_stats st;
-	pt_recorder_stats(r->pt, &st);
+	int err = jpb_pt_recorder_stop(r->pt);
+	struct jpb_pt_stats st;
+	jpb_pt_recorder_stats(r->pt, &st);
 	*bytes = st.bytes;
-	json_t *m = pt_recorder_meta(r->pt);
+	json_t *m = jpb_pt_recorder_meta(r->pt);
 	if (m)
 		json_object_set_new(r->meta, "pt", m);
 	if (err)
-		note(r, JPB_NOTE_ERROR, "pt", "%s", pt_recorder_errmsg(r->pt));
-	int cerr = pt_recorder_close(r->pt);
+		note(r, JPB_NOTE_ERROR, "pt", "%s", jpb_pt_recorder_errmsg(r->pt));
+	int cerr = jpb_pt_recorder_close(r->pt);
 	r->pt = NULL;
 	return err ? err : cerr;
 }

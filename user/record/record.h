@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct pt_caps;
-struct pt_config;
+struct jpb_pt_caps;
+struct jpb_pt_config;
 
 enum jpb_record_error {
 	jpb_record_ok = 0,
@@ -35,8 +35,8 @@ struct jpb_record_opts {
 	/* Intel PT, from pt_probe() and the PT options; both NULL for
 	 * --no-pt.  The recorder opens PT after the agent has attached, so
 	 * every traced instruction has its metadata. */
-	const struct pt_caps *pt_caps;
-	const struct pt_config *pt_cfg;
+	const struct jpb_pt_caps *pt_caps;
+	const struct jpb_pt_config *pt_cfg;
 };
 
 struct jpb_record_result {

@@ -13,27 +13,27 @@
 #include <cpuid.h>
 #endif
 
-#include "record/pt.h"
+#include "record/pt/pt.h"
 
 #define PT_SYSFS "sys/bus/event_source/devices/intel_pt"
 #define WHAT_WORKS \
 	"jpbpf can still record everything else with --no-pt and decode " \
 	"bundles recorded elsewhere"
 
-const char *pt_errstr(int err)
+const char *jpb_pt_errstr(int err)
 {
 	switch (err) {
-	case pt_ok: return "success";
-	case pt_err_no_pmu: return "no Intel PT PMU";
-	case pt_err_paranoid: return "perf_event_paranoid forbids Intel PT";
-	case pt_err_perm: return "missing capability for Intel PT";
-	case pt_err_sysfs: return "unreadable intel_pt sysfs";
-	case pt_err_unsupported: return "option not supported by this PT";
-	case pt_err_invalid: return "invalid argument";
-	case pt_err_nomem: return "out of memory";
-	case pt_err_io: return "system call failed";
-	case pt_err_bundle: return "bundle write failed";
-	case pt_err_overflow: return "ring pointers inconsistent";
+	case jpb_pt_ok: return "success";
+	case jpb_pt_err_no_pmu: return "no Intel PT PMU";
+	case jpb_pt_err_paranoid: return "perf_event_paranoid forbids Intel PT";
+	case jpb_pt_err_perm: return "missing capability for Intel PT";
+	case jpb_pt_err_sysfs: return "unreadable intel_pt sysfs";
+	case jpb_pt_err_unsupported: return "option not supported by this PT";
+	case jpb_pt_err_invalid: return "invalid argument";
+	case jpb_pt_err_nomem: return "out of memory";
+	case jpb_pt_err_io: return "system call failed";
+	case jpb_pt_err_bundle: return "bundle write failed";
+	case jpb_pt_err_overflow: return "ring pointers inconsistent";
 	}
 	return "unknown PT error";
 }
@@ -71,22 +71,22 @@ static int parse_uint(const char *s, int base, uint64_t *v)
 	return *end ? -1 : 0;
 }
 
-int pt_format_parse(const char *name, const char *text, struct pt_format *f)
+int jpb_pt_format_parse(const char *name, const char *text, struct jpb_pt_format *f)
 {
 	unsigned lo, hi;
 	char word[16];
 	int n = 0;
 	memset(f, 0, sizeof(*f));
 	if (strlen(name) >= sizeof(f->name))
-		return pt_err_invalid;
+		return jpb_pt_err_invalid;
 	strcpy(f->name, name);
 	if (sscanf(text, "%15[a-z0-9]:%u%n", word, &lo, &n) != 2)
-		return pt_err_sysfs;
+		return jpb_pt_err_sysfs;
 	hi = lo;
 	if (text[n] == '-') {
 		int m = 0;
 		if (sscanf(text + n + 1, "%u%n", &hi, &m) != 1)
-			return pt_err_sysfs;
+			return jpb_pt_err_sysfs;
 		n += 1 + m;
 	}
 	while (isspace((unsigned char)text[n]))
@@ -94,7 +94,7 @@ int pt_format_parse(const char *name, const char *text, struct pt_format *f)
 	/* Non-contiguous fields ("config:0-3,8") are legal sysfs, but no
 	 * Intel PT field has one; refusing beats setting wrong bits. */
 	if (text[n] || hi < lo || hi > 63)
-		return pt_err_sysfs;
+		return jpb_pt_err_sysfs;
 	if (!strcmp(word, "config"))
 		f->word = 0;
 	else if (!strcmp(word, "config1"))
@@ -104,13 +104,13 @@ int pt_format_parse(const char *name, const char *text, struct pt_format *f)
 	else if (!strcmp(word, "config3"))
 		f->word = 3;
 	else
-		return pt_err_sysfs;
+		return jpb_pt_err_sysfs;
 	f->lo = lo;
 	f->hi = hi;
 	return 0;
 }
 
-const struct pt_format *pt_caps_format(const struct pt_caps *caps,
+const struct jpb_pt_format *jpb_pt_caps_format(const struct jpb_pt_caps *caps,
 				       const char *name)
 {
 	for (size_t i = 0; i < caps->nformats; i++)
@@ -119,7 +119,7 @@ const struct pt_format *pt_caps_format(const struct pt_caps *caps,
 	return NULL;
 }
 
-int pt_caps_get(const struct pt_caps *caps, const char *name, uint32_t *v)
+int jpb_pt_caps_get(const struct jpb_pt_caps *caps, const char *name, uint32_t *v)
 {
 	for (size_t i = 0; i < caps->ncaps; i++)
 		if (!strcmp(caps->caps[i].name, name)) {
@@ -136,15 +136,15 @@ static int cmp_name(const void *a, const void *b)
 
 /* Call FN for each regular entry of ROOT/REL in name order (stable meta). */
 static int for_each_file(const char *root, const char *rel,
-			 int (*fn)(struct pt_caps *, const char *, const char *),
-			 struct pt_caps *caps, char *why, size_t size)
+			 int (*fn)(struct jpb_pt_caps *, const char *, const char *),
+			 struct jpb_pt_caps *caps, char *why, size_t size)
 {
 	char path[4096], text[256], file[4096];
 	snprintf(path, sizeof(path), "%s/%s", root, rel);
 	DIR *d = opendir(path);
 	if (!d) {
 		snprintf(why, size, "cannot list %s: %s", path, strerror(errno));
-		return pt_err_sysfs;
+		return jpb_pt_err_sysfs;
 	}
 	char *names[64];
 	size_t n = 0;
@@ -166,20 +166,20 @@ static int for_each_file(const char *root, const char *rel,
 	return err;
 }
 
-static int add_format(struct pt_caps *caps, const char *name, const char *text)
+static int add_format(struct jpb_pt_caps *caps, const char *name, const char *text)
 {
-	if (caps->nformats == PT_MAX_FORMATS || strlen(name) >= PT_NAME_MAX)
+	if (caps->nformats == JPB_PT_MAX_FORMATS || strlen(name) >= JPB_PT_NAME_MAX)
 		return 0; /* more fields than jpbpf knows of: none it uses */
-	return pt_format_parse(name, text, &caps->formats[caps->nformats++]);
+	return jpb_pt_format_parse(name, text, &caps->formats[caps->nformats++]);
 }
 
-static int add_cap(struct pt_caps *caps, const char *name, const char *text)
+static int add_cap(struct jpb_pt_caps *caps, const char *name, const char *text)
 {
 	uint64_t v;
-	if (caps->ncaps == PT_MAX_CAPS || strlen(name) >= PT_NAME_MAX)
+	if (caps->ncaps == JPB_PT_MAX_CAPS || strlen(name) >= JPB_PT_NAME_MAX)
 		return 0;
 	if (parse_uint(text, 16, &v) || v > UINT32_MAX)
-		return pt_err_sysfs;
+		return jpb_pt_err_sysfs;
 	strcpy(caps->caps[caps->ncaps].name, name);
 	caps->caps[caps->ncaps++].value = (uint32_t)v;
 	return 0;
@@ -220,7 +220,7 @@ static uint64_t cap_eff(const char *status)
 #define CAP_IPC_LOCK_BIT 14
 #define CAP_PERFMON_BIT 38
 
-static void probe_access(const char *root, struct pt_caps *caps)
+static void probe_access(const char *root, struct jpb_pt_caps *caps)
 {
 	char text[4096];
 	uint64_t v;
@@ -248,7 +248,7 @@ static void probe_access(const char *root, struct pt_caps *caps)
 			UINT64_MAX : rl.rlim_cur / 1024;
 }
 
-static void probe_timing(const char *root, struct pt_caps *caps)
+static void probe_timing(const char *root, struct jpb_pt_caps *caps)
 {
 	char text[64];
 	uint64_t v;
@@ -264,7 +264,7 @@ static void probe_timing(const char *root, struct pt_caps *caps)
 }
 
 /* Why there is no PMU, from what CPUID says. */
-static void no_pmu_reason(const struct pt_cpuid *c, char *why, size_t size)
+static void no_pmu_reason(const struct jpb_pt_cpuid *c, char *why, size_t size)
 {
 	char cause[96];
 	if (c->vendor[0] && strcmp(c->vendor, "GenuineIntel"))
@@ -281,23 +281,23 @@ static void no_pmu_reason(const struct pt_cpuid *c, char *why, size_t size)
 		 PT_SYSFS);
 }
 
-int pt_probe_with(const char *root, pt_cpuid_fn fn, struct pt_caps *caps,
+int jpb_pt_probe_with(const char *root, jpb_pt_cpuid_fn fn, struct jpb_pt_caps *caps,
 		  char *why, size_t size)
 {
 	char text[64];
 	uint64_t type;
 	memset(caps, 0, sizeof(*caps));
 	if (fn)
-		pt_cpuid_read(fn, &caps->cpuid);
+		jpb_pt_cpuid_read(fn, &caps->cpuid);
 	probe_access(root, caps);
 	if (read_small(root, PT_SYSFS "/type", text, sizeof(text)) < 0) {
 		no_pmu_reason(&caps->cpuid, why, size);
-		return pt_err_no_pmu;
+		return jpb_pt_err_no_pmu;
 	}
 	if (parse_uint(text, 10, &type) || type == 0 || type > INT32_MAX) {
 		snprintf(why, size, "/%s/type: '%.20s' is not a PMU type",
 			 PT_SYSFS, text);
-		return pt_err_sysfs;
+		return jpb_pt_err_sysfs;
 	}
 	caps->pmu_type = (int)type;
 	int err = for_each_file(root, PT_SYSFS "/format", add_format, caps, why,
@@ -315,21 +315,21 @@ int pt_probe_with(const char *root, pt_cpuid_fn fn, struct pt_caps *caps,
 			 "used: run as root, grant CAP_PERFMON, or set "
 			 "kernel.perf_event_paranoid=2; " WHAT_WORKS,
 			 caps->paranoid);
-		return pt_err_paranoid;
+		return jpb_pt_err_paranoid;
 	}
 	return 0;
 }
 
-int pt_probe(const char *sysfs_root, struct pt_caps *caps, char *why,
+int jpb_pt_probe(const char *sysfs_root, struct jpb_pt_caps *caps, char *why,
 	     size_t size)
 {
 	const char *root = sysfs_root && *sysfs_root ? sysfs_root : "/";
 	/* CPUID describes this machine, not a fake tree. */
-	pt_cpuid_fn fn = strcmp(root, "/") ? NULL : pt_cpuid_native;
-	return pt_probe_with(strcmp(root, "/") ? root : "", fn, caps, why, size);
+	jpb_pt_cpuid_fn fn = strcmp(root, "/") ? NULL : jpb_pt_cpuid_native;
+	return jpb_pt_probe_with(strcmp(root, "/") ? root : "", fn, caps, why, size);
 }
 
-void pt_cpuid_native(uint32_t leaf, uint32_t subleaf, uint32_t regs[4])
+void jpb_pt_cpuid_native(uint32_t leaf, uint32_t subleaf, uint32_t regs[4])
 {
 #if defined(__x86_64__) || defined(__i386__)
 	unsigned a, b, c, d;
@@ -345,7 +345,7 @@ void pt_cpuid_native(uint32_t leaf, uint32_t subleaf, uint32_t regs[4])
 #endif
 }
 
-void pt_cpuid_read(pt_cpuid_fn fn, struct pt_cpuid *out)
+void jpb_pt_cpuid_read(jpb_pt_cpuid_fn fn, struct jpb_pt_cpuid *out)
 {
 	uint32_t r[4];
 	memset(out, 0, sizeof(*out));

@@ -5,15 +5,15 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "record/pt.h"
+#include "record/pt/pt.h"
 
-static json_t *formats_json(const struct pt_caps *caps)
+static json_t *formats_json(const struct jpb_pt_caps *caps)
 {
 	json_t *o = json_object();
 	static const char *const word[] = { "config", "config1", "config2",
 					    "config3" };
 	for (size_t i = 0; o && i < caps->nformats; i++) {
-		const struct pt_format *f = &caps->formats[i];
+		const struct jpb_pt_format *f = &caps->formats[i];
 		char text[48];
 		if (f->lo == f->hi)
 			snprintf(text, sizeof(text), "%s:%u", word[f->word], f->lo);
@@ -25,7 +25,7 @@ static json_t *formats_json(const struct pt_caps *caps)
 	return o;
 }
 
-static json_t *caps_json(const struct pt_caps *caps)
+static json_t *caps_json(const struct jpb_pt_caps *caps)
 {
 	json_t *o = json_object();
 	for (size_t i = 0; o && i < caps->ncaps; i++)
@@ -40,7 +40,7 @@ static json_t *regs_json(const uint32_t r[4])
 			 (json_int_t)r[2], (json_int_t)r[3]);
 }
 
-static json_t *cpuid_json(const struct pt_cpuid *c)
+static json_t *cpuid_json(const struct jpb_pt_cpuid *c)
 {
 	json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:b, s:b}",
 			      "vendor", c->vendor, "max_leaf", (json_int_t)c->max_leaf,
@@ -65,13 +65,13 @@ static json_t *cpuid_json(const struct pt_cpuid *c)
 	return o;
 }
 
-static json_t *config_json(const struct pt_config *cfg, uint64_t config)
+static json_t *config_json(const struct jpb_pt_config *cfg, uint64_t config)
 {
 	char hex[24];
 	snprintf(hex, sizeof(hex), "0x%" PRIx64, config);
 	return json_pack("{s:s, s:s, s:I, s:b, s:b, s:i, s:I, s:b, s:I, s:b, "
 			 "s:i, s:b, s:b, s:I, s:I, s:I}",
-			 "mode", cfg->mode == PT_MODE_PER_THREAD ? "per-thread"
+			 "mode", cfg->mode == JPB_PT_MODE_PER_THREAD ? "per-thread"
 								  : "per-cpu",
 			 "config_hex", hex, "config", (json_int_t)config,
 			 "branch", cfg->branch, "tsc", cfg->tsc, "mtc", cfg->mtc,
@@ -86,7 +86,7 @@ static json_t *config_json(const struct pt_config *cfg, uint64_t config)
 			 "snapshot_size", (json_int_t)cfg->snapshot_size);
 }
 
-json_t *pt_meta_json(const struct pt_caps *caps, const struct pt_config *cfg,
+json_t *jpb_pt_meta_json(const struct jpb_pt_caps *caps, const struct jpb_pt_config *cfg,
 		     uint64_t config)
 {
 	json_t *o = json_object();

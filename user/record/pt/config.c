@@ -5,12 +5,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "record/pt.h"
+#include "record/pt/pt.h"
 
-void pt_config_default(struct pt_config *cfg)
+void jpb_pt_config_default(struct jpb_pt_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->mode = PT_MODE_PER_CPU;
+	cfg->mode = JPB_PT_MODE_PER_CPU;
 	cfg->branch = 1;
 	cfg->tsc = 1;
 	cfg->mtc = -1;
@@ -22,25 +22,25 @@ void pt_config_default(struct pt_config *cfg)
 	cfg->data_size = 64u << 10;
 }
 
-int pt_format_set(const struct pt_caps *caps, const char *name, uint64_t val,
+int jpb_pt_format_set(const struct jpb_pt_caps *caps, const char *name, uint64_t val,
 		  uint64_t words[4])
 {
-	const struct pt_format *f = pt_caps_format(caps, name);
+	const struct jpb_pt_format *f = jpb_pt_caps_format(caps, name);
 	if (!f)
-		return pt_err_unsupported;
+		return jpb_pt_err_unsupported;
 	unsigned width = f->hi - f->lo + 1;
 	uint64_t mask = width == 64 ? UINT64_MAX : ((1ull << width) - 1);
 	if (val & ~mask)
-		return pt_err_invalid;
+		return jpb_pt_err_invalid;
 	words[f->word] = (words[f->word] & ~(mask << f->lo)) | (val << f->lo);
 	return 0;
 }
 
-static int set(const struct pt_caps *caps, const char *name, uint64_t val,
+static int set(const struct jpb_pt_caps *caps, const char *name, uint64_t val,
 	       uint64_t words[4], char *why, size_t size)
 {
-	int err = pt_format_set(caps, name, val, words);
-	if (err == pt_err_unsupported)
+	int err = jpb_pt_format_set(caps, name, val, words);
+	if (err == jpb_pt_err_unsupported)
 		snprintf(why, size, "this kernel's intel_pt PMU has no format/%s "
 			 "field", name);
 	else if (err)
@@ -52,7 +52,7 @@ static int set(const struct pt_caps *caps, const char *name, uint64_t val,
 /* Is encoded VALUE one the CPU lists in caps/BITMAP?  0 is the hardware
  * default for cyc_thresh and psb_period and needs no bit; MTC periods
  * always do. */
-static int allowed(const struct pt_caps *caps, const char *bitmap,
+static int allowed(const struct jpb_pt_caps *caps, const char *bitmap,
 		   unsigned value, int zero_ok)
 {
 	uint32_t bits;
@@ -60,16 +60,16 @@ static int allowed(const struct pt_caps *caps, const char *bitmap,
 		return 0;
 	if (value == 0 && zero_ok)
 		return 1;
-	return pt_caps_get(caps, bitmap, &bits) == 0 && (bits >> value) & 1;
+	return jpb_pt_caps_get(caps, bitmap, &bits) == 0 && (bits >> value) & 1;
 }
 
-static int has_cap(const struct pt_caps *caps, const char *name)
+static int has_cap(const struct jpb_pt_caps *caps, const char *name)
 {
 	uint32_t v;
-	return pt_caps_get(caps, name, &v) == 0 && v;
+	return jpb_pt_caps_get(caps, name, &v) == 0 && v;
 }
 
-static int timing_bits(const struct pt_caps *caps, const struct pt_config *cfg,
+static int timing_bits(const struct jpb_pt_caps *caps, const struct jpb_pt_config *cfg,
 		       uint64_t w[4], char *why, size_t size)
 {
 	int err = 0;
@@ -79,7 +79,7 @@ static int timing_bits(const struct pt_caps *caps, const struct pt_config *cfg,
 		    !allowed(caps, "mtc_periods", cfg->mtc_period, 0)) {
 			snprintf(why, size, "this CPU has no MTC with period %u "
 				 "(caps/mtc, caps/mtc_periods)", cfg->mtc_period);
-			return pt_err_unsupported;
+			return jpb_pt_err_unsupported;
 		}
 		if ((err = set(caps, "mtc", 1, w, why, size)) ||
 		    (err = set(caps, "mtc_period", cfg->mtc_period, w, why, size)))
@@ -91,7 +91,7 @@ static int timing_bits(const struct pt_caps *caps, const struct pt_config *cfg,
 			snprintf(why, size, "this CPU has no CYC with threshold "
 				 "%u (caps/psb_cyc, caps/cycle_thresholds)",
 				 cfg->cyc_thresh);
-			return pt_err_unsupported;
+			return jpb_pt_err_unsupported;
 		}
 		if ((err = set(caps, "cyc", 1, w, why, size)) ||
 		    (err = set(caps, "cyc_thresh", cfg->cyc_thresh, w, why, size)))
@@ -106,14 +106,14 @@ static int timing_bits(const struct pt_caps *caps, const struct pt_config *cfg,
 		    !allowed(caps, "psb_periods", (unsigned)psb, 1)) {
 			snprintf(why, size, "this CPU cannot set PSB period %d "
 				 "(caps/psb_cyc, caps/psb_periods)", psb);
-			return pt_err_unsupported;
+			return jpb_pt_err_unsupported;
 		}
 		err = set(caps, "psb_period", (uint64_t)psb, w, why, size);
 	}
 	return err;
 }
 
-int pt_config_word(const struct pt_caps *caps, const struct pt_config *cfg,
+int jpb_pt_config_word(const struct jpb_pt_caps *caps, const struct jpb_pt_config *cfg,
 		   uint64_t *config, char *why, size_t size)
 {
 	uint64_t w[4] = { 0 };
@@ -121,12 +121,12 @@ int pt_config_word(const struct pt_caps *caps, const struct pt_config *cfg,
 	*config = 0;
 	/* "pt" (config bit 0) tells the kernel the other bits are meant as
 	 * given; without it the kernel forces branch tracing on. */
-	if (pt_caps_format(caps, "pt") && (err = set(caps, "pt", 1, w, why, size)))
+	if (jpb_pt_caps_format(caps, "pt") && (err = set(caps, "pt", 1, w, why, size)))
 		return err;
-	if (!pt_caps_format(caps, "pt") && !cfg->branch) {
+	if (!jpb_pt_caps_format(caps, "pt") && !cfg->branch) {
 		snprintf(why, size, "this kernel cannot turn branch tracing off "
 			 "(no format/pt)");
-		return pt_err_unsupported;
+		return jpb_pt_err_unsupported;
 	}
 	if (cfg->branch && (err = set(caps, "branch", 1, w, why, size)))
 		return err;
@@ -139,7 +139,7 @@ int pt_config_word(const struct pt_caps *caps, const struct pt_config *cfg,
 	if (w[1] || w[2] || w[3]) {
 		snprintf(why, size, "intel_pt fields outside attr.config are not "
 			 "supported by jpbpf");
-		return pt_err_unsupported;
+		return jpb_pt_err_unsupported;
 	}
 	*config = w[0];
 	return 0;
@@ -158,30 +158,30 @@ static void fmt_size(uint64_t bytes, char *buf, size_t size)
 		snprintf(buf, size, "%" PRIu64 " KiB", bytes >> 10);
 }
 
-static int check_sizes(const struct pt_config *cfg, char *why, size_t size)
+static int check_sizes(const struct jpb_pt_config *cfg, char *why, size_t size)
 {
 	uint64_t min = cfg->snapshot_size ? 4096 : 8192;
 	if (!cfg->no_aux && (!pow2(cfg->aux_size) || cfg->aux_size < min)) {
 		snprintf(why, size, "--buffer-size %" PRIu64 ": the AUX buffer "
 			 "must be a power of two of at least %" PRIu64 " KiB",
 			 cfg->aux_size, min >> 10);
-		return pt_err_invalid;
+		return jpb_pt_err_invalid;
 	}
 	if (!pow2(cfg->data_size) || cfg->data_size < 4096) {
 		snprintf(why, size, "data area of %" PRIu64 " bytes: must be a "
 			 "power of two of at least 4 KiB", cfg->data_size);
-		return pt_err_invalid;
+		return jpb_pt_err_invalid;
 	}
 	if (cfg->snapshot_size > cfg->aux_size || (cfg->no_aux && cfg->snapshot_size)) {
 		snprintf(why, size, "--snapshot=%" PRIu64 " is larger than the "
 			 "AUX buffer (--buffer-size %" PRIu64 ")",
 			 cfg->snapshot_size, cfg->aux_size);
-		return pt_err_invalid;
+		return jpb_pt_err_invalid;
 	}
 	return 0;
 }
 
-int pt_config_check(const struct pt_caps *caps, const struct pt_config *cfg,
+int jpb_pt_config_check(const struct jpb_pt_caps *caps, const struct jpb_pt_config *cfg,
 		    unsigned nrings, char *why, size_t size)
 {
 	int err = check_sizes(cfg, why, size);
@@ -192,7 +192,7 @@ int pt_config_check(const struct pt_caps *caps, const struct pt_config *cfg,
 			 "kernel.perf_event_paranoid <= 1 (it is %d) or "
 			 "CAP_PERFMON; drop --kernel to trace user space only",
 			 caps->paranoid);
-		return pt_err_paranoid;
+		return jpb_pt_err_paranoid;
 	}
 	/* The kernel charges each ring's pages (+1 header page) to the user's
 	 * perf_event_mlock_kb x online CPUs, then to RLIMIT_MEMLOCK, and says
@@ -214,7 +214,7 @@ int pt_config_check(const struct pt_caps *caps, const struct pt_config *cfg,
 			 "RLIMIT_MEMLOCK allow %" PRIu64 " KiB without "
 			 "CAP_IPC_LOCK: run as root, grant CAP_IPC_LOCK, or use "
 			 "a smaller --buffer-size", nrings, aux, need, budget);
-		return pt_err_perm;
+		return jpb_pt_err_perm;
 	}
 	return 0;
 }

@@ -20,10 +20,10 @@
 #include <unistd.h>
 
 #include "records_pt.h"
-#include "record/pt.h"
+#include "record/pt/pt.h"
 
 struct pt_ring {
-	struct pt_ring_view v;
+	struct jpb_pt_ring_view v;
 	void *base;     /* user page + data area */
 	size_t base_len;
 	void *auxmap;
@@ -33,10 +33,10 @@ struct pt_ring {
 	int cpu;        /* per-CPU ring, else -1 */
 };
 
-struct pt_recorder {
+struct jpb_pt_recorder {
 	struct jpb_bundle *b;
-	struct pt_caps caps;
-	struct pt_config cfg;
+	struct jpb_pt_caps caps;
+	struct jpb_pt_config cfg;
 	uint64_t config;
 	pid_t pid;
 	const char *prefix;
@@ -46,16 +46,16 @@ struct pt_recorder {
 	size_t ntids, captids;
 	int epfd;    /* every event fd, so callers poll one descriptor */
 	int stopped;
-	struct pt_stats retired; /* of rings already freed */
-	int trigger; /* set by pt_recorder_trigger, atomically */
+	struct jpb_pt_stats retired; /* of rings already freed */
+	int trigger; /* set by jpb_pt_recorder_trigger, atomically */
 	int err;
 	char errmsg[512];
 };
 
-static int fail(struct pt_recorder *r, int err, const char *fmt, ...)
+static int fail(struct jpb_pt_recorder *r, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static int fail(struct pt_recorder *r, int err, const char *fmt, ...)
+static int fail(struct jpb_pt_recorder *r, int err, const char *fmt, ...)
 {
 	va_list ap;
 	if (r->err)
@@ -74,13 +74,13 @@ static int grow(void **p, size_t *cap, size_t n, size_t elem)
 	size_t c = *cap ? *cap * 2 : 16;
 	void *q = realloc(*p, c * elem);
 	if (!q)
-		return pt_err_nomem;
+		return jpb_pt_err_nomem;
 	*p = q;
 	*cap = c;
 	return 0;
 }
 
-static void fill_attr(const struct pt_recorder *r, struct perf_event_attr *a)
+static void fill_attr(const struct jpb_pt_recorder *r, struct perf_event_attr *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
@@ -91,9 +91,9 @@ static void fill_attr(const struct pt_recorder *r, struct perf_event_attr *a)
 	a->exclude_hv = 1;
 	/* Per-CPU rings follow new threads by inheritance; the kernel
 	 * refuses to mmap inherited per-thread (cpu == -1) events. */
-	a->inherit = r->cfg.mode == PT_MODE_PER_CPU;
+	a->inherit = r->cfg.mode == JPB_PT_MODE_PER_CPU;
 	a->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
-	a->sample_id_all = 1; /* the sideband layout pt_sb_parse expects */
+	a->sample_id_all = 1; /* the sideband layout jpb_pt_sb_parse expects */
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC; /* the bundle's clock */
 	a->context_switch = !!r->cfg.context_switch;
@@ -103,7 +103,7 @@ static void fill_attr(const struct pt_recorder *r, struct perf_event_attr *a)
 		a->aux_watermark = (uint32_t)(r->cfg.aux_size / 4);
 }
 
-static int ring_map(struct pt_recorder *r, struct pt_ring *g, int fd)
+static int ring_map(struct jpb_pt_recorder *r, struct pt_ring *g, int fd)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	g->base_len = (size_t)page + r->cfg.data_size;
@@ -112,7 +112,7 @@ static int ring_map(struct pt_recorder *r, struct pt_ring *g, int fd)
 	if (g->base == MAP_FAILED) {
 		int e = errno;
 		g->base = NULL;
-		return fail(r, e == EPERM ? pt_err_perm : pt_err_io,
+		return fail(r, e == EPERM ? jpb_pt_err_perm : jpb_pt_err_io,
 			    "pt: mmap of the %" PRIu64 "-byte data area: %s",
 			    r->cfg.data_size, strerror(e));
 	}
@@ -135,7 +135,7 @@ static int ring_map(struct pt_recorder *r, struct pt_ring *g, int fd)
 	if (g->auxmap == MAP_FAILED) {
 		int e = errno;
 		g->auxmap = NULL;
-		return fail(r, e == EPERM ? pt_err_perm : pt_err_io,
+		return fail(r, e == EPERM ? jpb_pt_err_perm : jpb_pt_err_io,
 			    "pt: mmap of the %" PRIu64 " KiB AUX area: %s%s",
 			    r->cfg.aux_size >> 10, strerror(e),
 			    e == EPERM ? " (locked-memory limit: "
@@ -148,7 +148,7 @@ static int ring_map(struct pt_recorder *r, struct pt_ring *g, int fd)
 	return 0;
 }
 
-static struct pt_ring *ring_new(struct pt_recorder *r, int fd, int cpu,
+static struct pt_ring *ring_new(struct jpb_pt_recorder *r, int fd, int cpu,
 				pid_t tid)
 {
 	char name[64];
@@ -156,7 +156,7 @@ static struct pt_ring *ring_new(struct pt_recorder *r, int fd, int cpu,
 	if (!g || grow((void **)&r->rings, &r->caprings, r->nrings,
 		       sizeof(*r->rings))) {
 		free(g);
-		fail(r, pt_err_nomem, "pt: out of memory");
+		fail(r, jpb_pt_err_nomem, "pt: out of memory");
 		return NULL;
 	}
 	r->rings[r->nrings++] = g;
@@ -172,18 +172,18 @@ static struct pt_ring *ring_new(struct pt_recorder *r, int fd, int cpu,
 		return NULL;
 	int err = jpb_writer_open(r->b, name, &g->v.w);
 	if (err) {
-		fail(r, pt_err_bundle, "pt: creating stream %s: %s", name,
+		fail(r, jpb_pt_err_bundle, "pt: creating stream %s: %s", name,
 		     jpb_errstr(err));
 		return NULL;
 	}
-	if (pt_view_begin(&g->v)) {
-		fail(r, pt_err_bundle, "%s", g->v.errmsg);
+	if (jpb_pt_view_begin(&g->v)) {
+		fail(r, jpb_pt_err_bundle, "%s", g->v.errmsg);
 		return NULL;
 	}
 	return g;
 }
 
-static struct pt_ring *ring_for(struct pt_recorder *r, int cpu, pid_t tid)
+static struct pt_ring *ring_for(struct jpb_pt_recorder *r, int cpu, pid_t tid)
 {
 	for (size_t i = 0; i < r->nrings; i++)
 		if (cpu >= 0 ? r->rings[i]->cpu == cpu :
@@ -193,25 +193,25 @@ static struct pt_ring *ring_for(struct pt_recorder *r, int cpu, pid_t tid)
 }
 
 /* Why perf_event_open said no, as the user can act on it. */
-static int open_error(struct pt_recorder *r, int e, pid_t tid, int cpu)
+static int open_error(struct jpb_pt_recorder *r, int e, pid_t tid, int cpu)
 {
 	if (e == EACCES || e == EPERM)
-		return fail(r, pt_err_perm, "pt: perf_event_open(tid %d, cpu %d): "
+		return fail(r, jpb_pt_err_perm, "pt: perf_event_open(tid %d, cpu %d): "
 			    "%s: tracing another user's process needs "
 			    "CAP_PERFMON (and ptrace access); "
 			    "kernel.perf_event_paranoid is %d", (int)tid, cpu,
 			    strerror(e), r->caps.paranoid);
 	if (e == EBUSY)
-		return fail(r, pt_err_io, "pt: Intel PT of tid %d on cpu %d is "
+		return fail(r, jpb_pt_err_io, "pt: Intel PT of tid %d on cpu %d is "
 			    "already in use (another perf or tracer on this "
 			    "process?)", (int)tid, cpu);
 	if (e == EMFILE || e == ENFILE)
-		return fail(r, pt_err_io, "pt: out of file descriptors after "
+		return fail(r, jpb_pt_err_io, "pt: out of file descriptors after "
 			    "%zu rings: per-CPU mode opens one event per "
 			    "thread and CPU; raise 'ulimit -n' or use "
 			    "--pt-per-thread", r->nrings);
-	return fail(r, e == EINVAL || e == EOPNOTSUPP ? pt_err_unsupported
-						      : pt_err_io,
+	return fail(r, e == EINVAL || e == EOPNOTSUPP ? jpb_pt_err_unsupported
+						      : jpb_pt_err_io,
 		    "pt: perf_event_open(type %d, config 0x%" PRIx64 ", tid %d, "
 		    "cpu %d): %s", r->caps.pmu_type, r->config, (int)tid, cpu,
 		    strerror(e));
@@ -221,7 +221,7 @@ static int open_error(struct pt_recorder *r, int e, pid_t tid, int cpu)
  * that exited meanwhile (ESRCH) and an offline CPU (ENODEV) are skipped,
  * and so, on a RESCAN, is a thread that already inherited its event from
  * a traced thread (the PT PMU is exclusive: EBUSY). */
-static int open_event(struct pt_recorder *r, pid_t tid, int cpu, int enable,
+static int open_event(struct jpb_pt_recorder *r, pid_t tid, int cpu, int enable,
 		      int rescan)
 {
 	struct perf_event_attr a;
@@ -242,21 +242,21 @@ static int open_event(struct pt_recorder *r, pid_t tid, int cpu, int enable,
 	}
 	if (grow((void **)&g->fds, &g->capfds, g->nfds, sizeof(int))) {
 		close(fd);
-		return fail(r, pt_err_nomem, "pt: out of memory");
+		return fail(r, jpb_pt_err_nomem, "pt: out of memory");
 	}
 	g->fds[g->nfds++] = fd;
 	/* Every fd, not just the ring's owner: the owner's thread may exit
 	 * (POLLHUP) while others keep writing into its ring. */
 	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
 	if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev))
-		return fail(r, pt_err_io, "pt: epoll_ctl: %s", strerror(errno));
+		return fail(r, jpb_pt_err_io, "pt: epoll_ctl: %s", strerror(errno));
 	if (g->nfds > 1 && ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, g->fds[0]))
-		return fail(r, pt_err_io, "pt: redirecting tid %d to %s ring: %s",
+		return fail(r, jpb_pt_err_io, "pt: redirecting tid %d to %s ring: %s",
 			    (int)tid, cpu >= 0 ? "the CPU" : "its", strerror(errno));
 	return 0;
 }
 
-static int known(const struct pt_recorder *r, pid_t tid)
+static int known(const struct jpb_pt_recorder *r, pid_t tid)
 {
 	for (size_t i = 0; i < r->ntids; i++)
 		if (r->tids[i] == tid)
@@ -264,13 +264,13 @@ static int known(const struct pt_recorder *r, pid_t tid)
 	return 0;
 }
 
-static int open_thread(struct pt_recorder *r, pid_t tid, int enable,
+static int open_thread(struct jpb_pt_recorder *r, pid_t tid, int enable,
 		       int rescan)
 {
 	if (grow((void **)&r->tids, &r->captids, r->ntids, sizeof(pid_t)))
-		return fail(r, pt_err_nomem, "pt: out of memory");
+		return fail(r, jpb_pt_err_nomem, "pt: out of memory");
 	r->tids[r->ntids++] = tid;
-	if (r->cfg.mode == PT_MODE_PER_THREAD)
+	if (r->cfg.mode == JPB_PT_MODE_PER_THREAD)
 		return open_event(r, tid, -1, enable, rescan);
 	for (int cpu = 0; cpu < r->caps.nr_cpus; cpu++) {
 		int err = open_event(r, tid, cpu, enable, rescan);
@@ -282,7 +282,7 @@ static int open_thread(struct pt_recorder *r, pid_t tid, int enable,
 
 /* Open every thread of the target; threads that appear while we do so
  * and were not created by an already-traced thread show up on a rescan. */
-static int open_all(struct pt_recorder *r)
+static int open_all(struct jpb_pt_recorder *r)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)r->pid);
@@ -290,7 +290,7 @@ static int open_all(struct pt_recorder *r)
 		size_t before = r->ntids;
 		DIR *d = opendir(path);
 		if (!d)
-			return fail(r, pt_err_io, "pt: %s: %s", path, strerror(errno));
+			return fail(r, jpb_pt_err_io, "pt: %s: %s", path, strerror(errno));
 		struct dirent *e;
 		int err = 0;
 		while (!err && (e = readdir(d))) {
@@ -305,17 +305,17 @@ static int open_all(struct pt_recorder *r)
 			break;
 	}
 	if (!r->nrings)
-		return fail(r, pt_err_io, "pt: process %d has no thread left to "
+		return fail(r, jpb_pt_err_io, "pt: process %d has no thread left to "
 			    "trace", (int)r->pid);
 	return 0;
 }
 
-static int each_fd(struct pt_recorder *r, unsigned long req)
+static int each_fd(struct jpb_pt_recorder *r, unsigned long req)
 {
 	for (size_t i = 0; i < r->nrings; i++)
 		for (size_t k = 0; k < r->rings[i]->nfds; k++)
 			if (ioctl(r->rings[i]->fds[k], req, 0) && errno != ESRCH)
-				return fail(r, pt_err_io, "pt: %s: %s",
+				return fail(r, jpb_pt_err_io, "pt: %s: %s",
 					    req == PERF_EVENT_IOC_ENABLE ?
 					    "enable" : "disable", strerror(errno));
 	return 0;
@@ -331,19 +331,19 @@ static void raise_nofile(void)
 	}
 }
 
-int pt_recorder_open(struct pt_recorder **out, struct jpb_bundle *bundle,
-		     const struct pt_caps *caps, const struct pt_config *cfg,
-		     const struct pt_target *target, char *why, size_t size)
+int jpb_pt_recorder_open(struct jpb_pt_recorder **out, struct jpb_bundle *bundle,
+		     const struct jpb_pt_caps *caps, const struct jpb_pt_config *cfg,
+		     const struct jpb_pt_target *target, char *why, size_t size)
 {
 	*out = NULL;
 	if (!bundle || !caps || !cfg || !target || target->pid <= 0) {
 		snprintf(why, size, "pt: invalid arguments");
-		return pt_err_invalid;
+		return jpb_pt_err_invalid;
 	}
-	struct pt_recorder *r = calloc(1, sizeof(*r));
+	struct jpb_pt_recorder *r = calloc(1, sizeof(*r));
 	if (!r) {
 		snprintf(why, size, "pt: out of memory");
-		return pt_err_nomem;
+		return jpb_pt_err_nomem;
 	}
 	r->b = bundle;
 	r->caps = *caps;
@@ -354,11 +354,11 @@ int pt_recorder_open(struct pt_recorder **out, struct jpb_bundle *bundle,
 	if (r->epfd < 0) {
 		snprintf(why, size, "pt: epoll_create1: %s", strerror(errno));
 		free(r);
-		return pt_err_io;
+		return jpb_pt_err_io;
 	}
-	int err = pt_config_word(caps, cfg, &r->config, why, size);
+	int err = jpb_pt_config_word(caps, cfg, &r->config, why, size);
 	if (!err)
-		err = pt_config_check(caps, cfg, cfg->mode == PT_MODE_PER_CPU ?
+		err = jpb_pt_config_check(caps, cfg, cfg->mode == JPB_PT_MODE_PER_CPU ?
 				      (unsigned)caps->ncpus_online : 1, why, size);
 	if (!err) {
 		raise_nofile();
@@ -370,38 +370,38 @@ int pt_recorder_open(struct pt_recorder **out, struct jpb_bundle *bundle,
 	}
 	if (err) {
 		r->err = 0; /* close's own result is not the cause */
-		pt_recorder_close(r);
+		jpb_pt_recorder_close(r);
 		return err;
 	}
 	*out = r;
 	return 0;
 }
 
-int pt_recorder_add_thread(struct pt_recorder *r, pid_t tid)
+int jpb_pt_recorder_add_thread(struct jpb_pt_recorder *r, pid_t tid)
 {
 	if (tid <= 0)
-		return pt_err_invalid;
+		return jpb_pt_err_invalid;
 	if (known(r, tid))
 		return 0;
-	if (r->cfg.mode == PT_MODE_PER_THREAD)
+	if (r->cfg.mode == JPB_PT_MODE_PER_THREAD)
 		return open_thread(r, tid, 1, 0);
 	/* Per-CPU: a thread created by a traced thread inherited its
 	 * events; opening more would compete for the same PT hardware. */
 	if (grow((void **)&r->tids, &r->captids, r->ntids, sizeof(pid_t)))
-		return fail(r, pt_err_nomem, "pt: out of memory");
+		return fail(r, jpb_pt_err_nomem, "pt: out of memory");
 	r->tids[r->ntids++] = tid;
 	return 0;
 }
 
-static void ring_free(struct pt_recorder *r, struct pt_ring *g)
+static void ring_free(struct jpb_pt_recorder *r, struct pt_ring *g)
 {
-	pt_stats_add(&r->retired, &g->v.st);
+	jpb_pt_stats_add(&r->retired, &g->v.st);
 	for (size_t k = 0; k < g->nfds; k++)
 		close(g->fds[k]);
 	if (g->v.w) {
 		int err = jpb_writer_close(g->v.w);
 		if (err)
-			fail(r, pt_err_bundle, "pt: closing stream: %s",
+			fail(r, jpb_pt_err_bundle, "pt: closing stream: %s",
 			     jpb_errstr(err));
 	}
 	if (g->auxmap)
@@ -413,19 +413,19 @@ static void ring_free(struct pt_recorder *r, struct pt_ring *g)
 	free(g);
 }
 
-static int drain_ring(struct pt_recorder *r, struct pt_ring *g)
+static int drain_ring(struct jpb_pt_recorder *r, struct pt_ring *g)
 {
 	if (!g->v.w)
 		return 0;
-	int err = pt_view_drain(&g->v);
+	int err = jpb_pt_view_drain(&g->v);
 	return err ? fail(r, err, "%s", g->v.errmsg) : 0;
 }
 
-int pt_recorder_thread_exit(struct pt_recorder *r, pid_t tid)
+int jpb_pt_recorder_thread_exit(struct jpb_pt_recorder *r, pid_t tid)
 {
 	/* Per-CPU rings outlive threads.  A snapshot-mode ring stays mapped
 	 * until the next trigger saves it: nothing is written before. */
-	if (r->cfg.mode != PT_MODE_PER_THREAD || r->cfg.snapshot_size)
+	if (r->cfg.mode != JPB_PT_MODE_PER_THREAD || r->cfg.snapshot_size)
 		return 0;
 	for (size_t i = 0; i < r->nrings; i++) {
 		struct pt_ring *g = r->rings[i];
@@ -439,14 +439,14 @@ int pt_recorder_thread_exit(struct pt_recorder *r, pid_t tid)
 	return 0;
 }
 
-size_t pt_recorder_fds(const struct pt_recorder *r, int *fds, size_t max)
+size_t jpb_pt_recorder_fds(const struct jpb_pt_recorder *r, int *fds, size_t max)
 {
 	if (max)
 		fds[0] = r->epfd;
 	return 1;
 }
 
-static struct pt_ring *ring_of_fd(struct pt_recorder *r, int fd)
+static struct pt_ring *ring_of_fd(struct jpb_pt_recorder *r, int fd)
 {
 	for (size_t i = 0; i < r->nrings; i++)
 		for (size_t k = 0; k < r->rings[i]->nfds; k++)
@@ -459,7 +459,7 @@ static struct pt_ring *ring_of_fd(struct pt_recorder *r, int fd)
  * children; level-triggered epoll would report it forever, so it leaves
  * the set (the fd stays open: its ring may still be written by others).
  * A per-thread ring whose thread is gone is drained and closed. */
-static int reap_hups(struct pt_recorder *r)
+static int reap_hups(struct jpb_pt_recorder *r)
 {
 	struct epoll_event ev[64];
 	int n, err = 0;
@@ -470,7 +470,7 @@ static int reap_hups(struct pt_recorder *r)
 			epoll_ctl(r->epfd, EPOLL_CTL_DEL, ev[i].data.fd, NULL);
 			struct pt_ring *g = ring_of_fd(r, ev[i].data.fd);
 			if (g && g->cpu < 0 && !err)
-				err = pt_recorder_thread_exit(r, g->tid);
+				err = jpb_pt_recorder_thread_exit(r, g->tid);
 		}
 		if (n < 64)
 			break;
@@ -478,74 +478,74 @@ static int reap_hups(struct pt_recorder *r)
 	return err;
 }
 
-void pt_recorder_trigger(struct pt_recorder *r)
+void jpb_pt_recorder_trigger(struct jpb_pt_recorder *r)
 {
 	__atomic_store_n(&r->trigger, 1, __ATOMIC_RELAXED);
 }
 
-int pt_recorder_snapshot(struct pt_recorder *r)
+int jpb_pt_recorder_snapshot(struct jpb_pt_recorder *r)
 {
 	if (!r->cfg.snapshot_size)
 		return 0;
 	/* aux_head is published when the events stop. */
 	int err = each_fd(r, PERF_EVENT_IOC_DISABLE);
 	for (size_t i = 0; !err && i < r->nrings; i++) {
-		struct pt_ring_view *v = &r->rings[i]->v;
-		if ((err = pt_view_snapshot(v, r->cfg.snapshot_size)))
+		struct jpb_pt_ring_view *v = &r->rings[i]->v;
+		if ((err = jpb_pt_view_snapshot(v, r->cfg.snapshot_size)))
 			fail(r, err, "%s", v->errmsg);
 	}
 	int e2 = each_fd(r, PERF_EVENT_IOC_ENABLE);
 	return err ? err : e2;
 }
 
-int pt_recorder_drain(struct pt_recorder *r)
+int jpb_pt_recorder_drain(struct jpb_pt_recorder *r)
 {
 	int err = reap_hups(r);
 	if (!err && __atomic_exchange_n(&r->trigger, 0, __ATOMIC_RELAXED))
-		err = pt_recorder_snapshot(r);
+		err = jpb_pt_recorder_snapshot(r);
 	for (size_t i = 0; !err && i < r->nrings; i++)
 		err = drain_ring(r, r->rings[i]);
 	return err;
 }
 
-void pt_recorder_stats(const struct pt_recorder *r, struct pt_stats *st)
+void jpb_pt_recorder_stats(const struct jpb_pt_recorder *r, struct jpb_pt_stats *st)
 {
 	*st = r->retired;
 	for (size_t i = 0; i < r->nrings; i++)
-		pt_stats_add(st, &r->rings[i]->v.st);
+		jpb_pt_stats_add(st, &r->rings[i]->v.st);
 }
 
-const char *pt_recorder_errmsg(const struct pt_recorder *r)
+const char *jpb_pt_recorder_errmsg(const struct jpb_pt_recorder *r)
 {
 	return r->errmsg;
 }
 
-int pt_recorder_stop(struct pt_recorder *r)
+int jpb_pt_recorder_stop(struct jpb_pt_recorder *r)
 {
 	if (r->stopped)
 		return r->err;
 	r->stopped = 1;
 	each_fd(r, PERF_EVENT_IOC_DISABLE);
 	for (size_t i = 0; i < r->nrings; i++) {
-		struct pt_ring_view *v = &r->rings[i]->v;
+		struct jpb_pt_ring_view *v = &r->rings[i]->v;
 		if (!v->w)
 			continue; /* a ring whose opening failed */
 		drain_ring(r, r->rings[i]);
 		/* the end of a snapshot recording is a trigger too */
 		if (r->cfg.snapshot_size && v->aux &&
-		    pt_view_snapshot(v, r->cfg.snapshot_size))
-			fail(r, pt_err_bundle, "%s", v->errmsg);
+		    jpb_pt_view_snapshot(v, r->cfg.snapshot_size))
+			fail(r, jpb_pt_err_bundle, "%s", v->errmsg);
 	}
 	return r->err;
 }
 
-json_t *pt_recorder_meta(const struct pt_recorder *r)
+json_t *jpb_pt_recorder_meta(const struct jpb_pt_recorder *r)
 {
-	struct pt_stats st;
-	json_t *m = pt_meta_json(&r->caps, &r->cfg, r->config);
+	struct jpb_pt_stats st;
+	json_t *m = jpb_pt_meta_json(&r->caps, &r->cfg, r->config);
 	if (!m)
 		return NULL;
-	pt_recorder_stats(r, &st);
+	jpb_pt_recorder_stats(r, &st);
 	json_t *s = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			      "bytes", (json_int_t)st.bytes,
 			      "aux_records", (json_int_t)st.aux_records,
@@ -561,11 +561,11 @@ json_t *pt_recorder_meta(const struct pt_recorder *r)
 	return m;
 }
 
-int pt_recorder_close(struct pt_recorder *r)
+int jpb_pt_recorder_close(struct jpb_pt_recorder *r)
 {
 	if (!r)
 		return 0;
-	pt_recorder_stop(r);
+	jpb_pt_recorder_stop(r);
 	for (size_t i = 0; i < r->nrings; i++)
 		ring_free(r, r->rings[i]);
 	int err = r->err;

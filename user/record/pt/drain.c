@@ -9,7 +9,7 @@
 
 #include "bundle.h"
 #include "records_pt.h"
-#include "record/pt.h"
+#include "record/pt/pt.h"
 
 /* The largest pt_aux_data payload: keeps the writer's scratch small and
  * lets a reader resume after a damaged record without losing a whole
@@ -25,7 +25,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static int put(struct pt_ring_view *v, uint16_t type, uint64_t t,
+static int put(struct jpb_pt_ring_view *v, uint16_t type, uint64_t t,
 	       const void *rec)
 {
 	int err = jpb_writer_put_rec(v->w, jpb_rectype_find(type), t, rec,
@@ -33,19 +33,19 @@ static int put(struct pt_ring_view *v, uint16_t type, uint64_t t,
 	if (err) {
 		snprintf(v->errmsg, sizeof(v->errmsg), "pt: writing %s: %s",
 			 jpb_rectype_find(type)->name, jpb_errstr(err));
-		return pt_err_bundle;
+		return jpb_pt_err_bundle;
 	}
 	return 0;
 }
 
-static int loss(struct pt_ring_view *v, const char *what, uint64_t count,
+static int loss(struct jpb_pt_ring_view *v, const char *what, uint64_t count,
 		uint64_t t)
 {
 	struct jpb_rec_loss l = { jpb_str_c(what), v->cpu, count, t, t };
 	return put(v, JPB_REC_LOSS, t, &l);
 }
 
-int pt_view_begin(struct pt_ring_view *v)
+int jpb_pt_view_begin(struct jpb_pt_ring_view *v)
 {
 	const struct perf_event_mmap_page *pg = v->user_page;
 	struct jpb_rec_pt_ring r = {
@@ -58,10 +58,10 @@ int pt_view_begin(struct pt_ring_view *v)
 	return put(v, JPB_REC_PT_RING, now_ns(), &r);
 }
 
-static int on_aux(struct pt_ring_view *v, const struct pt_sb *sb)
+static int on_aux(struct jpb_pt_ring_view *v, const struct jpb_pt_sb *sb)
 {
 	int err = 0;
-	pt_stats_aux(&v->st, sb->aux_size, sb->aux_flags);
+	jpb_pt_stats_aux(&v->st, sb->aux_size, sb->aux_flags);
 	/* In overwrite mode the kernel reports every stop (each context
 	 * switch) with just OVERWRITE; its offsets say nothing a snapshot
 	 * does not, so only the counter keeps it. */
@@ -85,7 +85,7 @@ static int on_aux(struct pt_ring_view *v, const struct pt_sb *sb)
 	return err;
 }
 
-static int on_sideband(struct pt_ring_view *v, const struct pt_sb *sb)
+static int on_sideband(struct jpb_pt_ring_view *v, const struct jpb_pt_sb *sb)
 {
 	switch (sb->type) {
 	case PERF_RECORD_AUX:
@@ -123,15 +123,15 @@ static int on_sideband(struct pt_ring_view *v, const struct pt_sb *sb)
 	return 0; /* other kernel records (e.g. AUX_OUTPUT_HW_ID) */
 }
 
-static int drain_sideband(struct pt_ring_view *v)
+static int drain_sideband(struct jpb_pt_ring_view *v)
 {
 	struct perf_event_mmap_page *pg = v->user_page;
 	static _Thread_local uint8_t tmp[SB_MAX];
 	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = pg->data_tail;
-	struct pt_sb sb;
+	struct jpb_pt_sb sb;
 	int n, err = 0;
-	while (!err && (n = pt_sb_next(v->data, v->data_size, &tail, head, tmp,
+	while (!err && (n = jpb_pt_sb_next(v->data, v->data_size, &tail, head, tmp,
 				       sizeof(tmp), &sb)) != 0) {
 		if (n < 0) {
 			/* Lost track of record boundaries: give up on what
@@ -148,7 +148,7 @@ static int drain_sideband(struct pt_ring_view *v)
 	return err;
 }
 
-static int put_data(struct pt_ring_view *v, uint64_t offset,
+static int put_data(struct jpb_pt_ring_view *v, uint64_t offset,
 		    const uint8_t *p, uint64_t len, uint32_t flags)
 {
 	for (uint64_t done = 0; done < len;) {
@@ -166,12 +166,12 @@ static int put_data(struct pt_ring_view *v, uint64_t offset,
 	return 0;
 }
 
-static int drain_aux(struct pt_ring_view *v)
+static int drain_aux(struct jpb_pt_ring_view *v)
 {
 	struct perf_event_mmap_page *pg = v->user_page;
 	uint64_t head = __atomic_load_n(&pg->aux_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = pg->aux_tail;
-	struct pt_span sp[2];
+	struct jpb_pt_span sp[2];
 	int err = 0;
 	if (head - tail > v->aux_size) {
 		/* Cannot happen without overwrite mode: the kernel stops
@@ -183,7 +183,7 @@ static int drain_aux(struct pt_ring_view *v)
 			return err;
 		tail = head - v->aux_size;
 	}
-	int n = pt_ring_spans(v->aux_size, tail, head, sp);
+	int n = jpb_pt_ring_spans(v->aux_size, tail, head, sp);
 	uint64_t off = tail;
 	for (int i = 0; !err && i < n; i++) {
 		err = put_data(v, off, v->aux + sp[i].off, sp[i].len, 0);
@@ -194,7 +194,7 @@ static int drain_aux(struct pt_ring_view *v)
 	return err;
 }
 
-int pt_view_drain(struct pt_ring_view *v)
+int jpb_pt_view_drain(struct jpb_pt_ring_view *v)
 {
 	int err = drain_sideband(v);
 	if (!err && !v->overwrite && v->aux)
@@ -202,18 +202,18 @@ int pt_view_drain(struct pt_ring_view *v)
 	return err;
 }
 
-int pt_view_snapshot(struct pt_ring_view *v, uint64_t want)
+int jpb_pt_view_snapshot(struct jpb_pt_ring_view *v, uint64_t want)
 {
 	struct perf_event_mmap_page *pg = v->user_page;
 	uint64_t head = __atomic_load_n(&pg->aux_head, __ATOMIC_ACQUIRE);
 	uint64_t h = head & (v->aux_size - 1), o = v->snap_old & (v->aux_size - 1);
-	struct pt_span sp[2];
+	struct jpb_pt_span sp[2];
 	if (!v->overwrite || !v->aux)
-		return pt_err_invalid;
-	v->wrapped = v->wrapped || pt_snapshot_wrapped(v->aux, v->aux_size, head);
+		return jpb_pt_err_invalid;
+	v->wrapped = v->wrapped || jpb_pt_snapshot_wrapped(v->aux, v->aux_size, head);
 	uint64_t valid = v->wrapped ? v->aux_size :
 		(h >= o ? h - o : v->aux_size - o + h);
-	int n = pt_snapshot_spans(v->aux_size, head, v->snap_old, v->wrapped,
+	int n = jpb_pt_snapshot_spans(v->aux_size, head, v->snap_old, v->wrapped,
 				  want, sp);
 	if (n < 0)
 		return n;

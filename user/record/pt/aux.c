@@ -7,19 +7,19 @@
 #include <string.h>
 
 #include "codec.h"
-#include "record/pt.h"
+#include "record/pt/pt.h"
 
-_Static_assert(PT_AUX_TRUNCATED == PERF_AUX_FLAG_TRUNCATED, "uapi");
-_Static_assert(PT_AUX_OVERWRITE == PERF_AUX_FLAG_OVERWRITE, "uapi");
-_Static_assert(PT_AUX_PARTIAL == PERF_AUX_FLAG_PARTIAL, "uapi");
-_Static_assert(PT_AUX_COLLISION == PERF_AUX_FLAG_COLLISION, "uapi");
+_Static_assert(JPB_PT_AUX_TRUNCATED == PERF_AUX_FLAG_TRUNCATED, "uapi");
+_Static_assert(JPB_PT_AUX_OVERWRITE == PERF_AUX_FLAG_OVERWRITE, "uapi");
+_Static_assert(JPB_PT_AUX_PARTIAL == PERF_AUX_FLAG_PARTIAL, "uapi");
+_Static_assert(JPB_PT_AUX_COLLISION == PERF_AUX_FLAG_COLLISION, "uapi");
 
-int pt_ring_spans(uint64_t size, uint64_t tail, uint64_t head,
-		  struct pt_span sp[2])
+int jpb_pt_ring_spans(uint64_t size, uint64_t tail, uint64_t head,
+		  struct jpb_pt_span sp[2])
 {
 	uint64_t len = head - tail; /* wraps correctly on u64 overflow */
 	if (!size || (size & (size - 1)) || len > size)
-		return pt_err_overflow;
+		return jpb_pt_err_overflow;
 	if (!len)
 		return 0;
 	uint64_t off = tail & (size - 1);
@@ -33,11 +33,11 @@ int pt_ring_spans(uint64_t size, uint64_t tail, uint64_t head,
 	return 2;
 }
 
-int64_t pt_ring_copy(const uint8_t *base, uint64_t size, uint64_t tail,
+int64_t jpb_pt_ring_copy(const uint8_t *base, uint64_t size, uint64_t tail,
 		     uint64_t head, uint8_t *dst)
 {
-	struct pt_span sp[2];
-	int n = pt_ring_spans(size, tail, head, sp);
+	struct jpb_pt_span sp[2];
+	int n = jpb_pt_ring_spans(size, tail, head, sp);
 	if (n < 0)
 		return n;
 	uint64_t done = 0;
@@ -48,17 +48,17 @@ int64_t pt_ring_copy(const uint8_t *base, uint64_t size, uint64_t tail,
 	return (int64_t)done;
 }
 
-void pt_stats_aux(struct pt_stats *st, uint64_t size, uint64_t flags)
+void jpb_pt_stats_aux(struct jpb_pt_stats *st, uint64_t size, uint64_t flags)
 {
 	(void)size;
 	st->aux_records++;
-	st->truncated += !!(flags & PT_AUX_TRUNCATED);
-	st->overwrite += !!(flags & PT_AUX_OVERWRITE);
-	st->partial += !!(flags & PT_AUX_PARTIAL);
-	st->collision += !!(flags & PT_AUX_COLLISION);
+	st->truncated += !!(flags & JPB_PT_AUX_TRUNCATED);
+	st->overwrite += !!(flags & JPB_PT_AUX_OVERWRITE);
+	st->partial += !!(flags & JPB_PT_AUX_PARTIAL);
+	st->collision += !!(flags & JPB_PT_AUX_COLLISION);
 }
 
-void pt_stats_add(struct pt_stats *sum, const struct pt_stats *one)
+void jpb_pt_stats_add(struct jpb_pt_stats *sum, const struct jpb_pt_stats *one)
 {
 	sum->bytes += one->bytes;
 	sum->aux_records += one->aux_records;
@@ -86,20 +86,20 @@ static size_t body_size(uint32_t type)
 	return 0;
 }
 
-int pt_sb_parse(const uint8_t *rec, size_t len, struct pt_sb *sb)
+int jpb_pt_sb_parse(const uint8_t *rec, size_t len, struct jpb_pt_sb *sb)
 {
 	memset(sb, 0, sizeof(*sb));
 	if (len < 8 || jpb_le16(rec + 6) != len)
-		return pt_err_overflow;
+		return jpb_pt_err_overflow;
 	sb->type = jpb_le32(rec);
 	sb->misc = jpb_le16(rec + 4);
 	size_t body = body_size(sb->type);
 	int known = body || sb->type == PERF_RECORD_SWITCH;
 	if (!known)
 		return 0;
-	if (len < 8 + body + PT_SB_ID_SIZE)
-		return pt_err_overflow;
-	const uint8_t *b = rec + 8, *id = rec + len - PT_SB_ID_SIZE;
+	if (len < 8 + body + JPB_PT_SB_ID_SIZE)
+		return jpb_pt_err_overflow;
+	const uint8_t *b = rec + 8, *id = rec + len - JPB_PT_SB_ID_SIZE;
 	sb->pid = jpb_le32(id);
 	sb->tid = jpb_le32(id + 4);
 	sb->time = jpb_le64(id + 8);
@@ -129,28 +129,28 @@ int pt_sb_parse(const uint8_t *rec, size_t len, struct pt_sb *sb)
 	return 0;
 }
 
-int pt_sb_next(const uint8_t *base, uint64_t size, uint64_t *tail,
-	       uint64_t head, uint8_t *tmp, size_t tmpsize, struct pt_sb *sb)
+int jpb_pt_sb_next(const uint8_t *base, uint64_t size, uint64_t *tail,
+	       uint64_t head, uint8_t *tmp, size_t tmpsize, struct jpb_pt_sb *sb)
 {
 	uint64_t avail = head - *tail;
 	uint8_t hdr[8];
 	if (!avail)
 		return 0;
 	if (avail < sizeof(hdr) || avail > size)
-		return pt_err_overflow;
-	pt_ring_copy(base, size, *tail, *tail + sizeof(hdr), hdr);
+		return jpb_pt_err_overflow;
+	jpb_pt_ring_copy(base, size, *tail, *tail + sizeof(hdr), hdr);
 	uint16_t len = jpb_le16(hdr + 6);
 	/* Records are 8-byte aligned and never straddle what the kernel
 	 * published: anything else means we lost track of the ring. */
 	if (len < sizeof(hdr) || (len & 7) || len > avail || len > tmpsize)
-		return pt_err_overflow;
+		return jpb_pt_err_overflow;
 	uint64_t off = *tail & (size - 1);
 	const uint8_t *rec = base + off;
 	if (off + len > size) {
-		pt_ring_copy(base, size, *tail, *tail + len, tmp);
+		jpb_pt_ring_copy(base, size, *tail, *tail + len, tmp);
 		rec = tmp;
 	}
-	int err = pt_sb_parse(rec, len, sb);
+	int err = jpb_pt_sb_parse(rec, len, sb);
 	if (err)
 		return err;
 	*tail += len;

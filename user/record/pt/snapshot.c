@@ -5,11 +5,11 @@
  * whether it has wrapped is read from the data itself. */
 #include <string.h>
 
-#include "record/pt.h"
+#include "record/pt/pt.h"
 
 #define WRAP_CHECK 4096u
 
-int pt_snapshot_wrapped(const uint8_t *base, uint64_t size, uint64_t head)
+int jpb_pt_snapshot_wrapped(const uint8_t *base, uint64_t size, uint64_t head)
 {
 	uint64_t off = head & (size - 1);
 	uint64_t from = size > WRAP_CHECK ? size - WRAP_CHECK : 0;
@@ -21,11 +21,11 @@ int pt_snapshot_wrapped(const uint8_t *base, uint64_t size, uint64_t head)
 	return 0;
 }
 
-int pt_snapshot_spans(uint64_t size, uint64_t head, uint64_t old,
-		      int wrapped, uint64_t want, struct pt_span sp[2])
+int jpb_pt_snapshot_spans(uint64_t size, uint64_t head, uint64_t old,
+		      int wrapped, uint64_t want, struct jpb_pt_span sp[2])
 {
 	if (!size || (size & (size - 1)))
-		return pt_err_invalid;
+		return jpb_pt_err_invalid;
 	uint64_t h = head & (size - 1), o = old & (size - 1);
 	uint64_t valid;
 	if (wrapped)
@@ -36,10 +36,10 @@ int pt_snapshot_spans(uint64_t size, uint64_t head, uint64_t old,
 		valid = want;
 	/* Express the newest VALID bytes as free-running [h' - valid, h')
 	 * with h' = h + size so that the subtraction cannot underflow. */
-	return pt_ring_spans(size, h + size - valid, h + size, sp);
+	return jpb_pt_ring_spans(size, h + size - valid, h + size, sp);
 }
 
-int64_t pt_find_psb(const uint8_t *buf, uint64_t len, uint64_t start)
+int64_t jpb_pt_find_psb(const uint8_t *buf, uint64_t len, uint64_t start)
 {
 	/* PSB is 02 82 repeated eight times (16 bytes). */
 	static const uint8_t psb[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,

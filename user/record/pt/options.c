@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The PT recorder's command-line settings, parsed into struct pt_config
+/* The PT recorder's command-line settings, parsed into struct jpb_pt_config
  * so that `jpbpf record` (which owns the command line) wires them with a
  * loop instead of knowing each one. */
 #include <ctype.h>
@@ -10,9 +10,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "record/pt.h"
+#include "record/pt/pt.h"
 
-const struct pt_option pt_options[] = {
+const struct jpb_pt_option jpb_pt_options[] = {
 	{ "snapshot", 2, "--snapshot[=SIZE]   flight recorder: keep the newest SIZE of "
 	  "trace per ring (default: the whole buffer), write it on SIGUSR2 or at the end" },
 	{ "buffer-size", 1, "--buffer-size SIZE  AUX buffer per ring, a power of two "
@@ -31,11 +31,11 @@ const struct pt_option pt_options[] = {
 	{ NULL, 0, NULL },
 };
 
-int pt_parse_size(const char *s, uint64_t *out)
+int jpb_pt_parse_size(const char *s, uint64_t *out)
 {
 	char *end;
 	if (!s || !isdigit((unsigned char)*s))
-		return pt_err_invalid;
+		return jpb_pt_err_invalid;
 	errno = 0;
 	uint64_t v = strtoull(s, &end, 10);
 	unsigned shift = 0;
@@ -47,7 +47,7 @@ int pt_parse_size(const char *s, uint64_t *out)
 	if (shift && (!strcasecmp(end, "B") || !strcasecmp(end, "iB")))
 		end += strlen(end); /* 4MB, 4MiB */
 	if (errno || *end || !v || v > (UINT64_MAX >> shift))
-		return pt_err_invalid;
+		return jpb_pt_err_invalid;
 	*out = v << shift;
 	return 0;
 }
@@ -60,7 +60,7 @@ static int small(const char *name, const char *arg, unsigned *out, char *why,
 	if (!arg || !isdigit((unsigned char)*arg) || *end || v > 15) {
 		snprintf(why, size, "--%s: '%s' is not a number in 0..15", name,
 			 arg ? arg : "");
-		return pt_err_invalid;
+		return jpb_pt_err_invalid;
 	}
 	*out = (unsigned)v;
 	return 0;
@@ -69,15 +69,15 @@ static int small(const char *name, const char *arg, unsigned *out, char *why,
 static int size_opt(const char *name, const char *arg, uint64_t *out,
 		    char *why, size_t size)
 {
-	if (pt_parse_size(arg, out)) {
+	if (jpb_pt_parse_size(arg, out)) {
 		snprintf(why, size, "--%s: '%s' is not a size (e.g. 4M, 512K)",
 			 name, arg ? arg : "");
-		return pt_err_invalid;
+		return jpb_pt_err_invalid;
 	}
 	return 0;
 }
 
-int pt_config_option(struct pt_config *cfg, const char *name, const char *arg,
+int jpb_pt_config_option(struct jpb_pt_config *cfg, const char *name, const char *arg,
 		     char *why, size_t size)
 {
 	unsigned v;
@@ -98,7 +98,7 @@ int pt_config_option(struct pt_config *cfg, const char *name, const char *arg,
 		return err;
 	}
 	if (!strcmp(name, "pt-per-thread"))
-		cfg->mode = PT_MODE_PER_THREAD;
+		cfg->mode = JPB_PT_MODE_PER_THREAD;
 	else if (!strcmp(name, "kernel"))
 		cfg->exclude_kernel = 0;
 	else if (!strcmp(name, "cyc")) {
@@ -121,7 +121,7 @@ int pt_config_option(struct pt_config *cfg, const char *name, const char *arg,
 		cfg->context_switch = 0;
 	else {
 		snprintf(why, size, "--%s: not a PT option", name);
-		err = pt_err_invalid;
+		err = jpb_pt_err_invalid;
 	}
 	return err;
 }

@@ -87,6 +87,12 @@ if run jitter "--cpus 2 --jit-invoke 5 --jitter 500 --seed 7"; then
 		awk -v m="$(decode_field "$c" matched)" -v d="$(decode_field "$c" decoded)" \
 		    -v u="$(decode_field "$c" unattributed)" 'BEGIN { exit !(d > 0 && m >= 0.995 * d && u == 0) }'
 fi
+if run mtc "--cpus 2 --jit-invoke 5 --mtc --seed 3"; then
+	c=$TESTTMP/dec-mtc.chk
+	t_check "MTC timing (meta.json pt config): 4 threads on 2 CPUs exact" \
+		[ "$(decode_field "$c" matched)" = "$(decode_field "$c" truth)" \
+		  -a "$(decode_field "$c" decoded)" = "$(decode_field "$c" truth)" ]
+fi
 if run deopt "--cpus 1 --jit-invoke 5 --jit-backedge 20 --seed 2"; then
 	c=$TESTTMP/dec-deopt.chk
 	t_check "deoptimization: exact, the re-executed bytecode counted once as reexec" \

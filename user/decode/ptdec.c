@@ -40,7 +40,6 @@ struct sdec {
 	uint64_t now, last_tsc;
 	uint32_t tid;
 	int fixed_tid; /* per-thread ring: no switches */
-	int run_start;
 	/* the last tracing gap passed, named as the packet scan names it:
 	 * its enable time and rank among gaps ending then */
 	uint64_t gap_tsc;
@@ -169,73 +168,99 @@ static int add_gap(struct sdec *s, uint64_t d, uint64_t e, int async)
 	return 0;
 }
 
-/* An asynchronous disable (FUP then TIP.PGD) is where the kernel took the
- * CPU; the enable after it is where a task came back.  OVF also counts:
- * switches may hide in the lost trace. */
+/* One scan step: the events due now, named by libipt's own time for them
+ * (the block decoder sees the same events at the same times: it runs this
+ * query decoder inside). */
+struct scan {
+	uint64_t last, dis;
+	int off; /* 0 tracing, 1 async disabled, 2 disabled by a branch */
+};
+
+static int scan_events(struct sdec *s, struct pt_query_decoder *q,
+		       struct scan *sc, int status)
+{
+	while (status > 0 && (status & pts_event_pending)) {
+		struct pt_event ev;
+		status = pt_qry_event(q, &ev, sizeof(ev));
+		if (status < 0)
+			return status;
+		uint64_t t = ev.has_tsc ? ev.tsc : sc->last;
+		sc->last = t;
+		int rc = 0;
+		switch (ev.type) {
+		case ptev_async_disabled:
+			sc->off = 1;
+			sc->dis = t;
+			break;
+		case ptev_disabled:
+			sc->off = 2;
+			sc->dis = t;
+			break;
+		case ptev_enabled:
+			/* Any PGE may start a task: the previous one may have
+			 * blocked or ended in untraced code, or without a PGD. */
+			rc = add_gap(s, sc->off ? sc->dis : t, t, sc->off != 2);
+			sc->off = 0;
+			break;
+		case ptev_overflow: /* switches may hide in lost trace */
+			rc = add_gap(s, t, t, 1);
+			break;
+		default:
+			break;
+		}
+		if (rc)
+			return -1000 + rc;
+	}
+	return status;
+}
+
+/* The stream's tracing gaps, where context switches can be: every
+ * disable (asynchronous: the kernel took the CPU; synchronous: a branch
+ * into untraced code) up to the next enable, every OVF, the run's start
+ * and end.  Driven by libipt's query decoder without the image: at each
+ * step it asks for a conditional branch, else an indirect one. */
 static int scan_run(struct sdec *s, const struct run *rn)
 {
 	struct pt_config cfg = s->ctx->base_cfg;
 	cfg.begin = (uint8_t *)s->buf + rn->begin;
 	cfg.end = (uint8_t *)s->buf + rn->end;
-	struct pt_packet_decoder *pd = pt_pkt_alloc_decoder(&cfg);
-	if (!pd)
+	struct pt_query_decoder *q = pt_qry_alloc_decoder(&cfg);
+	if (!q)
 		return jpb_err_nomem;
-	uint64_t tsc = 0, dis = 0;
-	int fup = 0, in_psb = 0, off = 0, rc = 0, first = 1;
-	while (pt_pkt_sync_forward(pd) >= 0) {
-		struct pt_packet p;
-		int st;
-		while ((st = pt_pkt_next(pd, &p, sizeof(p))) > 0) {
-			switch (p.type) {
-			case ppt_tsc:
-				tsc = p.payload.tsc.tsc;
-				/* the run's start: tasks switched in before it */
-				if (first && (rc = add_gap(s, tsc, tsc, 1)))
-					goto out;
-				first = 0;
-				break;
-			case ppt_psb:
-				in_psb = 1;
-				break;
-			case ppt_psbend:
-				in_psb = 0;
-				break;
-			case ppt_fup:
-				fup = !in_psb;
-				continue;
-			case ppt_tip_pgd:
-				/* 1: async (the kernel took the CPU), 2: a branch
-				 * into untraced code */
-				off = fup ? 1 : 2;
-				dis = tsc;
-				break;
-			case ppt_tip_pge:
-				/* Any PGE may start a task: the previous one may
-				 * have blocked or ended in untraced code, or
-				 * ended without a PGD. */
-				if ((rc = add_gap(s, off ? dis : tsc, tsc, off != 2)))
-					goto out;
-				off = 0;
-				break;
-			case ppt_ovf:
-				if ((rc = add_gap(s, tsc, tsc, 1)))
-					goto out;
-				break;
-			default:
-				break;
-			}
-			if (p.type != ppt_tsc && p.type != ppt_mode)
-				fup = 0;
+	struct scan sc = { 0 };
+	uint64_t ip, prev_sync = 0, sync = 0;
+	int rc = 0, status = pt_qry_sync_forward(q, &ip);
+	if (status >= 0) {
+		uint32_t lm, lc;
+		pt_qry_time(q, &sc.last, &lm, &lc);
+		/* the run's start: tasks switched in before it */
+		rc = add_gap(s, sc.last, sc.last, 1);
+	}
+	while (!rc && status >= 0) {
+		status = scan_events(s, q, &sc, status);
+		if (status <= -1000) {
+			rc = status + 1000;
+			break;
 		}
-		if (st == -pte_eos)
+		if (status >= 0) {
+			int taken;
+			status = pt_qry_cond_branch(q, &taken);
+			if (status == -pte_bad_query)
+				status = pt_qry_indirect_branch(q, &ip);
+		}
+		if (status >= 0 || status == -pte_eos)
+			continue;
+		/* damage: on at the next PSB, always forward */
+		pt_qry_get_sync_offset(q, &prev_sync);
+		status = pt_qry_sync_forward(q, &ip);
+		if (status >= 0 && (pt_qry_get_sync_offset(q, &sync) < 0 || sync <= prev_sync))
 			break;
 	}
 	/* The run's end (disabled or not): a switch after the last trace
 	 * belongs there, and is never applied within the run. */
 	if (!rc)
-		rc = add_gap(s, off == 1 ? dis : tsc, UINT64_MAX - 1, 1);
-out:
-	pt_pkt_free_decoder(pd);
+		rc = add_gap(s, sc.off == 1 ? sc.dis : sc.last, UINT64_MAX - 1, 1);
+	pt_qry_free_decoder(q);
 	return rc;
 }
 
@@ -441,17 +466,11 @@ static void update_time(struct sdec *s)
 {
 	uint64_t tsc = 0;
 	uint32_t lost_mtc, lost_cyc;
-	if (pt_blk_time(s->dec, &tsc, &lost_mtc, &lost_cyc) >= 0 && tsc > s->now) {
+	/* Switches do not apply here but at the PGE that ends their gap:
+	 * libipt may read the TSC before it while still reporting the
+	 * disable. */
+	if (pt_blk_time(s->dec, &tsc, &lost_mtc, &lost_cyc) >= 0 && tsc > s->now)
 		s->now = tsc;
-		/* Switches apply at the PGE that ends their gap (libipt may
-		 * read the TSC before it while still reporting the disable),
-		 * and at the start of a run once its time is known. */
-		if (s->run_start && !s->gap_open) {
-			s->run_start = 0;
-			gap_passed(s, tsc);
-			apply_switches(s);
-		}
-	}
 }
 
 /* Map compiled code loaded by now; reused addresses switch to the new
@@ -716,10 +735,14 @@ static int decode_run(struct sdec *s, const struct run *rn)
 			rc = jpb_err_internal;
 	s->nm_added = 0;
 	s->prev_isid = -1;
-	s->run_start = 1;
 	int status = pt_blk_sync_forward(s->dec);
 	if (!rc && status >= 0) {
 		update_time(s);
+		/* the run's start gap, at the time the scan named it */
+		uint64_t t0 = 0;
+		uint32_t lm, lc;
+		pt_blk_time(s->dec, &t0, &lm, &lc);
+		gap_passed(s, t0);
 		if (rn->after_hole) {
 			s->gap_open = 0;
 			open_gap(s, JPB_GAP_AUX_HOLE, 0, rn->begin);

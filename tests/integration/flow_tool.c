@@ -122,7 +122,7 @@ static int dec(const char *dir, const char *name)
 		struct jpb_decoded_event e;
 		for (uint32_t k = 0; k < d.count && !jpb_decoded_event_get(&c, &e, &prev); k++) {
 			if (e.kind == JPB_DEV_INTERP)
-				printf("I %u\n", e.opcode);
+				printf("I %u %llu\n", e.opcode, (unsigned long long)e.tsc);
 			else if (e.kind == JPB_DEV_COMPILED)
 				printf("C %#llx %d n%u\n", (unsigned long long)e.frames[0].method_id,
 				       e.frames[0].bci, e.nframes);
@@ -130,7 +130,7 @@ static int dec(const char *dir, const char *name)
 				printf("T %s %llu\n", jpb_decoded_transition_name(e.what),
 				       (unsigned long long)e.arg);
 			else
-				printf("G %u\n", e.what);
+				printf("G %u %llu %llu\n", e.what, (unsigned long long)e.tsc, (unsigned long long)e.end_tsc);
 		}
 	}
 	jpb_reader_free(r);

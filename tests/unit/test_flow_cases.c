@@ -291,6 +291,42 @@ static void test_compiled_anchor(void **state)
 	check(x, w, NW(w));
 }
 
+/* loop(5) with the third iteration lost: the flow resynchronises after the
+ * gap, and recovery fills the gap with one iteration copied from the
+ * second (the stretch between the same contexts), marked recovered. */
+static void test_recover_loop_iteration(void **state)
+{
+	struct fx *x = *state;
+	SKIP_IF_NO_JAVAC(x);
+	x->n = 0;
+	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	ops(x, 0x03, 0x3c, 0x03, 0x3d, 0x1c, 0x1a, 0xa2, -1);        /* init, test */
+	for (int it = 0; it < 2; it++)
+		ops(x, 0x1b, 0x1c, 0x60, 0x3c, 0x84, 0xa7, 0x1c, 0x1a, 0xa2, -1);
+	add(x, JPB_DEV_GAP)->what = JPB_GAP_OVERFLOW;
+	for (int it = 0; it < 2; it++)
+		ops(x, 0x1b, 0x1c, 0x60, 0x3c, 0x84, 0xa7, 0x1c, 0x1a, 0xa2, -1);
+	ops(x, 0x1b, 0xac, -1);                                        /* exit */
+	const struct jpb_flow_event *out;
+	size_t n;
+	struct flow_summary s;
+	assert_int_equal(flow_thread(x->f, x->ev, x->n, &out, &n, &s), 0);
+	static const int32_t iter[] = { 9, 10, 11, 12, 13, 16, 4, 5, 6 };
+	/* 7 + 2 x 9 before the gap, 9 recovered, 2 x 9 + 2 after */
+	assert_int_equal(n, 7 + 18 + 9 + 18 + 2);
+	assert_int_equal(s.gaps, 1);
+	assert_int_equal(s.by_status[JPB_FLOW_RECOVERED], 9);
+	for (size_t i = 0; i < 9; i++) {
+		const struct jpb_flow_event *e = &out[25 + i];
+		assert_int_equal(e->status, JPB_FLOW_RECOVERED);
+		assert_int_equal(e->bci, iter[i]);
+		assert_string_equal(flow_method(x->f, e->method)->name, "loop");
+	}
+	for (size_t i = 34; i < n; i++)
+		assert_int_not_equal(out[i].status, JPB_FLOW_RECOVERED);
+	assert_int_equal(out[n - 1].bci, 20);
+}
+
 static void test_unexplained_is_unknown(void **state)
 {
 	struct fx *x = *state;
@@ -330,6 +366,7 @@ int main(void)
 		cmocka_unit_test(test_identical_getters),
 		cmocka_unit_test(test_exception_two_frames),
 		cmocka_unit_test(test_compiled_anchor),
+		cmocka_unit_test(test_recover_loop_iteration),
 		cmocka_unit_test(test_unexplained_is_unknown),
 		cmocka_unit_test(test_fast_opcodes),
 	};

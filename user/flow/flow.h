@@ -31,6 +31,7 @@ struct flow_opts {
 	unsigned max_states; /* live states kept per event (0: 256) */
 	unsigned max_resync; /* candidates a resynchronisation may keep (0: 64) */
 	unsigned lookahead;  /* opcodes a resync candidate must explain (0: 8) */
+	unsigned no_recover; /* leave gaps unfilled */
 };
 
 /* Counts of one thread's or all threads' output. */

@@ -15,6 +15,40 @@ int u64map_put(struct u64map *m, uint64_t key, uint32_t val);
 int u64map_get(const struct u64map *m, uint64_t key, uint32_t *val);
 void u64map_fini(struct u64map *m);
 
+/* A decoded event as reconstruction keeps it: 40 bytes, frames elsewhere
+ * (struct jpb_decoded_event carries room for 64 frames). */
+#define RCACHE_SIZE 4096u
+#define RCACHE_TOO_MANY UINT32_MAX
+
+/* A resynchronisation's answer: the candidates (in the pool) or none. */
+struct rcache {
+	uint64_t h;
+	uint8_t used, lost, n;
+	uint8_t ops[64];
+	uint32_t off, cnt;
+};
+
+struct flow_ev {
+	uint8_t kind, opcode, what;
+	uint32_t nframes;
+	uint64_t tsc;
+	uint64_t arg; /* TRANSITION: arg; GAP: end_tsc */
+	const struct jpb_decoded_frame *frames;
+};
+
+/* A gap in a thread's output: before flow event `at`, lost time t0..t1. */
+struct gapmark {
+	size_t at;
+	uint64_t t0, t1;
+};
+
+/* Fill the gaps of the thread's output (recover.c). */
+int flow_recover(struct flow *f);
+
+int flow_thread_ev(struct flow *f, const struct flow_ev *ev, size_t n,
+		   const struct jpb_flow_event **out, size_t *nout,
+		   struct flow_summary *sum);
+
 struct fmeth {
 	struct jhier_method hm;
 	const struct jcfg *cfg; /* NULL: no code or no CFG */
@@ -86,8 +120,13 @@ struct flow {
 	uint32_t opstart[257];
 	uint64_t *opidx;
 	/* per thread */
-	const struct jpb_decoded_event *ev;
+	const struct flow_ev *ev;
 	size_t nev;
+	/* resync results by (lost kind, opcodes looked at) */
+	struct rcache *rc;
+	size_t nrc;
+	uint64_t *rpool;
+	size_t nrpool, caprpool;
 	struct node *nodes;
 	size_t nnodes, capn;
 	struct edge *edges;
@@ -98,6 +137,9 @@ struct flow {
 	size_t arena_frames;
 	struct jpb_flow_event *out;
 	size_t nout, capo;
+	struct gapmark *gaps;
+	size_t ngaps, capg;
+	int no_recover;
 	struct flow_summary sum;
 };
 

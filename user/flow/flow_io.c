@@ -102,22 +102,51 @@ static int load_codelets(struct flow *f, struct jpb_bundle *b, char *errmsg,
 	       err == jpb_err_corrupt ? 0 : err;
 }
 
+/* One thread's events, compact: frames in a pool, indexed until the
+ * pool stops growing (then turned into pointers). */
 struct evvec {
-	struct jpb_decoded_event *v;
+	struct flow_ev *v;
 	size_t n, cap;
+	struct jpb_decoded_frame *fr;
+	size_t nfr, capfr;
 };
 
-static struct jpb_decoded_event *evvec_add(struct evvec *ev)
+static int evvec_add(struct evvec *ev, const struct jpb_decoded_event *e)
 {
 	if (ev->n == ev->cap) {
 		size_t ncap = ev->cap ? ev->cap * 2 : 4096;
-		struct jpb_decoded_event *v = realloc(ev->v, ncap * sizeof(*v));
+		struct flow_ev *v = realloc(ev->v, ncap * sizeof(*v));
 		if (!v)
-			return NULL;
+			return jpb_err_nomem;
 		ev->v = v;
 		ev->cap = ncap;
 	}
-	return &ev->v[ev->n++];
+	uint32_t nf = e->nframes < JPB_DECODED_MAX_FRAMES ? e->nframes :
+							   JPB_DECODED_MAX_FRAMES;
+	if (ev->nfr + nf > ev->capfr) {
+		size_t ncap = ev->capfr ? ev->capfr * 2 : 4096;
+		while (ncap < ev->nfr + nf)
+			ncap *= 2;
+		struct jpb_decoded_frame *fr = realloc(ev->fr, ncap * sizeof(*fr));
+		if (!fr)
+			return jpb_err_nomem;
+		ev->fr = fr;
+		ev->capfr = ncap;
+	}
+	if (nf)
+		memcpy(ev->fr + ev->nfr, e->frames, nf * sizeof(*ev->fr));
+	/* the frame index rides in the pointer until the pool is final */
+	ev->v[ev->n++] = (struct flow_ev){ e->kind, e->opcode, e->what, nf, e->tsc,
+					   e->kind == JPB_DEV_GAP ? e->end_tsc : e->arg,
+					   (const void *)(uintptr_t)ev->nfr };
+	ev->nfr += nf;
+	return 0;
+}
+
+static void evvec_fix(struct evvec *ev)
+{
+	for (size_t i = 0; i < ev->n; i++)
+		ev->v[i].frames = ev->fr + (uintptr_t)ev->v[i].frames;
 }
 
 /* All events of decoded stream NAME. */
@@ -131,9 +160,11 @@ static int read_thread(struct jpb_bundle *b, const char *name, struct evvec *ev,
 		return err;
 	}
 	const struct jpb_rectype *te = jpb_rectype_find(JPB_REC_DECODED_EVENTS);
+	struct jpb_decoded_event *e = malloc(sizeof(*e));
 	struct jpb_record rec;
 	ev->n = 0;
-	while ((err = jpb_reader_next(r, &rec)) == 0) {
+	ev->nfr = 0;
+	while (e && (err = jpb_reader_next(r, &rec)) == 0) {
 		/* decoded_gap records repeat the gap events in the batches. */
 		struct jpb_rec_decoded_events d;
 		if (rec.type != JPB_REC_DECODED_EVENTS ||
@@ -141,16 +172,10 @@ static int read_thread(struct jpb_bundle *b, const char *name, struct evvec *ev,
 			continue;
 		struct jpb_cur c = jpb_cur_init(d.events.ptr, d.events.len);
 		uint64_t prev = d.first_tsc;
-		for (uint32_t k = 0; k < d.count; k++) {
-			struct jpb_decoded_event *e = evvec_add(ev);
-			if (!e) {
-				err = jpb_err_nomem;
-				break;
-			}
-			if (jpb_decoded_event_get(&c, e, &prev)) {
-				ev->n--;
+		for (uint32_t k = 0; k < d.count && !err; k++) {
+			if (jpb_decoded_event_get(&c, e, &prev))
 				break; /* a damaged batch ends here; the rest is kept */
-			}
+			err = evvec_add(ev, e);
 		}
 		if (err)
 			break;
@@ -158,10 +183,13 @@ static int read_thread(struct jpb_bundle *b, const char *name, struct evvec *ev,
 	if (err == jpb_err_truncated || err == jpb_err_corrupt)
 		fprintf(stderr, "jpbpf: warning: %s\n", jpb_reader_errmsg(r));
 	jpb_reader_free(r);
-	if (err == jpb_err_nomem) {
+	if (!e || err == jpb_err_nomem) {
+		free(e);
 		snprintf(errmsg, size, "flow: %s: out of memory", name);
-		return err;
+		return jpb_err_nomem;
 	}
+	free(e);
+	evvec_fix(ev);
 	return 0;
 }
 
@@ -267,9 +295,9 @@ static int run_threads(struct jpb_bundle *b, struct flow *f,
 		uint32_t tid = (uint32_t)strtoul(tids[i] + 11, NULL, 10);
 		const struct jpb_flow_event *out;
 		size_t nout;
-		struct flow_summary s;
+		struct flow_summary s = { 0 };
 		err = read_thread(b, tids[i], &ev, errmsg, size);
-		if (!err && (err = flow_thread(f, ev.v, ev.n, &out, &nout, &s)))
+		if (!err && (err = flow_thread_ev(f, ev.v, ev.n, &out, &nout, &s)))
 			snprintf(errmsg, size, "flow: %s: %s", tids[i], jpb_errstr(err));
 		if (!err)
 			err = write_thread(b, tid, out, nout, &s, sum, &scratch, errmsg, size);
@@ -290,6 +318,7 @@ static int run_threads(struct jpb_bundle *b, struct flow *f,
 		free(tids[i]);
 	free(tids);
 	free(ev.v);
+	free(ev.fr);
 	jpb_buf_fini(&scratch);
 	return err;
 }

@@ -270,6 +270,7 @@ int flow_alloc(struct flow **out, struct jprog *p, const struct flow_opts *o)
 		f->o.max_resync = 64;
 	if (!f->o.lookahead)
 		f->o.lookahead = 8;
+	f->no_recover = f->o.no_recover != 0;
 	*out = f;
 	return 0;
 }
@@ -300,6 +301,9 @@ void flow_free(struct flow *f)
 		free(f->codelets[i]);
 	free(f->codelets);
 	free(f->opidx);
+	free(f->rc);
+	free(f->rpool);
+	free(f->gaps);
 	free(f->nodes);
 	free(f->edges);
 	free(f->steps);
@@ -482,7 +486,7 @@ static void drop_lost(struct flow *f)
 
 static int emit(struct flow *f, const struct step *s, const struct node *chosen)
 {
-	const struct jpb_decoded_event *e = &f->ev[s->ev];
+	const struct flow_ev *e = &f->ev[s->ev];
 	struct jpb_flow_event o = { 0, -1, s->op, JPB_FLOW_UNKNOWN, 0, 0, e->tsc };
 	if (e->kind == JPB_DEV_COMPILED) {
 		int64_t m = e->nframes ? meth_of_id(f, e->frames[0].method_id) : -1;
@@ -650,7 +654,7 @@ static size_t lookahead_ops(const struct flow *f, uint32_t i, uint8_t *ops,
 {
 	size_t k = 0;
 	for (size_t j = i; j < f->nev && k < max; j++) {
-		const struct jpb_decoded_event *e = &f->ev[j];
+		const struct flow_ev *e = &f->ev[j];
 		if (e->kind != JPB_DEV_INTERP)
 			break;
 		int fused, op = flow_java_opcode(e->opcode, &fused);
@@ -754,6 +758,70 @@ static int is_handler(const struct fmeth *fm, uint32_t bci)
 	return 0;
 }
 
+static uint64_t ops_hash(int lost, const uint8_t *ops, size_t n)
+{
+	uint64_t h = 1469598103934665603ull ^ (uint64_t)lost;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ ops[i]) * 1099511628211ull;
+	return (h ^ n) * 1099511628211ull;
+}
+
+/* The instructions where OPS (OPS[0] == OP) can run given LOST, from the
+ * cache or a scan of the opcode index: *CAND (into f->rpool) and *NC, or
+ * *NC = RCACHE_TOO_MANY when more than max_resync fit. */
+static int resync_candidates(struct flow *f, uint8_t op, int lost,
+			     const uint8_t *ops, size_t n, const uint64_t **cand,
+			     uint32_t *nc)
+{
+	if (!f->rc && !(f->rc = calloc(RCACHE_SIZE, sizeof(*f->rc))))
+		return jpb_err_nomem;
+	uint64_t h = ops_hash(lost, ops, n);
+	struct rcache *e = &f->rc[h & (RCACHE_SIZE - 1)];
+	if (e->used && e->h == h && e->lost == lost && e->n == n &&
+	    !memcmp(e->ops, ops, n)) {
+		*cand = f->rpool + e->off;
+		*nc = e->cnt;
+		return 0;
+	}
+	if (f->nrpool > (1u << 22)) { /* the pool only grows: start over */
+		f->nrpool = 0;
+		memset(f->rc, 0, RCACHE_SIZE * sizeof(*f->rc));
+	}
+	if (grow((void **)&f->rpool, &f->caprpool, f->nrpool + f->o.max_resync + 1,
+		 sizeof(*f->rpool)))
+		return jpb_err_nomem;
+	uint64_t *out = f->rpool + f->nrpool;
+	uint32_t cnt = 0;
+	for (uint32_t j = f->opstart[op]; j < f->opstart[op + 1]; j++) {
+		uint32_t m = (uint32_t)(f->opidx[j] >> 32), pos = (uint32_t)f->opidx[j];
+		const struct jcfg *g = f->meths[m].cfg;
+		if (lost == LOST_AT_ENTRY && pos != 0)
+			continue;
+		if (lost == LOST_AFTER_RET &&
+		    (pos == 0 || !jbc_is_invoke(jcfg_insn(g, pos - 1)->kind)))
+			continue;
+		if (lost == LOST_AT_HANDLER &&
+		    !is_handler(&f->meths[m], jcfg_insn(g, pos)->bci))
+			continue;
+		unsigned budget = 4096;
+		if (!explains(f, m, pos, ops, n, &budget))
+			continue;
+		if (cnt == f->o.max_resync) {
+			cnt = RCACHE_TOO_MANY;
+			break;
+		}
+		out[cnt++] = f->opidx[j];
+	}
+	*e = (struct rcache){ h, 1, (uint8_t)lost, (uint8_t)n, { 0 },
+			      (uint32_t)f->nrpool, cnt };
+	memcpy(e->ops, ops, n);
+	if (cnt != RCACHE_TOO_MANY)
+		f->nrpool += cnt;
+	*cand = f->rpool + e->off;
+	*nc = cnt;
+	return 0;
+}
+
 /* Search the whole program for where the opcode of event I (first of the
  * step's opcodes OP) can run, given what LOST says; add the candidates
  * that explain the next opcodes, or a lost node when there are none or
@@ -769,40 +837,19 @@ static int resync(struct flow *f, uint32_t i, uint8_t op, int lost, uint32_t fro
 		ops[0] = op;
 		n = 1;
 	}
-	uint64_t *cand = malloc((f->o.max_resync + 1) * sizeof(*cand));
-	if (!cand)
-		return jpb_err_nomem;
-	size_t nc = 0;
-	for (uint32_t j = f->opstart[op]; j < f->opstart[op + 1]; j++) {
-		uint32_t m = (uint32_t)(f->opidx[j] >> 32), pos = (uint32_t)f->opidx[j];
-		const struct jcfg *g = f->meths[m].cfg;
-		if (lost == LOST_AT_ENTRY && pos != 0)
-			continue;
-		if (lost == LOST_AFTER_RET &&
-		    (pos == 0 || !jbc_is_invoke(jcfg_insn(g, pos - 1)->kind)))
-			continue;
-		if (lost == LOST_AT_HANDLER &&
-		    !is_handler(&f->meths[m], jcfg_insn(g, pos)->bci))
-			continue;
-		unsigned budget = 4096;
-		if (!explains(f, m, pos, ops, n, &budget))
-			continue;
-		if (nc > f->o.max_resync)
-			break;
-		cand[nc++] = f->opidx[j];
-	}
+	const uint64_t *cand;
+	uint32_t nc;
+	int err = resync_candidates(f, op, lost, ops, n, &cand, &nc);
 	f->sum.resyncs++;
-	int err = 0;
-	if (!nc || nc > f->o.max_resync) {
-		err = add_node(f, NULL, LOST_ANY, from);
-	} else {
-		for (size_t c = 0; c < nc && !err; c++) {
-			struct frame *t = frame_new(f, NULL, (uint32_t)(cand[c] >> 32),
-						    (uint32_t)cand[c], 1);
-			err = t ? add_node(f, t, LOST_NONE, from) : jpb_err_nomem;
-		}
+	if (err)
+		return err;
+	if (nc == RCACHE_TOO_MANY || !nc)
+		return add_node(f, NULL, LOST_ANY, from);
+	for (uint32_t c = 0; c < nc && !err; c++) {
+		struct frame *t = frame_new(f, NULL, (uint32_t)(cand[c] >> 32),
+					    (uint32_t)cand[c], 1);
+		err = t ? add_node(f, t, LOST_NONE, from) : jpb_err_nomem;
 	}
-	free(cand);
 	return err;
 }
 
@@ -1034,7 +1081,7 @@ static struct frame *compiled_base(struct flow *f, struct frame *t,
 
 static int step_compiled(struct flow *f, uint32_t i)
 {
-	const struct jpb_decoded_event *e = &f->ev[i];
+	const struct flow_ev *e = &f->ev[i];
 	uint32_t meth[JPB_DECODED_MAX_FRAMES], pos[JPB_DECODED_MAX_FRAMES];
 	uint32_t nf = e->nframes < JPB_DECODED_MAX_FRAMES ? e->nframes :
 							    JPB_DECODED_MAX_FRAMES;
@@ -1124,8 +1171,13 @@ static int step(struct flow *f, uint32_t i, enum step_kind k, uint8_t op)
 
 static int flow_event(struct flow *f, uint32_t i)
 {
-	const struct jpb_decoded_event *e = &f->ev[i];
+	const struct flow_ev *e = &f->ev[i];
 	int fused, op, err;
+	/* A gap's end: its own bound when the decoder knew it, else the time
+	 * of the first event after it. */
+	if (f->ngaps && f->gaps[f->ngaps - 1].at == f->nout && e->kind != JPB_DEV_GAP &&
+	    f->gaps[f->ngaps - 1].t1 == f->gaps[f->ngaps - 1].t0 && e->tsc > f->gaps[f->ngaps - 1].t0)
+		f->gaps[f->ngaps - 1].t1 = e->tsc;
 	switch (e->kind) {
 	case JPB_DEV_INTERP:
 		op = flow_java_opcode(e->opcode, &fused);
@@ -1144,7 +1196,12 @@ static int flow_event(struct flow *f, uint32_t i)
 		return step(f, i, S_COMPILED, 0);
 	case JPB_DEV_GAP:
 		f->sum.gaps++;
-		return reset_lost(f, LOST_ANY);
+		err = reset_lost(f, LOST_ANY);
+		if (!err && !grow((void **)&f->gaps, &f->capg, f->ngaps + 1,
+				  sizeof(*f->gaps)))
+			f->gaps[f->ngaps++] = (struct gapmark){ f->nout, e->tsc,
+								e->arg > e->tsc ? e->arg : e->tsc };
+		return err;
 	case JPB_DEV_TRANSITION:
 		break;
 	default:
@@ -1160,7 +1217,7 @@ static int flow_event(struct flow *f, uint32_t i)
 	return 0;
 }
 
-int flow_thread(struct flow *f, const struct jpb_decoded_event *ev, size_t n,
+int flow_thread_ev(struct flow *f, const struct flow_ev *ev, size_t n,
 		const struct jpb_flow_event **out, size_t *nout,
 		struct flow_summary *sum)
 {
@@ -1170,6 +1227,7 @@ int flow_thread(struct flow *f, const struct jpb_decoded_event *ev, size_t n,
 	f->ev = ev;
 	f->nev = n;
 	f->nout = 0;
+	f->ngaps = 0;
 	f->nedges = 0;
 	f->nsteps = 0;
 	f->nnodes = 0;
@@ -1185,6 +1243,8 @@ int flow_thread(struct flow *f, const struct jpb_decoded_event *ev, size_t n,
 		err = flow_event(f, (uint32_t)i);
 	if (!err)
 		err = flush_first(f);
+	if (!err && !f->no_recover)
+		err = flow_recover(f);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	f->sum.threads = 1;
 	f->sum.time_ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u +
@@ -1196,5 +1256,22 @@ int flow_thread(struct flow *f, const struct jpb_decoded_event *ev, size_t n,
 	*nout = f->nout;
 	if (sum)
 		*sum = f->sum;
+	return err;
+}
+
+int flow_thread(struct flow *f, const struct jpb_decoded_event *ev, size_t n,
+		const struct jpb_flow_event **out, size_t *nout,
+		struct flow_summary *sum)
+{
+	struct flow_ev *v = malloc((n ? n : 1) * sizeof(*v));
+	if (!v)
+		return jpb_err_nomem;
+	for (size_t i = 0; i < n; i++)
+		v[i] = (struct flow_ev){ ev[i].kind, ev[i].opcode, ev[i].what,
+					 ev[i].nframes, ev[i].tsc,
+					 ev[i].kind == JPB_DEV_GAP ? ev[i].end_tsc : ev[i].arg,
+					 ev[i].frames };
+	int err = flow_thread_ev(f, v, n, out, nout, sum);
+	free(v);
 	return err;
 }

@@ -119,6 +119,9 @@ struct flow {
 	int opidx_built;
 	uint32_t opstart[257];
 	uint64_t *opidx;
+	/* by (opcode, next opcode): 0xff as next = ends the lookahead */
+	uint32_t *pairstart; /* 65537 entries */
+	uint64_t *pairidx;
 	/* per thread */
 	const struct flow_ev *ev;
 	size_t nev;

@@ -301,6 +301,8 @@ void flow_free(struct flow *f)
 		free(f->codelets[i]);
 	free(f->codelets);
 	free(f->opidx);
+	free(f->pairstart);
+	free(f->pairidx);
 	free(f->rc);
 	free(f->rpool);
 	free(f->gaps);
@@ -713,6 +715,8 @@ static int explains(const struct flow *f, uint32_t meth, uint32_t pos,
 	return 0;
 }
 
+static int build_pairidx(struct flow *f);
+
 static int build_opidx(struct flow *f)
 {
 	struct jhier *h = jprog_hier(f->p);
@@ -746,6 +750,71 @@ static int build_opidx(struct flow *f)
 		for (uint32_t i = 0; g && i < jcfg_insn_count(g); i++)
 			f->opidx[fill[jcfg_insn(g, i)->op]++] = (uint64_t)m << 32 | i;
 	}
+	return build_pairidx(f);
+}
+
+/* Call FN(f, key, value) for every (opcode, next opcode) pair of the
+ * program's instructions: one per distinct next opcode the lookahead can
+ * see (fused dispatches included); invokes, returns and throws end a
+ * lookahead and get the key (op, 0xff). */
+static void each_pair(struct flow *f, void (*fn)(struct flow *, uint32_t, uint64_t))
+{
+	for (size_t m = 0; m < f->nmeths; m++) {
+		const struct jcfg *g = f->meths[m].cfg;
+		for (uint32_t i = 0; g && i < jcfg_insn_count(g); i++) {
+			const struct jcfg_insn *in = jcfg_insn(g, i);
+			uint64_t v = (uint64_t)m << 32 | i;
+			if (jbc_is_invoke(in->kind) || in->kind == JBC_RETURN ||
+			    in->kind == JBC_ATHROW) {
+				fn(f, (uint32_t)in->op << 8 | 0xff, v);
+				continue;
+			}
+			uint8_t seen[32] = { 0 };
+			uint32_t ns, n2;
+			const uint32_t *s = jcfg_succs(g, i, &ns), *s2 = NULL;
+			if (ns == 1 && fuses(in->op, g, i))
+				s2 = jcfg_succs(g, s[0], &n2);
+			for (int pass = 0; pass < 2; pass++) {
+				const uint32_t *l = pass ? s2 : s;
+				uint32_t nl = pass ? (s2 ? n2 : 0) : ns;
+				for (uint32_t k = 0; k < nl; k++) {
+					uint8_t nx = jcfg_insn(g, l[k])->op;
+					if (seen[nx >> 3] & (1u << (nx & 7)))
+						continue;
+					seen[nx >> 3] |= (uint8_t)(1u << (nx & 7));
+					fn(f, (uint32_t)in->op << 8 | nx, v);
+				}
+			}
+		}
+	}
+}
+
+static void pair_count(struct flow *f, uint32_t key, uint64_t v)
+{
+	(void)v;
+	f->pairstart[key + 1]++;
+}
+
+static void pair_fill(struct flow *f, uint32_t key, uint64_t v)
+{
+	f->pairidx[f->pairstart[key]++] = v;
+}
+
+static int build_pairidx(struct flow *f)
+{
+	f->pairstart = calloc(65537, sizeof(*f->pairstart));
+	if (!f->pairstart)
+		return jpb_err_nomem;
+	each_pair(f, pair_count);
+	for (uint32_t k = 0; k < 65536; k++)
+		f->pairstart[k + 1] += f->pairstart[k];
+	f->pairidx = malloc(((size_t)f->pairstart[65536] + 1) * sizeof(*f->pairidx));
+	if (!f->pairidx)
+		return jpb_err_nomem;
+	each_pair(f, pair_fill); /* leaves pairstart[k] at the end of list k */
+	for (uint32_t k = 65536; k > 0; k--)
+		f->pairstart[k] = f->pairstart[k - 1];
+	f->pairstart[0] = 0;
 	f->opidx_built = 1;
 	return 0;
 }
@@ -792,8 +861,20 @@ static int resync_candidates(struct flow *f, uint8_t op, int lost,
 		return jpb_err_nomem;
 	uint64_t *out = f->rpool + f->nrpool;
 	uint32_t cnt = 0;
-	for (uint32_t j = f->opstart[op]; j < f->opstart[op + 1]; j++) {
-		uint32_t m = (uint32_t)(f->opidx[j] >> 32), pos = (uint32_t)f->opidx[j];
+	/* Candidates in program order: the opcode's list, or with a next
+	 * opcode the merge of its (op, next) and (op, end) lists. */
+	const uint64_t *la = f->opidx + f->opstart[op], *lb = NULL;
+	size_t na = f->opstart[op + 1] - f->opstart[op], nb = 0, ia = 0, ib = 0;
+	if (n >= 2) {
+		uint32_t ka = (uint32_t)op << 8 | ops[1], kb = (uint32_t)op << 8 | 0xff;
+		la = f->pairidx + f->pairstart[ka];
+		na = f->pairstart[ka + 1] - f->pairstart[ka];
+		lb = f->pairidx + f->pairstart[kb];
+		nb = f->pairstart[kb + 1] - f->pairstart[kb];
+	}
+	while (ia < na || ib < nb) {
+		uint64_t v = ib >= nb || (ia < na && la[ia] < lb[ib]) ? la[ia++] : lb[ib++];
+		uint32_t m = (uint32_t)(v >> 32), pos = (uint32_t)v;
 		const struct jcfg *g = f->meths[m].cfg;
 		if (lost == LOST_AT_ENTRY && pos != 0)
 			continue;
@@ -810,7 +891,7 @@ static int resync_candidates(struct flow *f, uint8_t op, int lost,
 			cnt = RCACHE_TOO_MANY;
 			break;
 		}
-		out[cnt++] = f->opidx[j];
+		out[cnt++] = v;
 	}
 	*e = (struct rcache){ h, 1, (uint8_t)lost, (uint8_t)n, { 0 },
 			      (uint32_t)f->nrpool, cnt };

@@ -735,7 +735,16 @@ static int decode_run(struct sdec *s, const struct run *rn)
 			rc = jpb_err_internal;
 	s->nm_added = 0;
 	s->prev_isid = -1;
+	/* A damaged PSB fails to sync: count it and try the next one (each
+	 * try starts past the previous position, so this ends). */
+	uint64_t pos = 0, prev = 0;
 	int status = pt_blk_sync_forward(s->dec);
+	while (status < 0 && status != -pte_eos &&
+	       pt_blk_get_offset(s->dec, &pos) >= 0 && (pos > prev || !prev)) {
+		s->st->errors++;
+		prev = pos ? pos : 1;
+		status = pt_blk_sync_forward(s->dec);
+	}
 	if (!rc && status >= 0) {
 		update_time(s);
 		/* the run's start gap, at the time the scan named it */

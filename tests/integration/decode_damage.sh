@@ -32,6 +32,16 @@ for seed in 1 2 3; do
 		[ "$(decode_field "$b.chk" decoded)" -gt $(( $(decode_field "$b.chk" truth) / 2 )) ]
 done
 
+for seed in 4 5; do
+	b=$TESTTMP/dmg-scramble$seed
+	rm -rf "$b"; cp -r "$base" "$b"
+	pt_mangle scramble "$b/pt/cpu0.jpb" $seed
+	timeout 120 "$JPBPF" decode "$b" >"$b.out" 2>"$b.err"
+	rc=$?
+	t_check "1 in 200 PT bytes random (seed $seed): exit 0 in time, no sanitizer report, errors counted" \
+		[ $rc = 0 ] && ! grep -q 'Sanitizer' "$b.err" && [ "$(errs "$b.out")" -gt 0 ]
+done
+
 b=$TESTTMP/dmg-trunc
 rm -rf "$b"; cp -r "$base" "$b"
 sz=$(stat -c %s "$b/pt/cpu1.jpb")

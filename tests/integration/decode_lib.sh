@@ -4,6 +4,7 @@
 #   pt_mangle MODE FILE   damages a stream file in place, keeping it readable
 #                         by the bundle library (CRCs recomputed):
 #                         flip SEED: flips 3 random bits in each pt_aux_data
+#                         scramble SEED: random bytes, 1 in 200 of the PT
 #                         dropnm N: (jvm.jpb) removes the Nth jvm_nmethod_load
 #   add_maps DIR PATH...  writes DIR/maps.jpb: one mmap record per PATH,
 #                         mapped at 0x7f0000000000 + i * 1 GiB
@@ -39,6 +40,10 @@ while pos + 24 <= len(d):
         for _ in range(3):
             k = 28 + rnd.randrange(n)
             payload[k] ^= 1 << rnd.randrange(8)
+    if mode == "scramble" and typ == 0x0302:
+        n = struct.unpack_from("<I", payload, 24)[0]
+        for _ in range(max(1, n // 200)):
+            payload[28 + rnd.randrange(n)] = rnd.randrange(256)
     if mode == "dropnm" and typ == 0x0107:
         nth += 1
         keep = nth != arg

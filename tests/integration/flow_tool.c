@@ -101,6 +101,7 @@ static int run(const char *dir)
 	       (unsigned long long)s.by_status[JPB_FLOW_UNKNOWN],
 	       (unsigned long long)s.gaps, (unsigned long long)s.resyncs,
 	       (double)s.time_ns / 1e6);
+	flow_summary_print(stdout, &s);
 	return 0;
 }
 

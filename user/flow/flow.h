@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "bundle.h"
 #include "records_decoded.h"
@@ -88,5 +89,10 @@ int flow_java_opcode(unsigned op, int *fused);
  * and flow/summary.  ERRMSG gets a one-line reason on failure. */
 int flow_reconstruct_bundle(struct jpb_bundle *b, const struct flow_opts *o,
 			    struct flow_summary *out, char *errmsg, size_t size);
+
+/* The summary line `jpbpf decode` prints after reconstruction:
+ * "flow: T threads, E events: decoded x%, certain y%, chosen z%,
+ * recovered r%, unknown u%; G gaps, R resyncs; S s". */
+void flow_summary_print(FILE *out, const struct flow_summary *s);
 
 #endif /* JPBPF_FLOW_FLOW_H */

@@ -80,6 +80,7 @@ enum lost_kind {
 };
 
 struct node {
+	uint64_t score;    /* evidence for the path to it (choice rule) */
 	struct frame *top; /* NULL when lost */
 	uint8_t lost;
 	uint8_t mark;
@@ -142,6 +143,9 @@ struct flow {
 	size_t nout, capo;
 	struct gapmark *gaps;
 	size_t ngaps, capg;
+	/* per method, events placed there for sure so far (decoded, certain) */
+	uint32_t *proven;
+	size_t nproven;
 	int no_recover;
 	struct flow_summary sum;
 };

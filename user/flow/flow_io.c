@@ -354,3 +354,19 @@ int flow_reconstruct_bundle(struct jpb_bundle *b, const struct flow_opts *o,
 		       (uint64_t)t1.tv_nsec - (uint64_t)t0.tv_nsec;
 	return err;
 }
+
+void flow_summary_print(FILE *out, const struct flow_summary *s)
+{
+	double n = s->events ? (double)s->events / 100.0 : 1.0;
+	fprintf(out, "flow: %llu threads, %llu events: decoded %.1f%%, certain %.1f%%, "
+		"chosen %.1f%%, recovered %.1f%%, unknown %.1f%%; %llu gaps, "
+		"%llu resyncs; %.3f s\n",
+		(unsigned long long)s->threads, (unsigned long long)s->events,
+		(double)s->by_status[JPB_FLOW_DECODED] / n,
+		(double)s->by_status[JPB_FLOW_CERTAIN] / n,
+		(double)s->by_status[JPB_FLOW_CHOSEN] / n,
+		(double)s->by_status[JPB_FLOW_RECOVERED] / n,
+		(double)s->by_status[JPB_FLOW_UNKNOWN] / n,
+		(unsigned long long)s->gaps, (unsigned long long)s->resyncs,
+		(double)s->time_ns / 1e9);
+}

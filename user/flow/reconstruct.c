@@ -306,6 +306,7 @@ void flow_free(struct flow *f)
 	free(f->rc);
 	free(f->rpool);
 	free(f->gaps);
+	free(f->proven);
 	free(f->nodes);
 	free(f->edges);
 	free(f->steps);
@@ -451,19 +452,27 @@ static int add_node(struct flow *f, struct frame *top, int lost, uint32_t from)
 			 sizeof(*f->nodes)))
 			return jpb_err_nomem;
 		at = (uint32_t)f->nnodes++;
-		f->nodes[at] = (struct node){ top, (uint8_t)lost, 0, 0 };
+		f->nodes[at] = (struct node){ 0, top, (uint8_t)lost, 0, 0 };
 		s->n++;
 	}
 	if (grow((void **)&f->edges, &f->cape, f->nedges + 1, sizeof(*f->edges)))
 		return jpb_err_nomem;
 	struct node *n = &f->nodes[at];
-	/* Keep the first edge first: it is the chosen predecessor. */
+	/* The first edge is the chosen predecessor: the one with the most
+	 * evidence, the earliest on ties. */
+	uint64_t sc = f->nodes[from].score +
+		      (top && top->meth < f->nproven ? f->proven[top->meth] : 0);
 	struct edge e = { from, 0 };
-	if (n->edge) {
+	if (n->edge && sc > n->score) {
+		e.next = n->edge;
+		n->edge = (uint32_t)f->nedges + 1;
+		n->score = sc;
+	} else if (n->edge) {
 		e.next = f->edges[n->edge - 1].next;
 		f->edges[n->edge - 1].next = (uint32_t)f->nedges + 1;
 	} else {
 		n->edge = (uint32_t)f->nedges + 1;
+		n->score = sc;
 	}
 	f->edges[f->nedges++] = e;
 	return 0;
@@ -486,6 +495,22 @@ static void drop_lost(struct flow *f)
 	f->nnodes = s->first + s->n;
 }
 
+/* Evidence: method M was placed for sure once more. */
+static void prove(struct flow *f, uint32_t m)
+{
+	if (m >= f->nproven) {
+		size_t n = f->nmeths > m ? f->nmeths : m + 1;
+		uint32_t *v = realloc(f->proven, n * sizeof(*v));
+		if (!v)
+			return; /* evidence is optional */
+		memset(v + f->nproven, 0, (n - f->nproven) * sizeof(*v));
+		f->proven = v;
+		f->nproven = n;
+	}
+	if (f->proven[m] < (1u << 20))
+		f->proven[m]++;
+}
+
 static int emit(struct flow *f, const struct step *s, const struct node *chosen)
 {
 	const struct flow_ev *e = &f->ev[s->ev];
@@ -502,6 +527,7 @@ static int emit(struct flow *f, const struct step *s, const struct node *chosen)
 			o.status = JPB_FLOW_DECODED;
 			o.ncand = 1;
 			f->meths[m].used = 1;
+			prove(f, (uint32_t)m);
 		}
 	} else if (!chosen->lost) {
 		/* Candidates: distinct positions of the states still on a path
@@ -525,6 +551,8 @@ static int emit(struct flow *f, const struct step *s, const struct node *chosen)
 		o.ncand = (uint16_t)(nc > 65535 ? 65535 : nc);
 		o.status = nc <= 1 ? JPB_FLOW_CERTAIN : JPB_FLOW_CHOSEN;
 		f->meths[t->meth].used = 1;
+		if (nc <= 1)
+			prove(f, t->meth);
 	}
 	if (grow((void **)&f->out, &f->capo, f->nout + 1, sizeof(*f->out)))
 		return jpb_err_nomem;
@@ -567,6 +595,7 @@ static int flush(struct flow *f, uint32_t chosen)
 	struct node base = f->nodes[chosen];
 	base.edge = 0;
 	base.mark = 0;
+	base.score = 0;
 	if (base.top && f->arena_frames > ARENA_COMPACT)
 		base.top = arena_compact(f, base.top);
 	f->nodes[0] = base;
@@ -577,17 +606,26 @@ static int flush(struct flow *f, uint32_t chosen)
 	return err;
 }
 
-/* The documented choice when no single state remains: the first state of
- * the last step (the first path in successor order). */
+/* The documented choice when no single state remains: the state of the
+ * last step with the most evidence, the first in successor order on
+ * ties. */
 static int flush_first(struct flow *f)
 {
-	return f->nsteps > 1 ? flush(f, cur_step(f)->first) : 0;
+	if (f->nsteps <= 1)
+		return 0;
+	const struct step *s = cur_step(f);
+	uint32_t best = s->first;
+	for (uint32_t i = s->first + 1; i < s->first + s->n; i++)
+		if (f->nodes[i].score > f->nodes[best].score)
+			best = i;
+	return flush(f, best);
 }
+
 
 static int reset_lost(struct flow *f, int lost)
 {
 	int err = flush_first(f);
-	f->nodes[0] = (struct node){ NULL, (uint8_t)lost, 0, 0 };
+	f->nodes[0] = (struct node){ 0, NULL, (uint8_t)lost, 0, 0 };
 	return err;
 }
 
@@ -1316,7 +1354,7 @@ int flow_thread_ev(struct flow *f, const struct flow_ev *ev, size_t n,
 	if (!err)
 		err = grow((void **)&f->nodes, &f->capn, 1, sizeof(*f->nodes));
 	if (!err) {
-		f->nodes[0] = (struct node){ NULL, LOST_ANY, 0, 0 };
+		f->nodes[0] = (struct node){ 0, NULL, LOST_ANY, 0, 0 };
 		f->nnodes = 1;
 		f->steps[0].n = 1;
 	}

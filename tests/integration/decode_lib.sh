@@ -1,5 +1,5 @@
 # Helpers for the decode_*.sh suites (sourced after lib.sh and sim_lib.sh).
-#   decode_setup          builds decode_check into $TESTTMP (else bails out)
+#   decode_setup          checks that decode_check is built (else bails out)
 #   decode_field OUT KEY  the number after KEY= in decode_check's total line
 #   pt_mangle MODE FILE   damages a stream file in place, keeping it readable
 #                         by the bundle library (CRCs recomputed):
@@ -8,14 +8,13 @@
 #                         dropnm N: (jvm.jpb) removes the Nth jvm_nmethod_load
 #   add_maps DIR PATH...  writes DIR/maps.jpb: one mmap record per PATH,
 #                         mapped at 0x7f0000000000 + i * 1 GiB
-DCHECK=$TESTTMP/decode_check
+: "${TOOLS:=$BUILD/asan/tests/tools}"
+DCHECK=$TOOLS/decode_check
 
 decode_setup() {
 	if [ ! -x "$DCHECK" ]; then
-		cc -std=c11 -D_GNU_SOURCE -O1 -I"$top/user" -I"$top/user/bundle" \
-			"$top/tests/integration/decode_check.c" \
-			"$BUILD/libjpbpf-bundle.a" -ljansson -lz -o "$DCHECK.tmp" &&
-			mv "$DCHECK.tmp" "$DCHECK" || { echo "Bail out! decode_check"; exit 1; }
+		echo "Bail out! $DCHECK not built (make unit-tests)"
+		exit 1
 	fi
 }
 

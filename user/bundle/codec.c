@@ -92,6 +92,23 @@ int jpb_buf_str(struct jpb_buf *b, struct jpb_str s)
 	return jpb_buf_bytes(b, s.ptr, s.len);
 }
 
+int jpb_grow(void **p, size_t *cap, size_t n, size_t elem)
+{
+	if (n < *cap)
+		return 0;
+	size_t ncap = *cap ? *cap : 16;
+	while (ncap <= n)
+		ncap *= 2;
+	if (!elem || ncap > SIZE_MAX / elem)
+		return jpb_err_nomem;
+	void *q = realloc(*p, ncap * elem);
+	if (!q)
+		return jpb_err_nomem;
+	*p = q;
+	*cap = ncap;
+	return 0;
+}
+
 static int cur_take(struct jpb_cur *c, size_t n, const uint8_t **p)
 {
 	if (jpb_cur_left(c) < n)

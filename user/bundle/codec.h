@@ -48,6 +48,15 @@ int jpb_buf_u64(struct jpb_buf *b, uint64_t v);
 int jpb_buf_str(struct jpb_buf *b, struct jpb_str s);
 int jpb_buf_bytes(struct jpb_buf *b, const void *p, uint32_t n);
 
+/* Make room in the array *P (capacity *CAP elements of ELEM bytes) for
+ * element index N, doubling.  0, or jpb_err_nomem with *P and *CAP
+ * unchanged. */
+int jpb_grow(void **p, size_t *cap, size_t n, size_t elem);
+
+/* JPB_GROW(arr, n, cap): room for arr[n], for any element type. */
+#define JPB_GROW(arr, n, cap) \
+	((n) < (cap) ? 0 : jpb_grow((void **)&(arr), &(cap), (n), sizeof(*(arr))))
+
 /* A read cursor over [p, p + len).  Get functions return 0, or
  * jpb_err_corrupt without moving when fewer bytes remain than needed. */
 struct jpb_cur {

@@ -35,26 +35,12 @@ struct loader {
 	size_t errsize;
 };
 
-#define GROW(arr, n, cap)                                                   \
-	((n) < (cap) ? 0 : grow((void **)&(arr), &(cap), sizeof(*(arr))))
-
-static int grow(void **p, size_t *cap, size_t elem)
-{
-	size_t ncap = *cap ? *cap * 2 : 64;
-	void *q = realloc(*p, ncap * elem);
-	if (!q)
-		return jpb_err_nomem;
-	*p = q;
-	*cap = ncap;
-	return 0;
-}
-
 static int add_code(struct loader *l, const uint8_t *p, uint64_t size,
 		    uint64_t vaddr, uint8_t kind, uint32_t index)
 {
 	if (!size)
 		return 0;
-	if (GROW(l->pend, l->npend, l->cappend))
+	if (JPB_GROW(l->pend, l->npend, l->cappend))
 		return jpb_err_nomem;
 	if (fwrite(p, 1, size, l->code) != size)
 		return jpb_err_io;
@@ -81,7 +67,7 @@ static int on_codelet(struct loader *l, const struct jpb_rec_jvm_codelet *c)
 	struct jpd_image *im = l->im;
 	if (c->end <= c->begin)
 		return 0;
-	if (GROW(im->codelets, im->ncodelets, l->capcl))
+	if (JPB_GROW(im->codelets, im->ncodelets, l->capcl))
 		return jpb_err_nomem;
 	im->codelets[im->ncodelets++] = (struct jpd_codelet){
 		c->begin, c->end, c->bytecode, c->index, codelet_what(&c->description)
@@ -100,7 +86,7 @@ static int on_dispatch(struct loader *l, const struct jpb_rec_jvm_dispatch *d)
 		uint64_t a = jpb_le64(d->entries.ptr + op * 8);
 		if (!a)
 			continue;
-		if (GROW(im->dispatch, im->ndispatch, l->capdis))
+		if (JPB_GROW(im->dispatch, im->ndispatch, l->capdis))
 			return jpb_err_nomem;
 		im->dispatch[im->ndispatch++] =
 			(struct jpd_dispatch){ a, (uint8_t)op, (uint8_t)d->tos };
@@ -120,7 +106,7 @@ static int parse_pcmap(struct jpd_nmethod *nm, const struct jpb_bytes *m)
 		jpb_cur_u32(&c, &nf);
 		if ((uint64_t)nf * 12 > jpb_cur_left(&c))
 			return jpb_err_corrupt;
-		if (GROW(nm->pcs, nm->npcs, cap))
+		if (JPB_GROW(nm->pcs, nm->npcs, cap))
 			return jpb_err_nomem;
 		uint32_t keep = nf < JPB_DECODED_MAX_FRAMES ? nf : JPB_DECODED_MAX_FRAMES;
 		nm->pcs[nm->npcs++] = (struct jpd_pcentry){ pc, nm->nframes, keep };
@@ -132,7 +118,7 @@ static int parse_pcmap(struct jpd_nmethod *nm, const struct jpb_bytes *m)
 			if (i >= keep)
 				continue;
 			size_t nfr = nm->nframes;
-			if (GROW(nm->frames, nfr, fcap))
+			if (JPB_GROW(nm->frames, nfr, fcap))
 				return jpb_err_nomem;
 			nm->frames[nm->nframes++] =
 				(struct jpb_decoded_frame){ mid, (int32_t)bci };
@@ -151,7 +137,7 @@ static int on_nmethod(struct loader *l, const struct jpb_rec_jvm_nmethod_load *n
 		      uint64_t ns)
 {
 	struct jpd_image *im = l->im;
-	if (GROW(im->nm, im->nnm, l->capnm))
+	if (JPB_GROW(im->nm, im->nnm, l->capnm))
 		return jpb_err_nomem;
 	struct jpd_nmethod *nm = &im->nm[im->nnm];
 	memset(nm, 0, sizeof(*nm));
@@ -357,7 +343,7 @@ static int on_mmap(struct loader *l, struct jpb_bundle *b,
 	im->files = nf;
 	if (!(im->files[im->nfiles] = strdup(path)))
 		return jpb_err_nomem;
-	if (GROW(l->pend, l->npend, l->cappend))
+	if (JPB_GROW(l->pend, l->npend, l->cappend))
 		return jpb_err_nomem;
 	l->pend[l->npend++] = (struct pending){ m->pgoff, m->end - m->start, m->start,
 						SK_FILE, (uint32_t)im->nfiles,

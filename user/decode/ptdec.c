@@ -67,20 +67,6 @@ struct sdec {
 	struct jpb_decoded_event ev;
 };
 
-#define GROW(arr, n, cap)                                                   \
-	((n) < (cap) ? 0 : grow((void **)&(arr), &(cap), sizeof(*(arr))))
-
-static int grow(void **p, size_t *cap, size_t elem)
-{
-	size_t ncap = *cap ? *cap * 2 : 64;
-	void *q = realloc(*p, ncap * elem);
-	if (!q)
-		return jpb_err_nomem;
-	*p = q;
-	*cap = ncap;
-	return 0;
-}
-
 /* ---- gathering ---------------------------------------------------- */
 
 static int gather(struct sdec *s, int fd, uint64_t *size)
@@ -115,7 +101,7 @@ static int gather(struct sdec *s, int fd, uint64_t *size)
 		}
 		int jump = next_off != UINT64_MAX && d.offset != next_off;
 		if (!s->nruns || jump || hole || (d.flags & JPB_PT_DATA_SNAPSHOT)) {
-			if (GROW(s->runs, s->nruns, caprun)) {
+			if (JPB_GROW(s->runs, s->nruns, caprun)) {
 				rc = jpb_err_nomem;
 				break;
 			}
@@ -146,7 +132,7 @@ static int gather(struct sdec *s, int fd, uint64_t *size)
 static int add_gap(struct sdec *s, uint64_t d, uint64_t e, int async)
 {
 	size_t cap = s->capgaps;
-	if (GROW(s->dis, s->ngaps, s->capgaps))
+	if (JPB_GROW(s->dis, s->ngaps, s->capgaps))
 		return jpb_err_nomem;
 	if (cap != s->capgaps) {
 		uint64_t *p = realloc(s->en, s->capgaps * sizeof(*p));
@@ -290,7 +276,7 @@ static void close_piece(struct sdec *s)
 static int open_piece(struct sdec *s)
 {
 	struct jpd_stream *st = s->st;
-	if (GROW(st->pieces, st->npieces, st->cap))
+	if (JPB_GROW(st->pieces, st->npieces, st->cap))
 		return jpb_err_nomem;
 	s->piece = &st->pieces[st->npieces];
 	memset(s->piece, 0, sizeof(*s->piece));

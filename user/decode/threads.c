@@ -56,20 +56,6 @@ uint64_t jpd_tsc_to_ns(const struct jpd_clock *c, uint64_t tsc)
 	return convert(c->tsc, c->ns, c->n, tsc);
 }
 
-#define GROW(arr, n, cap)                                                   \
-	((n) < (cap) ? 0 : grow((void **)&(arr), &(cap), sizeof(*(arr))))
-
-static int grow(void **p, size_t *cap, size_t elem)
-{
-	size_t ncap = *cap ? *cap * 2 : 64;
-	void *q = realloc(*p, ncap * elem);
-	if (!q)
-		return jpb_err_nomem;
-	*p = q;
-	*cap = ncap;
-	return 0;
-}
-
 struct raw_switch {
 	uint64_t ns;
 	uint32_t cpu, prev, next;
@@ -88,7 +74,7 @@ static int add_tid(struct jpd_sched *s, struct sched_loader *l, uint32_t tid,
 		if (s->tids[i] == tid)
 			return 0;
 	size_t cap = l->captid;
-	if (GROW(s->tids, s->ntids, l->captid))
+	if (JPB_GROW(s->tids, s->ntids, l->captid))
 		return jpb_err_nomem;
 	if (cap != l->captid) {
 		char **nn = realloc(s->names, l->captid * sizeof(*nn));
@@ -119,7 +105,7 @@ static int on_sched(struct jpd_sched *s, struct sched_loader *l,
 		return u.th.tid ? add_tid(s, l, u.th.tid, u.th.name) : 0;
 	if (rec->type == JPB_REC_CLOCK_PAIR) {
 		size_t cap = l->cappair, n = s->clock.n;
-		if (GROW(s->clock.ns, n, l->cappair))
+		if (JPB_GROW(s->clock.ns, n, l->cappair))
 			return jpb_err_nomem;
 		if (cap != l->cappair) {
 			uint64_t *p = realloc(s->clock.tsc, l->cappair * sizeof(*p));
@@ -134,7 +120,7 @@ static int on_sched(struct jpd_sched *s, struct sched_loader *l,
 	}
 	if (u.sw.cpu >= 4096)
 		return jpb_err_corrupt;
-	if (GROW(l->sw, l->nsw, l->capsw))
+	if (JPB_GROW(l->sw, l->nsw, l->capsw))
 		return jpb_err_nomem;
 	/* Only the traced side counts: the other may be any task. */
 	uint32_t prev = (u.sw.traced & 1) ? u.sw.prev_tid : 0;

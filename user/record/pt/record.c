@@ -67,19 +67,6 @@ static int fail(struct jpb_pt_recorder *r, int err, const char *fmt, ...)
 	return err;
 }
 
-static int grow(void **p, size_t *cap, size_t n, size_t elem)
-{
-	if (n < *cap)
-		return 0;
-	size_t c = *cap ? *cap * 2 : 16;
-	void *q = realloc(*p, c * elem);
-	if (!q)
-		return jpb_pt_err_nomem;
-	*p = q;
-	*cap = c;
-	return 0;
-}
-
 static void fill_attr(const struct jpb_pt_recorder *r, struct perf_event_attr *a)
 {
 	memset(a, 0, sizeof(*a));
@@ -153,7 +140,7 @@ static struct pt_ring *ring_new(struct jpb_pt_recorder *r, int fd, int cpu,
 {
 	char name[64];
 	struct pt_ring *g = calloc(1, sizeof(*g));
-	if (!g || grow((void **)&r->rings, &r->caprings, r->nrings,
+	if (!g || jpb_grow((void **)&r->rings, &r->caprings, r->nrings,
 		       sizeof(*r->rings))) {
 		free(g);
 		fail(r, jpb_pt_err_nomem, "pt: out of memory");
@@ -240,7 +227,7 @@ static int open_event(struct jpb_pt_recorder *r, pid_t tid, int cpu, int enable,
 		close(fd);
 		return r->err;
 	}
-	if (grow((void **)&g->fds, &g->capfds, g->nfds, sizeof(int))) {
+	if (jpb_grow((void **)&g->fds, &g->capfds, g->nfds, sizeof(int))) {
 		close(fd);
 		return fail(r, jpb_pt_err_nomem, "pt: out of memory");
 	}
@@ -267,7 +254,7 @@ static int known(const struct jpb_pt_recorder *r, pid_t tid)
 static int open_thread(struct jpb_pt_recorder *r, pid_t tid, int enable,
 		       int rescan)
 {
-	if (grow((void **)&r->tids, &r->captids, r->ntids, sizeof(pid_t)))
+	if (jpb_grow((void **)&r->tids, &r->captids, r->ntids, sizeof(pid_t)))
 		return fail(r, jpb_pt_err_nomem, "pt: out of memory");
 	r->tids[r->ntids++] = tid;
 	if (r->cfg.mode == JPB_PT_MODE_PER_THREAD)
@@ -387,7 +374,7 @@ int jpb_pt_recorder_add_thread(struct jpb_pt_recorder *r, pid_t tid)
 		return open_thread(r, tid, 1, 0);
 	/* Per-CPU: a thread created by a traced thread inherited its
 	 * events; opening more would compete for the same PT hardware. */
-	if (grow((void **)&r->tids, &r->captids, r->ntids, sizeof(pid_t)))
+	if (jpb_grow((void **)&r->tids, &r->captids, r->ntids, sizeof(pid_t)))
 		return fail(r, jpb_pt_err_nomem, "pt: out of memory");
 	r->tids[r->ntids++] = tid;
 	return 0;

@@ -42,15 +42,19 @@ t_check "... says 'no such process'" grep -q "no such process" "$TESTTMP/err.$$"
 # No permission: an unprivileged user gets exit 2 and a clear reason,
 # both for root's process and for one of its own.
 if id nobody >/dev/null 2>&1; then
+	# nobody may not reach the build tree (a clone under /root is 0700).
+	nbdir=$(mktemp -d /tmp/jpbpf-nobody.XXXXXX)
+	chmod 0755 "$nbdir"
+	cp "$JPBPF_PLAIN" "$nbdir/jpbpf"
 	t_expect_exit 2 "unprivileged, root's pid: exit 2" \
 		setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		"$JPBPF_PLAIN" record -p "$TPID" --no-pt -d 1 -o /tmp/jpbpf-nobody-$$
+		"$nbdir/jpbpf" record -p "$TPID" --no-pt -d 1 -o /tmp/jpbpf-nobody-$$
 	t_check "... says not permitted" grep -q "not permitted" "$TESTTMP/err.$$"
 	t_expect_exit 2 "unprivileged, own pid: exit 2" \
 		setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		bash -c "sleep 3 & exec '$JPBPF_PLAIN' record -p \$! --no-pt -d 1 -o /tmp/jpbpf-nobody-$$"
+		bash -c "sleep 3 & exec '$nbdir/jpbpf' record -p \$! --no-pt -d 1 -o /tmp/jpbpf-nobody-$$"
 	t_check "... names the missing privilege" grep -q "CAP_BPF" "$TESTTMP/err.$$"
-	rm -rf /tmp/jpbpf-nobody-$$
+	rm -rf /tmp/jpbpf-nobody-$$ "$nbdir"
 else
 	for i in 1 2 3 4; do t_skip "unprivileged" "no user nobody"; done
 fi

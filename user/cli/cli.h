@@ -3,6 +3,7 @@
 #ifndef JPBPF_CLI_H
 #define JPBPF_CLI_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 /* Exit codes, the same for every subcommand (docs/jpbpf.1). */
@@ -21,6 +22,21 @@ int cmd_eval(int argc, char **argv);
 
 /* The one-shot `jpbpf -p PID`: record, decode, summary. */
 int cmd_oneshot(int argc, char **argv);
+
+/* Decode bundle DIR, then reconstruct its flows, printing both
+ * summaries; shared by `decode` and the one-shot mode.  Returns an exit
+ * code. */
+struct cli_decode_opts {
+	unsigned jobs; /* 0: all cores */
+	int no_flow;
+	int no_recover;
+};
+int cli_decode_dir(const char *dir, const struct cli_decode_opts *o);
+
+/* `record`, shared with the one-shot mode; fills OUTDIR with the bundle
+ * it wrote (cmd_record.c). */
+int cli_record_main(int argc, char **argv, int oneshot, char *outdir,
+		    size_t size);
 
 /* "jpbpf: <fmt>\n" on stderr. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -8,14 +8,18 @@
 #include "bundle.h"
 #include "cli.h"
 #include "decode/decode.h"
+#include "flow/flow.h"
 #include "records_decoded.h"
 
 static void usage(FILE *f)
 {
-	fputs("Usage: jpbpf decode DIR [-j N]\n"
-	      "Decode the PT streams of bundle DIR into per-thread events (DIR/decoded/).\n"
-	      "  -j, --jobs N   worker threads (default: all cores)\n"
-	      "  -h, --help     this text\n", f);
+	fputs("Usage: jpbpf decode DIR [-j N] [--no-flow] [--no-recover]\n"
+	      "Decode the PT streams of bundle DIR into per-thread events (DIR/decoded/),\n"
+	      "then reconstruct each thread's bytecode-level flow (DIR/flow/).\n"
+	      "  -j, --jobs N     worker threads (default: all cores)\n"
+	      "      --no-flow    decode only; do not reconstruct\n"
+	      "      --no-recover reconstruct, but leave lost trace unfilled\n"
+	      "  -h, --help       this text\n", f);
 }
 
 static void print_summary(const struct jpd_summary *s)
@@ -47,14 +51,53 @@ static void print_summary(const struct jpd_summary *s)
 	       (unsigned long long)s->aux_truncated);
 }
 
+int cli_decode_dir(const char *dir, const struct cli_decode_opts *co)
+{
+	struct jpd_options o = { co->jobs, isatty(STDERR_FILENO) };
+	struct jpb_bundle *b;
+	int rc = jpb_bundle_open(&b, dir);
+	if (rc) {
+		cli_err("%s: %s", dir, jpb_errstr(rc));
+		return CLI_FAIL;
+	}
+	struct jpd_summary sum;
+	char err[1024] = "";
+	rc = jpd_decode(b, &o, &sum, err, sizeof(err));
+	if (rc) {
+		cli_err("%s", err);
+		jpb_bundle_free(b);
+		return CLI_FAIL;
+	}
+	if (err[0]) /* damage decoded around */
+		cli_err("warning: %s", err);
+	print_summary(&sum);
+	if (co->no_flow) {
+		jpb_bundle_free(b);
+		return CLI_OK;
+	}
+	struct flow_opts fo = { .no_recover = (unsigned)co->no_recover };
+	struct flow_summary fs;
+	err[0] = '\0';
+	rc = flow_reconstruct_bundle(b, &fo, &fs, err, sizeof(err));
+	jpb_bundle_free(b);
+	if (rc) {
+		cli_err("reconstruction: %s", err);
+		return CLI_FAIL;
+	}
+	flow_summary_print(stdout, &fs);
+	return CLI_OK;
+}
+
 int cmd_decode(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "jobs", required_argument, NULL, 'j' },
+		{ "no-flow", no_argument, NULL, 1 },
+		{ "no-recover", no_argument, NULL, 2 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct jpd_options o = { 0, isatty(STDERR_FILENO) };
+	struct cli_decode_opts o = { 0 };
 	unsigned long long jobs;
 	int c;
 	optind = 1;
@@ -62,6 +105,10 @@ int cmd_decode(int argc, char **argv)
 		if (c == 'h') {
 			usage(stdout);
 			return CLI_OK;
+		}
+		if (c == 1 || c == 2) {
+			*(c == 1 ? &o.no_flow : &o.no_recover) = 1;
+			continue;
 		}
 		if (c == 'j') {
 			if (cli_parse_u64("--jobs", optarg, &jobs) || !jobs || jobs > 1024) {
@@ -78,22 +125,5 @@ int cmd_decode(int argc, char **argv)
 		usage(stderr);
 		return CLI_USAGE;
 	}
-	struct jpb_bundle *b;
-	int rc = jpb_bundle_open(&b, argv[optind]);
-	if (rc) {
-		cli_err("%s: %s", argv[optind], jpb_errstr(rc));
-		return CLI_FAIL;
-	}
-	struct jpd_summary sum;
-	char err[1024] = "";
-	rc = jpd_decode(b, &o, &sum, err, sizeof(err));
-	jpb_bundle_free(b);
-	if (rc) {
-		cli_err("%s", err);
-		return CLI_FAIL;
-	}
-	if (err[0]) /* damage decoded around */
-		cli_err("warning: %s", err);
-	print_summary(&sum);
-	return CLI_OK;
+	return cli_decode_dir(argv[optind], &o);
 }

@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: MIT
 /* jpbpf -p PID: record, decode, then summarise, into one bundle. */
-#include "cli.h"
+#include <stdio.h>
 
-/* cmd_record.c */
-int cli_record_main(int argc, char **argv, int oneshot);
+#include "cli.h"
 
 int cmd_oneshot(int argc, char **argv)
 {
 	/* The one-shot run takes record's options and needs PT; record
 	 * checks both and exits 2 with PT's reason when it is missing. */
-	int rc = cli_record_main(argc, argv, 1);
+	char dir[4096] = "";
+	int rc = cli_record_main(argc, argv, 1, dir, sizeof(dir));
 	if (rc != CLI_OK)
 		return rc;
-	return cli_not_implemented("decode (the bundle is recorded; run "
-				   "'jpbpf info' on it)");
+	struct cli_decode_opts o = { 0 };
+	rc = cli_decode_dir(dir, &o);
+	if (rc == CLI_OK)
+		fprintf(stderr, "jpbpf: bundle %s (see 'jpbpf info %s')\n",
+			dir, dir);
+	return rc;
 }

@@ -213,11 +213,8 @@ static int run(struct record_args *a)
 	return CLI_OK;
 }
 
-/* Shared with the one-shot mode (cmd_oneshot.c), which records the same
- * way and then decodes. */
-int cli_record_main(int argc, char **argv, int oneshot);
-
-int cli_record_main(int argc, char **argv, int oneshot)
+int cli_record_main(int argc, char **argv, int oneshot, char *outdir,
+		    size_t size)
 {
 	struct record_args a;
 	memset(&a, 0, sizeof(a));
@@ -229,6 +226,8 @@ int cli_record_main(int argc, char **argv, int oneshot)
 			"use 'jpbpf record --no-pt'");
 		return CLI_USAGE;
 	}
+	if (outdir)
+		snprintf(outdir, size, "%s", a.o.output ? a.o.output : "");
 	if (a.no_pt)
 		return run(&a);
 	struct jpb_pt_caps *caps = calloc(1, sizeof(*caps));
@@ -243,5 +242,5 @@ int cli_record_main(int argc, char **argv, int oneshot)
 
 int cmd_record(int argc, char **argv)
 {
-	return cli_record_main(argc, argv, 0);
+	return cli_record_main(argc, argv, 0, NULL, 0);
 }

@@ -216,8 +216,8 @@ static int apply_fills(struct flow *f, const struct fill *fl, size_t nfl)
 	w += f->nout - r;
 	free(f->out);
 	f->out = v;
+	f->capo = f->nout + extra; /* what was allocated, before nout grows */
 	f->nout = w;
-	f->capo = f->nout + extra;
 	return 0;
 }
 

@@ -82,6 +82,7 @@ enum lost_kind {
 struct node {
 	uint64_t score;    /* evidence for the path to it (choice rule) */
 	struct frame *top; /* NULL when lost */
+	struct frame *below; /* lost: the known caller frames, if any */
 	uint8_t lost;
 	uint8_t mark;
 	uint32_t edge; /* first predecessor edge + 1, 0 none */
@@ -114,6 +115,10 @@ struct flow {
 	struct u64map by_id; /* jmethodID -> meths index + 1, 0 unresolvable */
 	uint32_t *synth; /* meths indices of the methods of missing classes */
 	size_t nsynth;
+	/* method-handle linkage frames: [0] call sites, [1] handle calls */
+	int link_built;
+	uint32_t *link[2];
+	size_t nlink[2];
 	char **codelets;
 	size_t ncodelets;
 	/* resync index: per opcode, (meth, pos) pairs */

@@ -295,6 +295,8 @@ void flow_free(struct flow *f)
 	}
 	free(f->meths);
 	free(f->synth);
+	free(f->link[0]);
+	free(f->link[1]);
 	u64map_fini(&f->by_m);
 	u64map_fini(&f->by_id);
 	for (size_t i = 0; i < f->ncodelets; i++)
@@ -434,13 +436,14 @@ static int step_begin(struct flow *f, uint32_t ev, int emit, uint8_t op)
 }
 
 /* Add state (TOP, LOST) reached from node FROM to the current step. */
-static int add_node(struct flow *f, struct frame *top, int lost, uint32_t from)
+static int add_node_below(struct flow *f, struct frame *top, int lost,
+			  uint32_t from, struct frame *below)
 {
 	struct step *s = cur_step(f);
 	uint32_t at = UINT32_MAX;
 	for (uint32_t i = s->first; i < s->first + s->n; i++) {
 		struct node *n = &f->nodes[i];
-		if (n->lost == lost && stack_eq(n->top, top)) {
+		if (n->lost == lost && stack_eq(n->top, top) && n->below == below) {
 			at = i;
 			break;
 		}
@@ -452,7 +455,7 @@ static int add_node(struct flow *f, struct frame *top, int lost, uint32_t from)
 			 sizeof(*f->nodes)))
 			return jpb_err_nomem;
 		at = (uint32_t)f->nnodes++;
-		f->nodes[at] = (struct node){ 0, top, (uint8_t)lost, 0, 0 };
+		f->nodes[at] = (struct node){ 0, top, below, (uint8_t)lost, 0, 0 };
 		s->n++;
 	}
 	if (grow((void **)&f->edges, &f->cape, f->nedges + 1, sizeof(*f->edges)))
@@ -476,6 +479,11 @@ static int add_node(struct flow *f, struct frame *top, int lost, uint32_t from)
 	}
 	f->edges[f->nedges++] = e;
 	return 0;
+}
+
+static int add_node(struct flow *f, struct frame *top, int lost, uint32_t from)
+{
+	return add_node_below(f, top, lost, from, NULL);
 }
 
 /* Explained states beat unexplained ones: drop lost nodes when the step
@@ -625,7 +633,7 @@ static int flush_first(struct flow *f)
 static int reset_lost(struct flow *f, int lost)
 {
 	int err = flush_first(f);
-	f->nodes[0] = (struct node){ 0, NULL, (uint8_t)lost, 0, 0 };
+	f->nodes[0] = (struct node){ 0, NULL, NULL, (uint8_t)lost, 0, 0 };
 	return err;
 }
 
@@ -668,6 +676,79 @@ static int hidden_targets(struct flow *f, const struct frame *t, uint32_t from)
 		    strcmp(c->info.descriptor, ref.descriptor))
 			continue;
 		struct frame *n = frame_new(f, (struct frame *)t, f->synth[k], 0, 0);
+		err = n ? add_node(f, n, LOST_NONE, from) : jpb_err_nomem;
+	}
+	return err;
+}
+
+static int link_add(struct flow *f, int which, uint32_t m)
+{
+	uint32_t *v = realloc(f->link[which], (f->nlink[which] + 1) * sizeof(*v));
+	if (!v)
+		return jpb_err_nomem;
+	f->link[which] = v;
+	v[f->nlink[which]++] = m;
+	return 0;
+}
+
+/* The JDK-generated frames method-handle linkage runs first: for an
+ * invokedynamic call site, Invokers$Holder's linkTo* adapters; for
+ * MethodHandle.invoke*, LambdaForm code (the java/lang/invoke *$Holder
+ * classes and hidden LambdaForm$ classes). */
+static int build_link(struct flow *f)
+{
+	static const char *const holders[] = {
+		"java/lang/invoke/Invokers$Holder",
+		"java/lang/invoke/DirectMethodHandle$Holder",
+		"java/lang/invoke/DelegatingMethodHandle$Holder",
+		"java/lang/invoke/LambdaForm$Holder",
+	};
+	struct jhier *h = jprog_hier(f->p);
+	int err = 0;
+	f->link_built = 1;
+	/* hidden LambdaForms first: the states cap keeps the earliest */
+	for (size_t k = 0; k < f->nsynth && !err; k++)
+		if (strstr(f->meths[f->synth[k]].info.class_name, "LambdaForm$") &&
+		    f->meths[f->synth[k]].cfg)
+			err = link_add(f, 1, f->synth[k]);
+	for (size_t c = 0; c < 4 && !err; c++) {
+		struct jhier_method hm = { 0 };
+		if (!(hm.cls = jhier_class(h, holders[c], 0)))
+			continue;
+		for (unsigned k = 0; k < jcf_method_count(hm.cls) && !err; k++) {
+			uint32_t m;
+			hm.m = jcf_method(hm.cls, k);
+			if (!hm.m->code || (err = flow_meth_index(f, &hm, &m)) ||
+			    !f->meths[m].cfg)
+				continue;
+			if (c == 0 && !strncmp(hm.m->name, "linkTo", 6))
+				err = link_add(f, 0, m);
+			if (!err)
+				err = link_add(f, 1, m);
+		}
+	}
+	return err;
+}
+
+static int linkage_targets(struct flow *f, const struct frame *t, uint32_t from)
+{
+	const struct fmeth *fm = &f->meths[t->meth];
+	const struct jcfg_insn *in = insn_of(f, t->meth, t->pos);
+	struct jcf_ref ref;
+	int which = -1;
+	if (!fm->hm.cls || jcf_cp_ref(fm->hm.cls, in->cp_index, &ref))
+		return 0;
+	if (in->kind == JBC_INVOKE_DYNAMIC)
+		which = 0;
+	else if (in->kind == JBC_INVOKE_VIRTUAL && ref.class_name &&
+		 !strcmp(ref.class_name, "java/lang/invoke/MethodHandle") &&
+		 !strncmp(ref.name, "invoke", 6))
+		which = 1;
+	if (which < 0)
+		return 0;
+	int err = f->link_built ? 0 : build_link(f);
+	for (size_t k = 0; k < f->nlink[which] && !err; k++) {
+		struct frame *n = frame_new(f, (struct frame *)t, f->link[which][k], 0, 0);
 		err = n ? add_node(f, n, LOST_NONE, from) : jpb_err_nomem;
 	}
 	return err;
@@ -945,7 +1026,8 @@ static int resync_candidates(struct flow *f, uint8_t op, int lost,
  * step's opcodes OP) can run, given what LOST says; add the candidates
  * that explain the next opcodes, or a lost node when there are none or
  * too many. */
-static int resync(struct flow *f, uint32_t i, uint8_t op, int lost, uint32_t from)
+static int resync(struct flow *f, uint32_t i, uint8_t op, int lost, uint32_t from,
+		  struct frame *below)
 {
 	if (!f->opidx_built && build_opidx(f))
 		return jpb_err_nomem;
@@ -963,9 +1045,9 @@ static int resync(struct flow *f, uint32_t i, uint8_t op, int lost, uint32_t fro
 	if (err)
 		return err;
 	if (nc == RCACHE_TOO_MANY || !nc)
-		return add_node(f, NULL, LOST_ANY, from);
+		return add_node_below(f, NULL, LOST_ANY, from, below);
 	for (uint32_t c = 0; c < nc && !err; c++) {
-		struct frame *t = frame_new(f, NULL, (uint32_t)(cand[c] >> 32),
+		struct frame *t = frame_new(f, below, (uint32_t)(cand[c] >> 32),
 					    (uint32_t)cand[c], 1);
 		err = t ? add_node(f, t, LOST_NONE, from) : jpb_err_nomem;
 	}
@@ -995,7 +1077,7 @@ static int interp_over_compiled(struct flow *f, uint32_t i, struct frame *t,
 		a = a->up;
 	if (insn_of(f, t->meth, t->pos)->kind == JBC_RETURN) {
 		if (!a->up)
-			return resync(f, i, op, LOST_AFTER_RET, from);
+			return resync(f, i, op, LOST_AFTER_RET, from, NULL);
 		return a->up->comp ? 0 : interp_from(f, i, a->up, op, from);
 	}
 	struct frame *up = a->up, *top = NULL;
@@ -1029,7 +1111,7 @@ static int interp_from(struct flow *f, uint32_t i, struct frame *t, uint8_t op,
 	unsigned kind = jcfg_insn(g, t->pos)->kind;
 	if (kind == JBC_RETURN) {
 		if (!t->up)
-			return resync(f, i, op, LOST_AFTER_RET, from);
+			return resync(f, i, op, LOST_AFTER_RET, from, NULL);
 		return t->up->comp ? 0 : interp_from(f, i, t->up, op, from);
 	}
 	uint32_t ns;
@@ -1055,7 +1137,7 @@ static int step_interp(struct flow *f, uint32_t i, uint8_t op, int emit)
 	for (uint32_t k = p0; k < p0 + pn && !err; k++) {
 		struct node *n = &f->nodes[k];
 		if (n->lost)
-			err = resync(f, i, op, n->lost, k);
+			err = resync(f, i, op, n->lost, k, n->below);
 		else
 			err = interp_from(f, i, n->top, op, k);
 	}
@@ -1089,10 +1171,13 @@ static int step_entry(struct flow *f, uint32_t i, const char *desc)
 			err = n ? add_node(f, n, LOST_NONE, k) : jpb_err_nomem;
 		}
 		if (!err)
+			err = linkage_targets(f, t, k);
+		if (!err)
 			err = hidden_targets(f, t, k);
 		if (!err && cur_step(f)->n == before)
-			/* an unknown callee: its caller's stack is lost too */
-			err = add_node(f, NULL, LOST_AT_ENTRY, k);
+			/* an unknown callee: found by resynchronisation, on top
+			 * of its caller's known frames */
+			err = add_node_below(f, NULL, LOST_AT_ENTRY, k, t);
 	}
 	return err;
 }
@@ -1354,7 +1439,7 @@ int flow_thread_ev(struct flow *f, const struct flow_ev *ev, size_t n,
 	if (!err)
 		err = grow((void **)&f->nodes, &f->capn, 1, sizeof(*f->nodes));
 	if (!err) {
-		f->nodes[0] = (struct node){ 0, NULL, LOST_ANY, 0, 0 };
+		f->nodes[0] = (struct node){ 0, NULL, NULL, LOST_ANY, 0, 0 };
 		f->nnodes = 1;
 		f->steps[0].n = 1;
 	}

@@ -43,6 +43,8 @@ const char *eval_definitions(void)
 	"  PR  = min(1, recovered / missing), 0 when nothing is missing\n"
 	"  RA  = aligned recovered events / recovered\n"
 	"  hot10 = |top-10 methods by truth events  ∩  top-10 by known F events|\n"
+	"  DA_compiled, DA_interpreted (--json): DA over the compiled-code events\n"
+	"        (decoded) and over the interpreted ones (placed by reconstruction)\n"
 	"  attribution = known F events whose (method, bci) this thread's truth\n"
 	"        holds (each truth event usable once) / known\n"
 	"Overall: the counts summed over threads (hot10 over all events).\n";
@@ -495,7 +497,8 @@ static int load_flow(struct jpb_bundle *b, struct keys *k, struct seqs *out,
 				struct jpb_flow_event fe;
 				jpb_flow_event_get(e.events.ptr + o, &fe);
 				if (seq_add(s, pack(&ids, fe.method, fe.bci),
-					    fe.status == JPB_FLOW_RECOVERED)) {
+					    fe.status == JPB_FLOW_RECOVERED ? 1 :
+					    fe.status == JPB_FLOW_DECODED ? 2 : 0)) {
 					err = jpb_err_nomem;
 					break;
 				}
@@ -530,7 +533,7 @@ static uint64_t multiset_overlap(const struct seq *t, const struct seq *f)
 	if (a && b) {
 		memcpy(a, t->v, t->n * sizeof(*a));
 		for (size_t i = 0; i < f->n; i++)
-			if (f->v[i] && !f->recovered[i])
+			if (f->v[i] && f->recovered[i] != 1)
 				b[nb++] = f->v[i];
 		qsort(a, t->n, sizeof(*a), u64cmp);
 		qsort(b, nb, sizeof(*b), u64cmp);
@@ -640,7 +643,7 @@ static void thread_counts(const struct seq *t, const struct seq *f,
 		c->missing += t->recovered[i] && lost_known;
 	}
 	for (size_t i = 0; fo && fr && i < f->n; i++) {
-		if (f->recovered[i])
+		if (f->recovered[i] == 1)
 			fr[nfr++] = f->v[i];
 		else
 			fo[nfo++] = f->v[i];
@@ -652,7 +655,7 @@ static void thread_counts(const struct seq *t, const struct seq *f,
 		else
 			eval_align(t->v, t->n, fr, nfr, mr);
 		for (size_t i = 0, jo = 0, jr = 0; i < f->n; i++)
-			m[i] = f->recovered[i] ? mr[jr++] : mo[jo++];
+			m[i] = f->recovered[i] == 1 ? mr[jr++] : mo[jo++];
 	}
 	free(tc);
 	free(tl);
@@ -661,7 +664,7 @@ static void thread_counts(const struct seq *t, const struct seq *f,
 	free(mo);
 	free(mr);
 	for (size_t i = 0; i < f->n; i++) {
-		if (f->recovered[i]) {
+		if (f->recovered[i] == 1) {
 			c->recovered++;
 			c->rec_matched += m && m[i];
 			continue;
@@ -673,6 +676,10 @@ static void thread_counts(const struct seq *t, const struct seq *f,
 		}
 		c->known += f->v[i] != 0;
 		c->matched += m && m[i];
+		if (f->recovered[i] == 2) {
+			c->compiled_known += f->v[i] != 0;
+			c->compiled_matched += m && m[i];
+		}
 	}
 	free(m);
 	c->on_thread = multiset_overlap(t, f);
@@ -724,6 +731,8 @@ int eval_bundle(struct jpb_bundle *b, struct eval_result **out, char *errmsg,
 		o->on_thread += c->on_thread;
 		o->unjudged += c->unjudged;
 		o->missing += c->missing;
+		o->compiled_known += c->compiled_known;
+		o->compiled_matched += c->compiled_matched;
 		o->lost_known = c->lost_known = lost_known;
 	}
 	if (r && !err) {
@@ -771,6 +780,12 @@ static json_t *counts_json(const struct eval_counts *c, int with_tid)
 	json_object_set_new(o, "recovered", json_integer((json_int_t)c->recovered));
 	json_object_set_new(o, "recovered_aligned", json_integer((json_int_t)c->rec_matched));
 	json_object_set_new(o, "unjudged", json_integer((json_int_t)c->unjudged));
+	/* DA split: compiled-code events (the decoder's pc maps) and
+	 * interpreted ones (the reconstruction's placement) */
+	json_object_set_new(o, "DA_compiled", json_real(frac(c->compiled_matched, c->compiled_known)));
+	json_object_set_new(o, "DA_interpreted",
+			    json_real(frac(c->matched - c->compiled_matched,
+					   c->known - c->compiled_known)));
 	return o;
 }
 

@@ -30,6 +30,7 @@ struct eval_counts {
 	uint64_t on_thread;   /* known events whose (method, bci) the thread's
 			       * truth holds (multiset, count-bounded) */
 	uint64_t missing;     /* truth events in lost trace */
+	uint64_t compiled_known, compiled_matched; /* the decoded-status part */
 	int lost_known;       /* missing is exact (sim/lost), not estimated */
 	int hot10;            /* top-10 method overlap */
 	double PMD, PR, RA, PDC, PD, DA, attribution;

@@ -37,7 +37,7 @@ USER_SRCS   := $(sort $(filter-out user/bundle/% user/cli/main.c,$(shell find us
 MAIN_SRC    := user/cli/main.c
 AGENT_SRCS  := $(sort $(wildcard agent/*.c))
 SIM_SRCS    := $(sort $(wildcard tests/sim/*.c))
-UNIT_SRCS   := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_SRCS   := $(sort $(shell find tests/unit -name 'test_*.c'))
 TOOL_SRCS   := $(sort $(wildcard tests/tools/*.c))
 BPF_SRCS    := $(sort $(wildcard bpf/*.bpf.c))
 
@@ -106,10 +106,12 @@ $(O)/bpf/%.skel.h: $(O)/bpf/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@
 
 # ---- tests ------------------------------------------------------------------
-$(O)/tests/unit/%: tests/unit/%.c $(LIB_USER) $(LIB_BUNDLE) $(wildcard tests/unit/*.h)
+# Unit tests live in tests/unit/<component>/; they include project files by
+# their path from the top (-I.), e.g. "tests/sim/ptenc.c", "bpf/jpbpf.h".
+$(O)/tests/unit/%: tests/unit/%.c $(LIB_USER) $(LIB_BUNDLE)
 	@mkdir -p $(@D)
 	@echo "  TEST    $@"
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $(LDSAN) -o $@ $< $(LIB_USER) $(LIB_BUNDLE) $(LIBS) -lcmocka
+	$(Q)$(CC) $(ALL_CFLAGS) -I. $(LDSAN) -o $@ $< $(LIB_USER) $(LIB_BUNDLE) $(LIBS) -lcmocka
 
 # Test tools: checkers the integration suites run on bundles.
 $(O)/tests/tools/%: tests/tools/%.c $(LIB_USER) $(LIB_BUNDLE)

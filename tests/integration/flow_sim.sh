@@ -2,24 +2,19 @@
 # Reconstruction and `jpbpf eval` on simulated bundles decoded by
 # `jpbpf decode`: the hand-made scenario (1 and 4 threads) and a real
 # JVM's truth (SimLoop, JDK 17) at 0%, 20% and 40% loss, measured by eval
-# against the issue's goals (DA >= 0.99 without loss, >= 0.95 with loss;
-# the recovery goal RA >= 0.75 is not met and reported as a skip);
+# against the issue's goals (DA >= 0.99 without loss, >= 0.95 with loss);
+# goals not met yet (recovery RA >= 0.75, SimWork DA >= 0.99) are
+# asserted at a lower floor and their measured figures printed as TAP
+# comments: make bench is where goals are measured;
 # eval's JSON keys and ranges, its definitions, its errors; reconstruction
 # is deterministic.  The measured figures are printed as TAP comments.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sim_lib.sh"
 sim_setup
 
-san=$(dirname "$JPBPF")
-FT=$TESTTMP/flow_tool
-if [ ! -x "$FT" ]; then
-	cc -std=c11 -D_GNU_SOURCE -O1 -g -fsanitize=address,undefined \
-		-fno-sanitize-recover=all -I"$top/user" -I"$top/user/bundle" \
-		"$top/tests/integration/flow_tool.c" "$san/libjpbpf.a" \
-		"$san/libjpbpf-bundle.a" -lbpf -lelf -ldw -lipt -ljansson -lz \
-		-lpthread -lm -o "$FT.tmp" && mv "$FT.tmp" "$FT" ||
-		{ echo "Bail out! flow_tool"; exit 1; }
-fi
+: "${TOOLS:=$BUILD/asan/tests/tools}"
+FT=$TOOLS/flow_tool
+[ -x "$FT" ] || { echo "Bail out! $FT not built (make unit-tests)"; exit 1; }
 
 # evalf DIR KEY [THREAD_INDEX]: a figure of eval --json (overall or a thread)
 evalf() {
@@ -33,7 +28,7 @@ ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 
 # reconstruct DIR: decode, reconstruct, evaluate
 reconstruct() {
-	"$JPBPF" decode "$1" >"$1.dec" 2>&1 || { sed 's/^/# /' "$1.dec"; return 1; }
+	"$JPBPF" decode --no-flow "$1" >"$1.dec" 2>&1 || { sed 's/^/# /' "$1.dec"; return 1; }
 	"$FT" run "$1" >"$1.flow" 2>&1 || { sed 's/^/# /' "$1.flow"; return 1; }
 	"$JPBPF" eval "$1" --json >"$1.eval.json" 2>"$1.eval.err" ||
 		{ sed 's/^/# /' "$1.eval.err"; return 1; }
@@ -55,6 +50,10 @@ if reconstruct "$one"; then
 	t_check "info section flow counts the flow events ($info_events)" \
 		grep -q "events=$info_events " "$one.flow"
 	cp -r "$one/flow" "$TESTTMP/flow-one.first"
+	# `jpbpf decode` itself ends with the same reconstruction.
+	"$JPBPF" decode "$one" >"$one.full" 2>&1
+	t_check "jpbpf decode reconstructs too, with the same flow ($(grep '^flow:' "$one.full"))" \
+		sh -c "grep -q '^flow: 1 threads' '$one.full' && diff -r '$one/flow' '$TESTTMP/flow-one.first' >/dev/null"
 	"$FT" run "$one" >/dev/null 2>&1
 	t_check "reconstruction is deterministic (flow streams byte-identical)" \
 		diff -r "$one/flow" "$TESTTMP/flow-one.first"
@@ -123,13 +122,11 @@ if [ -x "$jdk/bin/javac" ] && [ -f "$AGENT" ]; then
 				ge "$(evalf "$b" PMD)" "$(awk -v l="$loss" 'BEGIN{print l/200}')"
 			t_check "SimLoop at $loss% loss: gaps partly filled (PR $(evalf "$b" PR), RA $(evalf "$b" RA))" \
 				[ "$(evalf "$b" recovered)" -gt 0 ]
-			# the issue's goal, reported: met (ok) or not (skip with the figure)
-			if ge "$(evalf "$b" RA)" 0.75; then
-				t_ok "SimLoop at $loss% loss: recovery goal RA >= 0.75 met ($(evalf "$b" RA))"
-			else
-				t_skip "SimLoop at $loss% loss: recovery goal RA >= 0.75" \
-					"not met: measured RA $(evalf "$b" RA), PR $(evalf "$b" PR)"
-			fi
+			# A floor that catches broken recovery; the goal (0.75) is
+			# not met yet and is measured by make bench.
+			t_check "SimLoop at $loss% loss: recovered events mostly not wrong: RA >= 0.2 ($(evalf "$b" RA))" \
+				ge "$(evalf "$b" RA)" 0.2
+			echo "# goal RA >= 0.75 at $loss% loss: measured $(evalf "$b" RA) (PR $(evalf "$b" PR))"
 		fi
 	done
 	# The other workloads at 0% loss, against the same goal.
@@ -148,13 +145,10 @@ if [ -x "$jdk/bin/javac" ] && [ -f "$AGENT" ]; then
 		fi
 		split="compiled $(evalf "$b" DA_compiled), interpreted $(evalf "$b" DA_interpreted)"
 		if [ "$wl" = SimWork ]; then
-			# known shortfall, reported: see docs/RECONSTRUCTION.md
-			if ge "$(evalf "$b" DA)" 0.99; then
-				t_ok "$wl: DA >= 0.99 ($(evalf "$b" DA); $split)"
-			else
-				t_skip "$wl: DA >= 0.99" "not met: DA $(evalf "$b" DA); $split"
-			fi
+			# known shortfall (docs/RECONSTRUCTION.md): asserted at
+			# 0.97, the goal's figure printed
 			t_check "$wl: DA >= 0.97 ($(evalf "$b" DA))" ge "$(evalf "$b" DA)" 0.97
+			echo "# goal DA >= 0.99 for $wl: measured $(evalf "$b" DA) ($split)"
 		else
 			t_check "$wl: DA >= 0.99 ($(evalf "$b" DA); $split)" ge "$(evalf "$b" DA)" 0.99
 		fi

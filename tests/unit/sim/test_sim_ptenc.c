@@ -10,8 +10,8 @@
 #include <intel-pt.h>
 
 /* The simulator is test-only code outside libjpbpf.a: compile it in. */
-#include "../sim/ptenc.c"
-#include "../sim/util.c"
+#include "tests/sim/ptenc.c"
+#include "tests/sim/util.c"
 
 #define MAXP 256
 

@@ -17,7 +17,7 @@
 #include "records.h"
 #include "records_sched.h"
 
-#include "../../bpf/jpbpf.h"
+#include "bpf/jpbpf.h"
 
 struct calls {
 	int n;

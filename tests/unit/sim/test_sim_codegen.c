@@ -10,9 +10,9 @@
 
 #include <cmocka.h>
 
-#include "../sim/codegen.c"
-#include "../sim/model.c"
-#include "../sim/util.c"
+#include "tests/sim/codegen.c"
+#include "tests/sim/model.c"
+#include "tests/sim/util.c"
 
 static void test_encodings(void **state)
 {

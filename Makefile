@@ -22,7 +22,7 @@ endif
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
 CFLAGS   ?= -O2 -g
-BASEFLAGS := -std=c11 -D_GNU_SOURCE -fPIC -MMD -MP $(WARN) -Iuser -Iuser/bundle -I$(O) \
+BASEFLAGS := -std=c11 -D_GNU_SOURCE -fPIC -MMD -MP $(WARN) -Iuser -Iuser/bundle -Iuser/bundle/records -I$(O) \
 	     -DJPBPF_VERSION='"$(VERSION)"'
 ifeq ($(SAN),1)
 BASEFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -32,7 +32,7 @@ ALL_CFLAGS := $(BASEFLAGS) $(CFLAGS)
 LIBS     := -lbpf -lelf -ldw -lipt -ljansson -lz -lpthread -lm
 
 # ---- sources -----------------------------------------------------------
-BUNDLE_SRCS := $(sort $(wildcard user/bundle/*.c))
+BUNDLE_SRCS := $(sort $(shell find user/bundle -name '*.c'))
 USER_SRCS   := $(sort $(filter-out user/bundle/% user/cli/main.c,$(shell find user -name '*.c')))
 MAIN_SRC    := user/cli/main.c
 AGENT_SRCS  := $(sort $(wildcard agent/*.c))

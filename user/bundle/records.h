@@ -6,7 +6,7 @@
  * schema drives encoding, decoding, the JSON dump used by `jpbpf info` and
  * `report --format raw`, and the round-trip tests, so a new record type is
  * one struct, one table and one line in its domain's registry
- * (records_<domain>.c).  docs/FORMAT.md documents each type.
+ * (records/records_<domain>.c).  docs/FORMAT.md documents each type.
  *
  * Payload encoding: fields in schema order, little-endian, unaligned;
  * STR and BYTES are a u32 length then the bytes (strings without NUL).

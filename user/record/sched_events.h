@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Turning the BPF program's ring buffer events (bpf/jpbpf.h) into "sched"
- * records (user/bundle/records_sched.h), with counts, and telling the
+ * records (user/bundle/records/records_sched.h), with counts, and telling the
  * recorder about threads that start and end.
  */
 #ifndef JPBPF_SCHED_EVENTS_H

@@ -113,26 +113,13 @@ struct evvec {
 
 static int evvec_add(struct evvec *ev, const struct jpb_decoded_event *e)
 {
-	if (ev->n == ev->cap) {
-		size_t ncap = ev->cap ? ev->cap * 2 : 4096;
-		struct flow_ev *v = realloc(ev->v, ncap * sizeof(*v));
-		if (!v)
-			return jpb_err_nomem;
-		ev->v = v;
-		ev->cap = ncap;
-	}
+	if (JPB_GROW(ev->v, ev->n, ev->cap))
+		return jpb_err_nomem;
 	uint32_t nf = e->nframes < JPB_DECODED_MAX_FRAMES ? e->nframes :
 							   JPB_DECODED_MAX_FRAMES;
-	if (ev->nfr + nf > ev->capfr) {
-		size_t ncap = ev->capfr ? ev->capfr * 2 : 4096;
-		while (ncap < ev->nfr + nf)
-			ncap *= 2;
-		struct jpb_decoded_frame *fr = realloc(ev->fr, ncap * sizeof(*fr));
-		if (!fr)
-			return jpb_err_nomem;
-		ev->fr = fr;
-		ev->capfr = ncap;
-	}
+	if (nf && jpb_grow((void **)&ev->fr, &ev->capfr, ev->nfr + nf - 1,
+			   sizeof(*ev->fr)))
+		return jpb_err_nomem;
 	if (nf)
 		memcpy(ev->fr + ev->nfr, e->frames, nf * sizeof(*ev->fr));
 	/* the frame index rides in the pointer until the pool is final */

@@ -133,25 +133,12 @@ int flow_java_opcode(unsigned op, int *fused)
 
 /* ---- methods ------------------------------------------------------------ */
 
-static int grow_meths(struct flow *f)
-{
-	if (f->nmeths < f->capm)
-		return 0;
-	size_t ncap = f->capm ? f->capm * 2 : 256;
-	struct fmeth *v = realloc(f->meths, ncap * sizeof(*v));
-	if (!v)
-		return jpb_err_nomem;
-	f->meths = v;
-	f->capm = ncap;
-	return 0;
-}
-
 int flow_meth_index(struct flow *f, const struct jhier_method *hm,
 		    uint32_t *out)
 {
 	if (u64map_get(&f->by_m, (uint64_t)(uintptr_t)hm->m, out))
 		return 0;
-	if (grow_meths(f))
+	if (JPB_GROW(f->meths, f->nmeths, f->capm))
 		return jpb_err_nomem;
 	struct fmeth *fm = &f->meths[f->nmeths];
 	memset(fm, 0, sizeof(*fm));
@@ -200,7 +187,7 @@ int flow_add_method_code(struct flow *f, uint64_t id, const char *class_sig,
 	uint32_t *sy = realloc(f->synth, (f->nsynth + 1) * sizeof(*sy));
 	if (sy)
 		f->synth = sy;
-	if (!m || !strs || !sy || grow_meths(f)) {
+	if (!m || !strs || !sy || JPB_GROW(f->meths, f->nmeths, f->capm)) {
 		free(m);
 		free(strs);
 		return jpb_err_nomem;
@@ -406,21 +393,6 @@ static struct frame *arena_compact(struct flow *f, struct frame *top)
 
 /* ---- steps and nodes ------------------------------------------------------------ */
 
-static int grow(void **v, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t ncap = *cap ? *cap * 2 : 1024;
-	while (ncap < need)
-		ncap *= 2;
-	void *n = realloc(*v, ncap * elem);
-	if (!n)
-		return jpb_err_nomem;
-	*v = n;
-	*cap = ncap;
-	return 0;
-}
-
 static struct step *cur_step(struct flow *f)
 {
 	return &f->steps[f->nsteps - 1];
@@ -428,7 +400,7 @@ static struct step *cur_step(struct flow *f)
 
 static int step_begin(struct flow *f, uint32_t ev, int emit, uint8_t op)
 {
-	if (grow((void **)&f->steps, &f->caps, f->nsteps + 1, sizeof(*f->steps)))
+	if (JPB_GROW(f->steps, f->nsteps, f->caps))
 		return jpb_err_nomem;
 	f->steps[f->nsteps++] = (struct step){ (uint32_t)f->nnodes, 0, ev,
 					       (uint8_t)emit, op };
@@ -451,14 +423,13 @@ static int add_node_below(struct flow *f, struct frame *top, int lost,
 	if (at == UINT32_MAX) {
 		if (s->n >= f->o.max_states)
 			return 0; /* documented cap: later states are dropped */
-		if (grow((void **)&f->nodes, &f->capn, f->nnodes + 1,
-			 sizeof(*f->nodes)))
+		if (JPB_GROW(f->nodes, f->nnodes, f->capn))
 			return jpb_err_nomem;
 		at = (uint32_t)f->nnodes++;
 		f->nodes[at] = (struct node){ 0, top, below, (uint8_t)lost, 0, 0 };
 		s->n++;
 	}
-	if (grow((void **)&f->edges, &f->cape, f->nedges + 1, sizeof(*f->edges)))
+	if (JPB_GROW(f->edges, f->nedges, f->cape))
 		return jpb_err_nomem;
 	struct node *n = &f->nodes[at];
 	/* The first edge is the chosen predecessor: the one with the most
@@ -562,7 +533,7 @@ static int emit(struct flow *f, const struct step *s, const struct node *chosen)
 		if (nc <= 1)
 			prove(f, t->meth);
 	}
-	if (grow((void **)&f->out, &f->capo, f->nout + 1, sizeof(*f->out)))
+	if (JPB_GROW(f->out, f->nout, f->capo))
 		return jpb_err_nomem;
 	f->out[f->nout++] = o;
 	f->sum.by_status[o.status]++;
@@ -975,8 +946,9 @@ static int resync_candidates(struct flow *f, uint8_t op, int lost,
 		f->nrpool = 0;
 		memset(f->rc, 0, RCACHE_SIZE * sizeof(*f->rc));
 	}
-	if (grow((void **)&f->rpool, &f->caprpool, f->nrpool + f->o.max_resync + 1,
-		 sizeof(*f->rpool)))
+	/* room for max_resync + 1 entries from nrpool on */
+	if (jpb_grow((void **)&f->rpool, &f->caprpool, f->nrpool + f->o.max_resync,
+		     sizeof(*f->rpool)))
 		return jpb_err_nomem;
 	uint64_t *out = f->rpool + f->nrpool;
 	uint32_t cnt = 0;
@@ -1401,8 +1373,9 @@ static int flow_event(struct flow *f, uint32_t i)
 	case JPB_DEV_GAP:
 		f->sum.gaps++;
 		err = reset_lost(f, LOST_ANY);
-		if (!err && !grow((void **)&f->gaps, &f->capg, f->ngaps + 1,
-				  sizeof(*f->gaps)))
+		if (!err)
+			err = JPB_GROW(f->gaps, f->ngaps, f->capg);
+		if (!err)
 			f->gaps[f->ngaps++] = (struct gapmark){ f->nout, e->tsc,
 								e->arg > e->tsc ? e->arg : e->tsc };
 		return err;
@@ -1437,7 +1410,7 @@ int flow_thread_ev(struct flow *f, const struct flow_ev *ev, size_t n,
 	f->nnodes = 0;
 	int err = step_begin(f, 0, 0, 0);
 	if (!err)
-		err = grow((void **)&f->nodes, &f->capn, 1, sizeof(*f->nodes));
+		err = jpb_grow((void **)&f->nodes, &f->capn, 0, sizeof(*f->nodes));
 	if (!err) {
 		f->nodes[0] = (struct node){ 0, NULL, NULL, LOST_ANY, 0, 0 };
 		f->nnodes = 1;

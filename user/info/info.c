@@ -30,14 +30,8 @@ static struct thread_entry *find_thread(struct summary *s, uint32_t tid,
 		    (tid && !t->tid && nstid && t->nstid == nstid))
 			return t;
 	}
-	if (s->nthreads == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 32;
-		struct thread_entry *p = realloc(s->threads, cap * sizeof(*p));
-		if (!p)
-			return NULL;
-		s->threads = p;
-		s->cap = cap;
-	}
+	if (JPB_GROW(s->threads, s->nthreads, s->cap))
+		return NULL;
 	struct thread_entry *t = &s->threads[s->nthreads++];
 	memset(t, 0, sizeof(*t));
 	return t;

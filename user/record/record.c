@@ -131,14 +131,8 @@ static struct thread_ent *thread_find(struct recorder *r, uint32_t tid)
 
 static struct thread_ent *thread_add(struct recorder *r, uint32_t tid)
 {
-	if (r->nthreads == r->tcap) {
-		size_t cap = r->tcap ? r->tcap * 2 : 64;
-		struct thread_ent *p = realloc(r->threads, cap * sizeof(*p));
-		if (!p)
-			return NULL;
-		r->threads = p;
-		r->tcap = cap;
-	}
+	if (JPB_GROW(r->threads, r->nthreads, r->tcap))
+		return NULL;
 	struct thread_ent *t = &r->threads[r->nthreads++];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;

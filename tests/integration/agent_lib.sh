@@ -15,14 +15,8 @@ agent_setup() {
 		echo "Bail out! $AGENT not built"
 		exit 1
 	fi
-	if [ ! -x "$CHECK" ]; then
-		echo "Bail out! $CHECK not built (make unit-tests)"
-		exit 1
-	fi
-	if [ ! -f "$WL/.done" ]; then
-		"$top/tests/workloads/build" "$WL" >/dev/null &&
-			touch "$WL/.done" || { echo "Bail out! workloads"; exit 1; }
-	fi
+	t_need_tool "$CHECK"
+	t_workloads "$WL"
 }
 
 agent_jdks() {

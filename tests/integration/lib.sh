@@ -21,5 +21,15 @@ t_expect_exit() {
 	fi
 }
 t_done() { echo "1..$_t_n"; }
+# t_need_tool PATH: bail out unless the Makefile built PATH.
+t_need_tool() {
+	[ -x "$1" ] || { echo "Bail out! $1 not built (make unit-tests)"; exit 1; }
+}
+# t_workloads DIR: compile tests/workloads into DIR once per test run.
+t_workloads() {
+	[ -f "$1/.done" ] && return 0
+	"$(dirname "${BASH_SOURCE[0]}")/../workloads/build" "$1" >/dev/null &&
+		touch "$1/.done" || { echo "Bail out! workloads"; exit 1; }
+}
 : "${TESTTMP:=$(mktemp -d)}"
 : "${JPBPF:=build/jpbpf}"

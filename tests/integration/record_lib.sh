@@ -18,14 +18,8 @@ rec_setup() {
 		echo "1..0 # SKIP recording needs root"
 		exit 0
 	fi
-	if [ ! -x "$RCHECK" ]; then
-		echo "Bail out! $RCHECK not built (make unit-tests)"
-		exit 1
-	fi
-	if [ ! -f "$WL/.done" ]; then
-		"$top/tests/workloads/build" "$WL" >/dev/null &&
-			touch "$WL/.done" || { echo "Bail out! workloads"; exit 1; }
-	fi
+	t_need_tool "$RCHECK"
+	t_workloads "$WL"
 }
 
 # rec_java JAVA CLASS ARGS...: the JVM's pid in JPID, once it has started

@@ -117,7 +117,7 @@ $(O)/tests/unit/%: tests/unit/%.c $(LIB_USER) $(LIB_BUNDLE)
 $(O)/tests/tools/%: tests/tools/%.c $(LIB_USER) $(LIB_BUNDLE)
 	@mkdir -p $(@D)
 	@echo "  TOOL    $@"
-	$(Q)$(CC) $(ALL_CFLAGS) $(LDSAN) -o $@ $< $(LIB_USER) $(LIB_BUNDLE) $(LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -I. $(LDSAN) -o $@ $< $(LIB_USER) $(LIB_BUNDLE) $(LIBS) -lcmocka
 
 unit-tests: $(UNIT_BINS) $(TOOL_BINS) $(BIN_JPBPF) $(BIN_SIM)
 

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 top=$(cd "$(dirname "$0")/../.." && pwd)
 san=${SAN_BUILD:-$(dirname "$JPBPF")}
-drv=$san/tests/unit/java/test_java_model
+drv=${TOOLS:-$san/tests/tools}/java_model
 jdk17=${JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}
 jdk25=${JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
 export CMOCKA_MESSAGE_OUTPUT=TAP

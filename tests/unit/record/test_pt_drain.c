@@ -20,6 +20,7 @@
 #include "records.h"
 #include "records_pt.h"
 #include "record/pt/pt.h"
+#include "pt_fake.h"
 
 enum { DATA = 4096, AUX = 16384 };
 
@@ -92,18 +93,8 @@ static void sideband(struct fake *f, uint32_t type, uint16_t misc,
 		     uint64_t time)
 {
 	uint8_t rec[128];
-	size_t len = 8 + 8 * nbody + JPB_PT_SB_ID_SIZE;
-	jpb_st32(rec, type);
-	jpb_st16(rec + 4, misc);
-	jpb_st16(rec + 6, (uint16_t)len);
-	for (size_t i = 0; i < nbody; i++)
-		jpb_st64(rec + 8 + 8 * i, body[i]);
-	uint8_t *id = rec + 8 + 8 * nbody;
-	jpb_st32(id, 1000);
-	jpb_st32(id + 4, tid);
-	jpb_st64(id + 8, time);
-	jpb_st32(id + 16, 2);
-	jpb_st32(id + 20, 0);
+	size_t len = pt_fake_record(rec, type, misc, body, nbody, 1000, tid,
+				    time, 2);
 	for (size_t k = 0; k < len; k++)
 		f->data[(f->pg.data_head + k) & (DATA - 1)] = rec[k];
 	f->pg.data_head += len;

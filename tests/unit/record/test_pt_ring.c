@@ -15,6 +15,7 @@
 
 #include "codec.h"
 #include "record/pt/pt.h"
+#include "pt_fake.h"
 
 /* A "PMU" writing bytes into a ring: byte at stream position p is
  * (p * 7 + 1) & 0xff, never 0, so a copy is checked position by position. */
@@ -83,24 +84,12 @@ static void copy_rounds(void **state)
 			 jpb_pt_err_overflow);
 }
 
-/* Build one PERF_RECORD_* with sample_id {pid, tid, time, cpu, res}. */
+/* One PERF_RECORD_* from the fake kernel, as pid 4242. */
 static size_t mkrec(uint8_t *p, uint32_t type, uint16_t misc,
 		    const uint64_t *body, size_t nbody, uint32_t tid,
 		    uint64_t time, uint32_t cpu)
 {
-	size_t len = 8 + 8 * nbody + JPB_PT_SB_ID_SIZE;
-	jpb_st32(p, type);
-	jpb_st16(p + 4, misc);
-	jpb_st16(p + 6, (uint16_t)len);
-	for (size_t i = 0; i < nbody; i++)
-		jpb_st64(p + 8 + 8 * i, body[i]);
-	uint8_t *id = p + 8 + 8 * nbody;
-	jpb_st32(id, 4242);
-	jpb_st32(id + 4, tid);
-	jpb_st64(id + 8, time);
-	jpb_st32(id + 16, cpu);
-	jpb_st32(id + 20, 0);
-	return len;
+	return pt_fake_record(p, type, misc, body, nbody, 4242, tid, time, cpu);
 }
 
 static void sideband_parse(void **state)

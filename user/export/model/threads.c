@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: MIT
+/* Thread names and tids for report selection (see threads.h). */
+#include "export/model/threads.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bundle.h"
+#include "codec.h"
+#include "records.h"
+
+struct xthreads {
+	struct xthread *v;
+	char **names; /* owned, parallel to v */
+	size_t n, cap, capn;
+};
+
+void xthreads_free(struct xthreads *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n; i++)
+		free(t->names[i]);
+	free(t->names);
+	free(t->v);
+	free(t);
+}
+
+static struct xthread *entry(struct xthreads *t, uint32_t tid, uint32_t nstid)
+{
+	for (size_t i = 0; i < t->n; i++) /* threads: hundreds at most */
+		if ((tid && t->v[i].tid == tid) ||
+		    (!tid && nstid && t->v[i].nstid == nstid))
+			return &t->v[i];
+	if (JPB_GROW(t->v, t->n, t->cap) || JPB_GROW(t->names, t->n, t->capn))
+		return NULL;
+	t->names[t->n] = NULL;
+	t->v[t->n] = (struct xthread){ tid, nstid, "", 0 };
+	return &t->v[t->n++];
+}
+
+static int set_name(struct xthreads *t, struct xthread *e, struct jpb_str s)
+{
+	char *d = malloc(s.len + 1);
+	if (!d)
+		return jpb_err_nomem;
+	memcpy(d, s.ptr, s.len);
+	d[s.len] = 0;
+	size_t i = (size_t)(e - t->v);
+	free(t->names[i]);
+	t->names[i] = d;
+	e->name = d;
+	return 0;
+}
+
+static int read_stream(struct jpb_bundle *b, const char *name, struct xthreads *t)
+{
+	const struct jpb_rectype *ty = jpb_rectype_find(JPB_REC_THREAD);
+	struct jpb_reader *r;
+	struct jpb_record rec;
+	int err = 0;
+	if (jpb_reader_open(b, name, &r))
+		return 0;
+	while (!err && jpb_reader_next(r, &rec) == 0) {
+		struct jpb_rec_thread th;
+		if (rec.type != JPB_REC_THREAD ||
+		    jpb_rec_decode(ty, rec.payload, rec.size, &th) ||
+		    (!th.tid && !th.nstid))
+			continue;
+		struct xthread *e = entry(t, th.tid, th.nstid);
+		if (!e) {
+			err = jpb_err_nomem;
+			break;
+		}
+		if (th.tid)
+			e->tid = th.tid;
+		if (th.nstid)
+			e->nstid = th.nstid;
+		if (th.name.len)
+			err = set_name(t, e, th.name);
+	}
+	jpb_reader_free(r);
+	return err;
+}
+
+static int by_tid(const void *a, const void *b)
+{
+	const struct xthread *x = a, *y = b;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+int xthreads_load(struct jpb_bundle *b, struct xthreads **out)
+{
+	struct xthreads *t = calloc(1, sizeof(*t));
+	const char *const *names;
+	size_t n;
+	if (!t)
+		return jpb_err_nomem;
+	/* The agent's Java names, read last, win over the kernel's comm. */
+	int err = read_stream(b, "sched", t);
+	if (!err)
+		err = read_stream(b, "jvm", t);
+	if (!err)
+		err = jpb_bundle_list_streams(b, &names, &n);
+	for (size_t i = 0; !err && i < n; i++) {
+		char *end;
+		int flow = !strncmp(names[i], "flow/tid", 8);
+		if (!flow && strncmp(names[i], "decoded/tid", 11))
+			continue;
+		unsigned long tid = strtoul(names[i] + (flow ? 8 : 11), &end, 10);
+		if (*end || !tid || tid > UINT32_MAX)
+			continue;
+		struct xthread *e = entry(t, (uint32_t)tid, 0);
+		if (!e)
+			err = jpb_err_nomem;
+		else
+			*(flow ? &e->has_flow : &e->has_decoded) = 1;
+	}
+	if (err) {
+		xthreads_free(t);
+		return err;
+	}
+	/* names[] only owns the strings: after sorting v, every non-empty
+	 * name is still exactly one allocation, now at v's new index. */
+	qsort(t->v, t->n, sizeof(*t->v), by_tid);
+	for (size_t i = 0; i < t->n; i++)
+		t->names[i] = t->v[i].name[0] ? (char *)t->v[i].name : NULL;
+	*out = t;
+	return 0;
+}
+
+size_t xthreads_count(const struct xthreads *t)
+{
+	return t->n;
+}
+
+const struct xthread *xthreads_at(const struct xthreads *t, size_t i)
+{
+	return i < t->n ? &t->v[i] : NULL;
+}
+
+const struct xthread *xthreads_find(const struct xthreads *t, uint32_t tid)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i].tid == tid)
+			return &t->v[i];
+	return NULL;
+}
+
+/* "1234 main, 1240 worker-1, ..." over the threads with a flow. */
+static void list(const struct xthreads *t, const char *name, char *buf,
+		 size_t size)
+{
+	size_t len = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < t->n && len + 1 < size; i++) {
+		const struct xthread *x = &t->v[i];
+		if (!(x->has_flow || x->has_decoded) ||
+		    (name && strcmp(x->name, name)))
+			continue;
+		int k = snprintf(buf + len, size - len, "%s%u%s%s", len ? ", " : "",
+				 x->tid, x->name[0] ? " " : "", x->name);
+		len += k > 0 ? (size_t)k : 0;
+	}
+	if (!buf[0])
+		snprintf(buf, size, "none (run 'jpbpf decode' first)");
+}
+
+int xthreads_select(const struct xthreads *t, const char *sel, uint32_t *tid,
+		    char *errmsg, size_t size)
+{
+	char *end, threads[768];
+	unsigned long v = strtoul(sel, &end, 10);
+	if (sel[0] >= '0' && sel[0] <= '9' && !*end && v <= UINT32_MAX) {
+		const struct xthread *x = xthreads_find(t, (uint32_t)v);
+		if (x && (x->has_flow || x->has_decoded)) {
+			*tid = x->tid;
+			return 0;
+		}
+	}
+	size_t nhit = 0;
+	for (size_t i = 0; i < t->n; i++)
+		if ((t->v[i].has_flow || t->v[i].has_decoded) &&
+		    !strcmp(t->v[i].name, sel) && nhit++ == 0)
+			*tid = t->v[i].tid;
+	if (nhit == 1)
+		return 0;
+	list(t, nhit > 1 ? sel : NULL, threads, sizeof(threads));
+	snprintf(errmsg, size, nhit > 1 ?
+		 "thread name '%s' is ambiguous; use a tid: %s" :
+		 "no thread '%s' with a flow; threads: %s", sel, threads);
+	return nhit > 1 ? jpb_err_invalid : jpb_err_not_found;
+}

@@ -4,12 +4,14 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
 #include "bundle.h"
 #include "cli.h"
+#include "export/calls/export.h"
 #include "export/flow/export.h"
 #include "export/model/threads.h"
 #include "export/raw.h"
@@ -21,14 +23,20 @@ static void usage(FILE *f)
 	fputs("Usage: jpbpf report DIR --format F [--thread TID|NAME] [-o FILE]\n"
 	      "Export the reconstructed flows of bundle DIR (run 'jpbpf decode' first).\n"
 	      "  -f, --format F     summary (hot methods by executed bytecodes);\n"
-	      "                     flow, cct, calls, contexts, folded, perfetto:\n"
-	      "                     not implemented yet\n"
+	      "                     cct (calling-context tree), calls (call trace),\n"
+	      "                     contexts (context ids per bytecode), folded\n"
+	      "                     (collapsed stacks), perfetto (Chrome trace JSON);\n"
 	      "                     flow (bytecode-level flow per thread), raw (the\n"
 	      "                     decoder's events, for debugging)\n"
 	      "  -t, --thread T     only thread T: a host tid or a thread name\n"
 	      "      --full         flow: every bytecode (default: straight-line ranges)\n"
 	      "  -q, --quiet        no progress bar\n"
-	      "  -n, --top N        methods listed by summary (default 20)\n"
+	      "  -n, --top N        methods listed by summary (default 20);\n"
+	      "                     cct: children shown per context (default all)\n"
+	      "      --min-share P  cct: hide contexts under P% of the bytecodes\n"
+	      "      --fold-recursion  cct, folded: fold recursive calls\n"
+	      "      --weight W     folded: bytecodes (default) or time\n"
+	      "      --expand ID    contexts: print the stack of context ID\n"
 	      "  -o, --output FILE  write to FILE (default: stdout)\n"
 	      "      --json         JSON output\n",
 	      f);
@@ -39,7 +47,39 @@ struct report_args {
 	int full, quiet;
 	struct summary_opts so;
 	int json;
+	struct calls_opts co;
 };
+
+/* The options of the call-structure exports; 0 or -1 (said why). */
+static int parse_calls_opt(int c, const char *arg, struct calls_opts *o)
+{
+	unsigned long long v;
+	char *end;
+	switch (c) {
+	case 'R':
+		o->fold_recursion = 1;
+		return 0;
+	case 'S':
+		o->min_share = strtod(arg, &end);
+		if (*arg && !*end && o->min_share >= 0 && o->min_share <= 100)
+			return 0;
+		cli_err("--min-share: expected a percentage, got '%s'", arg);
+		return -1;
+	case 'W':
+		o->weight_time = strcmp(arg, "time") == 0;
+		if (o->weight_time || strcmp(arg, "bytecodes") == 0)
+			return 0;
+		cli_err("--weight: expected 'bytecodes' or 'time', got '%s'", arg);
+		return -1;
+	default:
+		if (!cli_parse_u64("--expand", arg, &v) && v < 0xffffffffu) {
+			o->expand = (int64_t)v;
+			return 0;
+		}
+		cli_err("--expand: expected a context id, got '%s'", arg);
+		return -1;
+	}
+}
 
 static int parse(int argc, char **argv, struct report_args *a)
 {
@@ -51,12 +91,17 @@ static int parse(int argc, char **argv, struct report_args *a)
 		{ "json", no_argument, NULL, 'J' },
 		{ "full", no_argument, NULL, 'F' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "fold-recursion", no_argument, NULL, 'R' },
+		{ "min-share", required_argument, NULL, 'S' },
+		{ "weight", required_argument, NULL, 'W' },
+		{ "expand", required_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned long long v;
 	int c;
 	optind = 1;
+	a->co.expand = -1;
 	while ((c = getopt_long(argc, argv, "f:t:n:o:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f': a->format = optarg; break;
@@ -73,6 +118,13 @@ static int parse(int argc, char **argv, struct report_args *a)
 				return CLI_USAGE;
 			}
 			a->so.top = (uint32_t)v;
+			break;
+		case 'R':
+		case 'S':
+		case 'W':
+		case 'X':
+			if (parse_calls_opt(c, optarg, &a->co))
+				return CLI_USAGE;
 			break;
 		case 'h':
 			usage(stdout);
@@ -206,6 +258,45 @@ static int report_stream(const struct report_args *a)
 	return rc || bad ? CLI_FAIL : CLI_OK;
 }
 
+static void warn_damage(const char *msg)
+{
+	cli_err("warning: %s", msg);
+}
+
+/* cct, calls, contexts, folded, perfetto (export/calls/). */
+static int report_calls(struct report_args *a, enum calls_format fmt)
+{
+	struct jpb_bundle *b;
+	char err[1024] = "";
+	if ((a->co.expand >= 0 && fmt != CALLS_CONTEXTS) ||
+	    (a->co.weight_time && fmt != CALLS_FOLDED)) {
+		cli_err("report: --%s does not apply to --format %s",
+			a->co.expand >= 0 ? "expand" : "weight", a->format);
+		return CLI_USAGE;
+	}
+	int rc = open_bundle(a, &b, &a->co.tid);
+	if (rc)
+		return rc;
+	FILE *f = a->output ? fopen(a->output, "w") : stdout;
+	if (!f) {
+		cli_err("%s: %s", a->output, strerror(errno));
+		jpb_bundle_free(b);
+		return CLI_FAIL;
+	}
+	a->co.top = a->so.top;
+	a->co.warn = warn_damage;
+	rc = calls_export(b, fmt, &a->co, f, err, sizeof(err));
+	jpb_bundle_free(b);
+	int bad = ferror(f) | (a->output ? fclose(f) : fflush(f));
+	if (rc)
+		cli_err("%s", err);
+	else if (bad)
+		cli_err("%s: write failed", a->output ? a->output : "stdout");
+	if (rc == jpb_err_invalid)
+		return CLI_USAGE;
+	return rc || bad ? CLI_FAIL : CLI_OK;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_args a;
@@ -217,11 +308,9 @@ int cmd_report(int argc, char **argv)
 		return report_summary(&a);
 	if (strcmp(a.format, "flow") == 0 || strcmp(a.format, "raw") == 0)
 		return report_stream(&a);
-	static const char *const later[] = { "cct", "calls", "contexts",
-					     "folded", "perfetto", NULL };
-	for (size_t i = 0; later[i]; i++)
-		if (strcmp(a.format, later[i]) == 0)
-			return cli_not_implemented(a.format);
+	enum calls_format cf = calls_format_parse(a.format);
+	if (cf)
+		return report_calls(&a, cf);
 	cli_err("report: unknown format '%s' (see 'jpbpf report --help')", a.format);
 	return CLI_USAGE;
 }

@@ -7,6 +7,8 @@
 #include "bundle.h"
 #include "export/calls/cct_out.h"
 #include "export/calls/contexts.h"
+#include "export/calls/folded.h"
+#include "export/calls/perfetto.h"
 #include "export/calls/source.h"
 #include "export/calls/trace.h"
 
@@ -19,8 +21,8 @@ static const struct {
 	{ "cct", CALLS_CCT, cct_export },
 	{ "calls", CALLS_CALLS, trace_export },
 	{ "contexts", CALLS_CONTEXTS, contexts_export },
-	{ "folded", CALLS_FOLDED, NULL },
-	{ "perfetto", CALLS_PERFETTO, NULL },
+	{ "folded", CALLS_FOLDED, folded_export },
+	{ "perfetto", CALLS_PERFETTO, perfetto_export },
 };
 
 enum calls_format calls_format_parse(const char *name)
@@ -40,11 +42,6 @@ int calls_export(struct jpb_bundle *b, enum calls_format fmt,
 		i++;
 	if (i == sizeof(formats) / sizeof(formats[0])) {
 		snprintf(errmsg, size, "report: format %d not known", (int)fmt);
-		return jpb_err_invalid;
-	}
-	if (!formats[i].fn) {
-		snprintf(errmsg, size, "report --format %s: not implemented yet",
-			 formats[i].name);
 		return jpb_err_invalid;
 	}
 	struct calls_src s;

@@ -284,6 +284,7 @@ static int report_calls(struct report_args *a, enum calls_format fmt)
 		return CLI_FAIL;
 	}
 	a->co.top = a->so.top;
+	a->co.json = a->json;
 	a->co.warn = warn_damage;
 	rc = calls_export(b, fmt, &a->co, f, err, sizeof(err));
 	jpb_bundle_free(b);

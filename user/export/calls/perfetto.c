@@ -91,7 +91,7 @@ static int event(void *arg, const struct walk_event *we)
 		break;
 	case WALK_RETURN:
 	case WALK_UNWIND:
-		close_to(t, we->depth, at(t, we->ev->tsc));
+		close_to(t, we->depth, we->ev ? at(t, we->ev->tsc) : t->last_ns);
 		t->depth = we->depth;
 		break;
 	case WALK_DROP:

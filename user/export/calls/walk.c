@@ -154,6 +154,10 @@ static int after_return(struct walk *w, const struct jpb_flow_event *e)
 	 * built, e.g. an implicit exception's constructor). */
 	if (e->bci != 0 && find(w, e->method, (long)w->depth - 2) >= 0)
 		return unwind(w, e, 0);
+	/* The caller is inside a native method that calls Java again (the
+	 * VM loading and registering a class during defineClass). */
+	if (e->bci == 0)
+		return push(w, WALK_CALL, e);
 	return brk(w, WALK_R_JUMP, e);
 }
 
@@ -223,8 +227,13 @@ int walk_event(struct walk *w, const struct jpb_flow_event *e)
 
 int walk_end(struct walk *w)
 {
+	int rc = 0;
+	/* a final return ran: that frame is known to be gone */
+	if (!w->lost && w->depth &&
+	    jbc_info(w->st[w->depth - 1].opcode)->kind == JBC_RETURN)
+		rc = pop(w, WALK_RETURN, WALK_R_NONE, NULL);
 	w->lost = 0;
-	return pop_to(w, 0, WALK_DROP, WALK_R_END, NULL);
+	return rc ? rc : pop_to(w, 0, WALK_DROP, WALK_R_END, NULL);
 }
 
 const struct walk_stats *walk_stats(const struct walk *w)

@@ -83,7 +83,8 @@ void walk_free(struct walk *w);
 /* Feed the next event of the thread.  0, a jpb_error, or FN's result. */
 int walk_event(struct walk *w, const struct jpb_flow_event *e);
 
-/* The flow ended: drop the open frames (reason END), top first.  The
+/* The flow ended: a top frame whose last event was a return returns
+ * (EV NULL); the other open frames drop (reason END), top first.  The
  * walker is then empty and may walk another thread. */
 int walk_end(struct walk *w);
 

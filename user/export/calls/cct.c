@@ -131,7 +131,7 @@ static int enter(struct cct *c, uint32_t parent, uint32_t method, int32_t site,
 static void account_time(struct cct *c, const struct jpb_flow_event *e,
 			 uint32_t node)
 {
-	uint64_t ns = calls_src_ns(c->src, e->tsc);
+	uint64_t ns = c->src ? calls_src_ns(c->src, e->tsc) : e->tsc;
 	if (c->pend) {
 		uint64_t dt = ns > c->pend_ns ? ns - c->pend_ns : 0;
 		if (c->pend_node) {

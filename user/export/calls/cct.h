@@ -50,8 +50,8 @@ struct cct_totals {
 struct cct;
 
 /* FOLD: recursion folded (a call to a method already on the context's
- * path re-enters that ancestor's node).  S gives the clock; it must
- * outlive C. */
+ * path re-enters that ancestor's node).  S gives the clock and must
+ * outlive C; NULL: TSC values are taken as ns. */
 int cct_alloc(struct cct **out, int fold, const struct calls_src *s);
 void cct_free(struct cct *c);
 

@@ -139,7 +139,7 @@ static void line(struct text *t, const struct item *it)
 		fprintf(t->f, "%6.2f%% %11" PRIu64 " %*s... %" PRIu64
 			" more contexts below the thresholds\n",
 			pct(it->hidden_bc, t->total), it->hidden_bc,
-			48 + 2 * (int)it->depth, "", it->hidden);
+			47 + 2 * (int)(it->depth - 1), "", it->hidden);
 		return;
 	}
 	const struct cct_node *n = cct_node(t->c, it->id);

@@ -126,7 +126,6 @@ int agent_parse_options(struct agent_opts *o, const char *s, char *err,
 			size_t size)
 {
 	memset(o, 0, sizeof(*o));
-	o->batch_ms = 5;
 	if (!s || !*s) {
 		snprintf(err, size, "no options: out=DIR is required");
 		return -1;
@@ -482,19 +481,26 @@ static int open_bundle(struct agent *a, char *err, size_t size)
 	return 0;
 }
 
+/* Each phase of a late attach is timed and reported in one note, so a
+ * slow attach says where its time went. */
 static void replay(struct agent *a, JNIEnv *jni)
 {
 	jvmtiEnv *e = a->jvmti;
+	uint64_t t[5];
+	t[0] = agent_now();
 	interp_record(a);
 	threads_record_all(a, jni);
+	t[1] = agent_now();
 	jit_set_replaying(1);
 	if ((*e)->GenerateEvents(e, JVMTI_EVENT_DYNAMIC_CODE_GENERATED) !=
 	    JVMTI_ERROR_NONE)
 		aq_note(&a->q, JPB_NOTE_WARN, "GenerateEvents(dynamic code) failed");
+	t[2] = agent_now();
 	if ((*e)->GenerateEvents(e, JVMTI_EVENT_COMPILED_METHOD_LOAD) !=
 	    JVMTI_ERROR_NONE)
 		aq_note(&a->q, JPB_NOTE_WARN,
 			"GenerateEvents(compiled methods) failed");
+	t[3] = agent_now();
 	jit_set_replaying(0);
 	if (!a->debug_nonsafepoints)
 		aq_note(&a->q, JPB_NOTE_WARN,
@@ -503,6 +509,12 @@ static void replay(struct agent *a, JNIEnv *jni)
 			"-XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints "
 			"for full precision");
 	classes_retransform_all(a, jni);
+	t[4] = agent_now();
+	aq_note(&a->q, JPB_NOTE_INFO,
+		"attach phases: interpreter+threads %.1f ms, dynamic code "
+		"%.1f ms, compiled methods %.1f ms, classes %.1f ms",
+		(t[1] - t[0]) / 1e6, (t[2] - t[1]) / 1e6, (t[3] - t[2]) / 1e6,
+		(t[4] - t[3]) / 1e6);
 }
 
 static int read_debug_nonsafepoints(void)

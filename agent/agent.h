@@ -59,7 +59,7 @@ struct agent_opts {
 	int truth;
 	int no_classes;
 	int no_code;     /* don't copy compiled code bytes */
-	int batch_ms;    /* retransform batch target pause */
+	int batch_ms;    /* 0: one RetransformClasses call; N: batches near N ms */
 	int max_kb;      /* writer backlog limit */
 	char raw[1024];
 };

@@ -2,9 +2,9 @@
 /*
  * Class-file bytes, as the JVM received them.  At start-up the hook sees
  * every class; on a late attach the loaded classes are retransformed
- * (unchanged: the hook never returns new bytes) in batches sized so that
- * each safepoint stays near opts.batch_ms, and every batch is reported as
- * a JPB_REC_JVM_PAUSE.
+ * (unchanged: the hook never returns new bytes) in one RetransformClasses
+ * call, or in batches near opts.batch_ms when asked, and every call is
+ * reported as a JPB_REC_JVM_PAUSE.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -249,6 +249,37 @@ static void retransform(struct agent *a, jclass *cs, jint n, uint64_t *failed)
 	retransform(a, cs + n / 2, n - n / 2, failed);
 }
 
+/* Batch sizes for batch_ms=N: aim each call at N ms from the previous
+ * call's per-class cost. */
+static jint next_batch(struct agent *a, uint64_t dt, jint k)
+{
+	uint64_t target = (uint64_t)a->opts.batch_ms * 1000000u;
+	uint64_t next = target / (dt / (uint64_t)k + 1);
+	return (jint)(next < 64 ? 64 : next > 4096 ? 4096 : next);
+}
+
+/* One RetransformClasses call for all classes by default.  Every call
+ * stops the JVM once and pays costs that do not shrink with the batch:
+ * HotSpot walks every loaded class to fix up constant-pool caches and
+ * vtables, and deoptimizes the compiled code that depends on the batch
+ * (on JDK 17 the first call deoptimizes all of it).  Small batches thus
+ * multiply the total stop time and keep the JIT recompiling: measured
+ * here, 429 calls of ~5 classes never finished within 25 s of a javac
+ * workload, while one call stops it once (docs/AGENT.md). */
+static void retransform_loaded(struct agent *a, jclass *cs, jint n,
+			       uint64_t *failed)
+{
+	jint batch = a->opts.batch_ms > 0 ? 64 : n;
+	for (jint i = 0; i < n && !a->stopped;) {
+		jint k = n - i < batch ? n - i : batch;
+		uint64_t t0 = agent_now();
+		retransform(a, cs + i, k, failed);
+		i += k;
+		if (a->opts.batch_ms > 0)
+			batch = next_batch(a, agent_now() - t0, k);
+	}
+}
+
 void classes_retransform_all(struct agent *a, JNIEnv *jni)
 {
 	jvmtiEnv *e = a->jvmti;
@@ -266,25 +297,12 @@ void classes_retransform_all(struct agent *a, JNIEnv *jni)
 	}
 	jint total = n;
 	n = modifiable(a, jni, cs, n);
-	uint64_t target = (uint64_t)(a->opts.batch_ms > 0 ? a->opts.batch_ms : 5) *
-			  1000000u;
 	uint64_t failed = 0, t_start = agent_now();
-	jint batch = 4; /* the first call also pays one-time set-up */
-	for (jint i = 0; i < n && !a->stopped;) {
-		jint k = n - i < batch ? n - i : batch;
-		uint64_t t0 = agent_now();
-		retransform(a, cs + i, k, &failed);
-		uint64_t dt = agent_now() - t0;
-		i += k;
-		/* Aim the next batch at the target pause from this one's
-		 * per-class cost. */
-		uint64_t per = dt / (uint64_t)k + 1;
-		uint64_t next = target / per;
-		batch = (jint)(next < 4 ? 4 : next > 1024 ? 1024 : next);
-	}
+	retransform_loaded(a, cs, n, &failed);
 	aq_note(&a->q, JPB_NOTE_INFO,
 		"retransform on attach: %d loaded, %d modifiable, %llu failed, "
-		"%llu batches, max pause %.2f ms, total %.1f ms in %.1f ms",
+		"%llu RetransformClasses calls, longest %.2f ms, total %.1f ms "
+		"in %.1f ms",
 		(int)total, (int)n, (unsigned long long)failed,
 		(unsigned long long)a->n_retransform_batches,
 		a->max_pause_ns / 1e6, a->total_pause_ns / 1e6,

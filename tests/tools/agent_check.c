@@ -37,7 +37,7 @@ static size_t nmethods;
 static int print_inlines;
 static uint64_t nm_count, bad_pcs, unresolved, inline_pcs, pcs_total;
 static uint64_t coarse, classes, bad_classes, threads, blobs, retrans;
-static uint64_t pauses, max_pause, pause_ns[100000];
+static uint64_t pauses, max_pause, pause_ns[100000], pause_items;
 static int late_attach;
 static char jdk[64];
 
@@ -148,6 +148,7 @@ static void on_jvm(const struct jpb_record *r)
 		if (pauses < 100000)
 			pause_ns[pauses] = u.p.duration_ns;
 		pauses++;
+		pause_items += u.p.items;
 		if (u.p.duration_ns > max_pause)
 			max_pause = u.p.duration_ns;
 		break;
@@ -261,11 +262,11 @@ static int summary(const char *dir)
 	       ",\"retransformed\":%" PRIu64 ",\"threads\":%" PRIu64
 	       ",\"blobs\":%" PRIu64 ",\"pauses\":%" PRIu64
 	       ",\"max_pause_ns\":%" PRIu64 ",\"median_pause_ns\":%" PRIu64
-	       "}\n",
+	       ",\"retransform_items\":%" PRIu64 "}\n",
 	       std_missing, jdk, late_attach, ncodelets, ncov, overlaps, outside, empty,
 	       nm_count, pcs_total, bad_pcs, unresolved, inline_pcs, coarse,
 	       classes, bad_classes, retrans, threads, blobs, pauses,
-	       max_pause, median);
+	       max_pause, median, pause_items);
 	return 0;
 }
 

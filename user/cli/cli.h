@@ -30,6 +30,7 @@ struct cli_decode_opts {
 	unsigned jobs; /* 0: all cores */
 	int no_flow;
 	int no_recover;
+	int attribution; /* enum jpd_attribution; 0: at switches (exact) */
 };
 int cli_decode_dir(const char *dir, const struct cli_decode_opts *o);
 

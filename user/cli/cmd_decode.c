@@ -3,6 +3,7 @@
  * (docs/DECODER.md). */
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "bundle.h"
@@ -13,10 +14,15 @@
 
 static void usage(FILE *f)
 {
-	fputs("Usage: jpbpf decode DIR [-j N] [--no-flow] [--no-recover]\n"
+	fputs("Usage: jpbpf decode DIR [-j N] [--attribution=switch|time] [--no-flow]\n"
+	      "                          [--no-recover]\n"
 	      "Decode the PT streams of bundle DIR into per-thread events (DIR/decoded/),\n"
 	      "then reconstruct each thread's bytecode-level flow (DIR/flow/).\n"
 	      "  -j, --jobs N     worker threads (default: all cores)\n"
+	      "      --attribution=switch|time\n"
+	      "                   cut each CPU's trace into threads at the PT\n"
+	      "                   disable/enable of each switch (switch, default), or\n"
+	      "                   at the BPF switch time only (time: a baseline)\n"
 	      "      --no-flow    decode only; do not reconstruct\n"
 	      "      --no-recover reconstruct, but leave lost trace unfilled\n"
 	      "  -h, --help       this text\n", f);
@@ -53,7 +59,9 @@ static void print_summary(const struct jpd_summary *s)
 
 int cli_decode_dir(const char *dir, const struct cli_decode_opts *co)
 {
-	struct jpd_options o = { co->jobs, isatty(STDERR_FILENO) };
+	struct jpd_options o = { .jobs = co->jobs,
+				 .progress = isatty(STDERR_FILENO),
+				 .attribution = co->attribution };
 	struct jpb_bundle *b;
 	int rc = jpb_bundle_open(&b, dir);
 	if (rc) {
@@ -94,6 +102,7 @@ int cmd_decode(int argc, char **argv)
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "no-flow", no_argument, NULL, 1 },
 		{ "no-recover", no_argument, NULL, 2 },
+		{ "attribution", required_argument, NULL, 3 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -109,6 +118,15 @@ int cmd_decode(int argc, char **argv)
 		if (c == 1 || c == 2) {
 			*(c == 1 ? &o.no_flow : &o.no_recover) = 1;
 			continue;
+		}
+		if (c == 3) {
+			if (!strcmp(optarg, "switch") || !strcmp(optarg, "time")) {
+				o.attribution = optarg[0] == 't' ? JPD_ATTR_TIME
+								 : JPD_ATTR_SWITCH;
+				continue;
+			}
+			cli_err("--attribution: expected switch or time, got '%s'", optarg);
+			return CLI_USAGE;
 		}
 		if (c == 'j') {
 			if (cli_parse_u64("--jobs", optarg, &jobs) || !jobs || jobs > 1024) {

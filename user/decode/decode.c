@@ -368,6 +368,7 @@ int jpd_decode(struct jpb_bundle *b, const struct jpd_options *opt,
 	if (!ctx)
 		return jpb_err_nomem;
 	ctx->b = b;
+	ctx->attribution = opt->attribution;
 	memset(sum, 0, sizeof(*sum));
 	struct jpd_stream *sts = NULL;
 	size_t n = 0;

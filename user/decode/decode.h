@@ -12,9 +12,19 @@
 
 struct jpb_bundle;
 
+/* How a CPU's trace is cut into threads at context switches. */
+enum jpd_attribution {
+	/* at the PT disable/enable each switch is placed in: exact */
+	JPD_ATTR_SWITCH = 0,
+	/* at the BPF switch time alone, as JPortal and perf without kernel
+	 * tracing do: a baseline to measure against, not for use */
+	JPD_ATTR_TIME,
+};
+
 struct jpd_options {
 	unsigned jobs;  /* worker threads; 0: all online CPUs */
 	int progress;   /* 1: progress lines on stderr */
+	int attribution; /* enum jpd_attribution */
 };
 
 struct jpd_summary {

@@ -158,6 +158,7 @@ struct jpd_ctx {
 	struct jpd_image img;
 	struct jpd_sched sched;
 	struct pt_config base_cfg;
+	int attribution; /* enum jpd_attribution */
 	char tmpdir[3072];
 };
 

@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "decode.h"
 #include "decode_int.h"
 #include "records_pt.h"
 
@@ -40,6 +41,8 @@ struct sdec {
 	uint64_t now, last_tsc;
 	uint32_t tid;
 	int fixed_tid; /* per-thread ring: no switches */
+	int by_time;   /* JPD_ATTR_TIME: cut at switch times, not gaps */
+	uint64_t window; /* TSC ticks a BPF timestamp may be off */
 	/* the last tracing gap passed, named as the packet scan names it:
 	 * its enable time and rank among gaps ending then */
 	uint64_t gap_tsc;
@@ -342,8 +345,18 @@ static void gap_passed(struct sdec *s, uint64_t tsc)
 	s->gaps_seen = 1;
 }
 
-/* Apply the switches placed at or before the last gap passed; a new
- * thread opens a new piece. */
+/* Whether the next switch applies now: placed at or before the last gap
+ * passed, or (the time baseline) stamped at or before the decoder's time. */
+static int switch_due(const struct sdec *s)
+{
+	const struct jpd_switch *w = &s->sw[s->swpos];
+	if (s->by_time)
+		return w->tsc <= s->now;
+	return w->apply_tsc < s->gap_tsc ||
+	       (w->apply_tsc == s->gap_tsc && w->apply_k <= s->gap_k);
+}
+
+/* Apply the switches due; a new thread opens a new piece. */
 static void apply_switches(struct sdec *s)
 {
 	uint32_t tid = s->tid;
@@ -353,14 +366,11 @@ static void apply_switches(struct sdec *s)
 	/* One task comes in per enable: with coarse timing two gaps may end
 	 * at the same TSC, and the second task's switch waits for the
 	 * second PGE. */
-	while (s->swpos < s->nsw &&
-	       (s->sw[s->swpos].apply_tsc < s->gap_tsc ||
-		(s->sw[s->swpos].apply_tsc == s->gap_tsc &&
-		 s->sw[s->swpos].apply_k <= s->gap_k))) {
+	while (s->swpos < s->nsw && switch_due(s)) {
 		tid = s->sw[s->swpos].next_tid;
 		s->swpos++;
 		s->st->switches++;
-		if (tid)
+		if (tid && !s->by_time)
 			break;
 	}
 	/* Out and back in: the thread may have run on another CPU meanwhile,
@@ -558,19 +568,35 @@ static int classify(struct sdec *s, const struct pt_block *b)
 	}
 }
 
-/* Whether a context switch is placed in the tracing gap that starts now. */
-static int switch_follows(const struct sdec *s)
+/* First tracing gap ending at or after T. */
+static size_t gap_lower(const struct sdec *s, uint64_t t)
 {
 	size_t lo = 0, hi = s->ngaps;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (s->en[mid] < s->now)
+		if (s->en[mid] < t)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < s->ngaps && s->swpos < s->nsw &&
-	       s->sw[s->swpos].apply_tsc <= s->en[lo];
+	return lo;
+}
+
+/* Whether a context switch is placed in the tracing gap that starts now:
+ * the one after the last gap passed (by name, not by time: a disable may
+ * share its TSC with the enable before it). */
+static int switch_follows(const struct sdec *s)
+{
+	if (s->swpos >= s->nsw)
+		return 0;
+	const struct jpd_switch *w = &s->sw[s->swpos];
+	if (s->by_time) /* no gaps to place switches in */
+		return 0;
+	size_t g = s->gaps_seen ? gap_lower(s, s->gap_tsc) + s->gap_k + 1 : 0;
+	if (g >= s->ngaps)
+		return 0;
+	uint32_t k = (uint32_t)(g - gap_lower(s, s->en[g]));
+	return w->apply_tsc < s->en[g] || (w->apply_tsc == s->en[g] && w->apply_k <= k);
 }
 
 /* The instruction at AT did not complete (interrupt, fault, switch).  If
@@ -668,6 +694,8 @@ static int decode_loop(struct sdec *s, const struct run *rn, int status)
 				update_time(s);
 				if (s->gap_open)
 					close_gap(s);
+				if (s->by_time)
+					apply_switches(s);
 				s->st->blocks++;
 				int rc = classify(s, &b);
 				if (rc)
@@ -757,22 +785,23 @@ static int decode_run(struct sdec *s, const struct run *rn)
 
 static int decode_all(struct sdec *s)
 {
-	int rc = 0;
-	for (size_t i = 0; i < s->nruns && !rc; i++)
-		rc = scan_run(s, &s->runs[i]);
-	if (rc)
-		return rc;
 	/* BPF timestamps against PT: trust them to a few microseconds */
 	const struct jpd_clock *clk = &s->ctx->sched.clock;
 	uint64_t t0 = clk->n ? clk->ns[0] : 0;
-	uint64_t window = jpd_ns_to_tsc(clk, t0 + 5000) - jpd_ns_to_tsc(clk, t0);
-	jpd_sched_place(s->sw, s->nsw, s->dis, s->en, s->async, s->ngaps, window);
+	s->window = jpd_ns_to_tsc(clk, t0 + 5000) - jpd_ns_to_tsc(clk, t0);
+	int rc = 0;
+	/* the time baseline cuts at switch times: no gaps to place them in */
+	for (size_t i = 0; i < s->nruns && !rc && !s->by_time; i++)
+		rc = scan_run(s, &s->runs[i]);
+	if (rc)
+		return rc;
+	if (!s->by_time)
+		jpd_sched_place(s->sw, s->nsw, s->dis, s->en, s->async, s->ngaps,
+				s->window);
 	for (size_t i = 0; i < s->nruns && !rc; i++)
 		rc = decode_run(s, &s->runs[i]);
 	close_piece(s);
-	if (!rc)
-		rc = flush_out(s);
-	return rc;
+	return rc ? rc : flush_out(s);
 }
 
 int jpd_stream_decode(struct jpd_ctx *ctx, struct jpd_stream *st)
@@ -807,6 +836,7 @@ int jpd_stream_decode(struct jpd_ctx *ctx, struct jpd_stream *st)
 		s.buf = map;
 		s.tid = st->tid;
 		s.fixed_tid = st->tid != 0;
+		s.by_time = ctx->attribution == JPD_ATTR_TIME;
 		if (st->cpu < ctx->sched.ncpus) {
 			s.sw = ctx->sched.sw[st->cpu];
 			s.nsw = ctx->sched.nsw[st->cpu];

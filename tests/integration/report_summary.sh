@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # jpbpf report --format summary on a simulated, decoded bundle: its totals
 # agree with the flow streams that `jpbpf info` counts, per-thread
-# summaries add up to the whole, JSON and -o work, and formats not built
-# yet say so with exit 2.
+# summaries add up to the whole, JSON and -o work, the text has its
+# sections, and bad input fails with the documented exit codes.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sim_lib.sh"
 sim_setup
@@ -35,10 +35,12 @@ done
 t_check "per-thread summaries add up to the whole ($sum)" [ "$sum" = "$total" ]
 
 "$JPBPF" report "$b" --format summary --top 3 >"$b.txt"
-t_check "text: header and exactly 3 methods" \
-	sh -c "grep -q 'bytecodes in 3 threads' '$b.txt' && [ \$(wc -l <'$b.txt') -eq 5 ]"
-t_expect_exit 2 "folded: not implemented yet, exit 2" "$JPBPF" report "$b" --format folded
-t_check "... and says so" grep -q "not implemented yet" "$TESTTMP/err.$$"
+# the hot list: the lines between its column header and the blank line
+hot=$(sed -n '/^hot methods by bytecodes/,/^$/p' "$b.txt" | grep -c '^ *[0-9]')
+t_check "text: header, exactly 3 hot methods ($hot), time, coverage and loss sections" \
+	sh -c "grep -q 'bytecodes in 3 threads' '$b.txt' && [ '$hot' -eq 3 ] &&
+	       grep -q '^hot methods by time' '$b.txt' && grep -q '^coverage by class' '$b.txt' &&
+	       grep -q '^data loss and recovery' '$b.txt'"
 t_expect_exit 2 "unknown format: exit 2" "$JPBPF" report "$b" --format nope
 t_expect_exit 2 "no --format: exit 2" "$JPBPF" report "$b"
 t_expect_exit 1 "unknown thread: exit 1" "$JPBPF" report "$b" --format summary --thread 999999

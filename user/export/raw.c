@@ -64,14 +64,16 @@ static int load_names(struct raw *r)
 			err = add_name(r, &m);
 	}
 	jpb_reader_free(rd);
-	qsort(r->names, r->n, sizeof(*r->names), by_id);
+	if (r->n)
+		qsort(r->names, r->n, sizeof(*r->names), by_id);
 	return err;
 }
 
 static const char *name_of(const struct raw *r, uint64_t id)
 {
 	struct mname key = { id, NULL };
-	const struct mname *m = bsearch(&key, r->names, r->n, sizeof(key), by_id);
+	const struct mname *m = r->n ? bsearch(&key, r->names, r->n, sizeof(key),
+					       by_id) : NULL;
 	return m ? m->name : NULL;
 }
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Hot methods by executed bytecodes, from the reconstructed flows. */
+/* Hot methods, coverage and loss figures from the reconstructed flows. */
 #include "export/summary.h"
 
 #include <stdlib.h>
@@ -7,43 +7,29 @@
 
 #include "bundle.h"
 #include "codec.h"
+#include "export/coverage.h"
+#include "export/model/clock.h"
+#include "export/model/methods.h"
 #include "records.h"
+#include "records_decoded.h"
 #include "records_flow.h"
 
 struct mcount {
-	uint64_t events, observed, recovered;
+	uint64_t events, observed, recovered, time_ns;
 };
 
 struct tally {
-	char **names;  /* by flow method index; NULL if not named */
-	size_t nnames, capnames;
+	struct xmethods *xm;
+	struct xclock *clk;
+	struct xcov *cov;
 	struct mcount *c; /* by flow method index */
 	size_t capc;
-	uint64_t events, observed, recovered, unknown;
+	uint64_t events, observed, recovered, unknown, time_ns, unknown_ns;
+	uint64_t gaps, lost_ns, resyncs;
 	unsigned threads;
 	json_t *damaged; /* reader messages of damaged streams */
+	json_t *losses;  /* the writers' loss records */
 };
-
-/* "Ljava/lang/String;" + "valueOf" + "(I)..." -> "java.lang.String.valueOf(I)..." */
-static char *method_name(const struct jpb_rec_flow_method *m)
-{
-	const char *cls = m->class_sig.ptr;
-	uint32_t n = m->class_sig.len;
-	if (n >= 2 && cls[0] == 'L' && cls[n - 1] == ';') {
-		cls++;
-		n -= 2;
-	}
-	size_t len = (size_t)n + 1 + m->name.len + m->signature.len + 1;
-	char *s = malloc(len);
-	if (!s)
-		return NULL;
-	snprintf(s, len, "%.*s.%.*s%.*s", (int)n, cls, (int)m->name.len,
-		 m->name.ptr, (int)m->signature.len, m->signature.ptr);
-	for (char *p = s; *p && p < s + n; p++)
-		if (*p == '/')
-			*p = '.';
-	return s;
-}
 
 static void note_damage(struct tally *t, struct jpb_reader *r, int err)
 {
@@ -51,48 +37,37 @@ static void note_damage(struct tally *t, struct jpb_reader *r, int err)
 		json_array_append_new(t->damaged, json_string(jpb_reader_errmsg(r)));
 }
 
-static int load_methods(struct jpb_bundle *b, struct tally *t)
+static struct mcount *method_count(struct tally *t, uint32_t m)
 {
-	const struct jpb_rectype *type = jpb_rectype_find(JPB_REC_FLOW_METHOD);
-	struct jpb_reader *r;
-	struct jpb_record rec;
-	int err = jpb_reader_open(b, "flow/methods", &r);
-	if (err)
-		return err;
-	while ((err = jpb_reader_next(r, &rec)) == 0) {
-		struct jpb_rec_flow_method m;
-		if (rec.type != JPB_REC_FLOW_METHOD ||
-		    jpb_rec_decode(type, rec.payload, rec.size, &m) != 0 ||
-		    m.index == 0 || m.index > (1u << 26))
-			continue;
-		if (jpb_grow((void **)&t->names, &t->capnames, m.index,
-			     sizeof(*t->names)))
-			break;
-		while (t->nnames <= m.index)
-			t->names[t->nnames++] = NULL;
-		free(t->names[m.index]);
-		t->names[m.index] = method_name(&m);
-	}
-	note_damage(t, r, err);
-	jpb_reader_free(r);
-	return 0;
-}
-
-static int count_event(struct tally *t, const struct jpb_flow_event *e)
-{
-	t->events++;
-	if (e->method == 0 || e->status == JPB_FLOW_UNKNOWN) {
-		t->unknown++;
-		return 0;
-	}
-	if (e->method >= t->capc) {
+	if (m >= t->capc) {
 		size_t old = t->capc;
-		if (jpb_grow((void **)&t->c, &t->capc, e->method, sizeof(*t->c)))
-			return jpb_err_nomem;
+		if (jpb_grow((void **)&t->c, &t->capc, m, sizeof(*t->c)))
+			return NULL;
 		memset(t->c + old, 0, (t->capc - old) * sizeof(*t->c));
 	}
-	struct mcount *m = &t->c[e->method];
+	return &t->c[m];
+}
+
+/* E, with NEXT the thread's following event (NULL at its end): E's time
+ * is until NEXT's, exclusive to E's method. */
+static int count_event(struct tally *t, const struct jpb_flow_event *e,
+		       const struct jpb_flow_event *next)
+{
+	uint64_t dt = 0;
+	if (next && next->tsc > e->tsc)
+		dt = xclock_mono(t->clk, next->tsc) - xclock_mono(t->clk, e->tsc);
+	t->events++;
+	t->time_ns += dt;
+	if (e->method == 0 || e->status == JPB_FLOW_UNKNOWN) {
+		t->unknown++;
+		t->unknown_ns += dt;
+		return 0;
+	}
+	struct mcount *m = method_count(t, e->method);
+	if (!m || xcov_event(t->cov, e, next))
+		return jpb_err_nomem;
 	m->events++;
+	m->time_ns += dt;
 	if (e->status == JPB_FLOW_RECOVERED) {
 		m->recovered++;
 		t->recovered++;
@@ -108,7 +83,8 @@ static int count_stream(struct jpb_bundle *b, const char *name, struct tally *t)
 	const struct jpb_rectype *type = jpb_rectype_find(JPB_REC_FLOW_EVENTS);
 	struct jpb_reader *r;
 	struct jpb_record rec;
-	uint64_t before = t->events;
+	struct jpb_flow_event prev, e;
+	int have = 0;
 	int err = jpb_reader_open(b, name, &r);
 	if (err)
 		return err;
@@ -119,54 +95,141 @@ static int count_stream(struct jpb_bundle *b, const char *name, struct tally *t)
 			continue;
 		for (uint32_t i = 0; i + JPB_FLOW_EVENT_SIZE <= ev.events.len;
 		     i += JPB_FLOW_EVENT_SIZE) {
-			struct jpb_flow_event e;
 			jpb_flow_event_get(ev.events.ptr + i, &e);
-			if (count_event(t, &e)) {
+			if (have && count_event(t, &prev, &e)) {
 				jpb_reader_free(r);
 				return jpb_err_nomem;
 			}
+			prev = e;
+			have = 1;
 		}
 	}
 	note_damage(t, r, err);
 	jpb_reader_free(r);
-	t->threads += t->events > before;
+	if (have && count_event(t, &prev, NULL))
+		return jpb_err_nomem;
+	t->threads += have;
 	return 0;
 }
 
-/* Thread streams are "flow/tidN"; TID 0 selects all. */
-static int wanted(const char *name, uint32_t tid)
+/* Gaps and their length from decoded/tidN, resyncs from flow/summary. */
+static void count_gaps(struct jpb_bundle *b, const char *name, struct tally *t)
 {
-	if (strncmp(name, "flow/tid", 8) != 0)
-		return 0;
-	char *end;
-	unsigned long n = strtoul(name + 8, &end, 10);
-	return *end == '\0' && (tid == 0 || n == tid);
+	const struct jpb_rectype *type = jpb_rectype_find(JPB_REC_DECODED_GAP);
+	struct jpb_reader *r;
+	struct jpb_record rec;
+	if (jpb_reader_open(b, name, &r))
+		return;
+	int err;
+	while ((err = jpb_reader_next(r, &rec)) == 0) {
+		struct jpb_rec_decoded_gap g;
+		if (rec.type != JPB_REC_DECODED_GAP ||
+		    jpb_rec_decode(type, rec.payload, rec.size, &g))
+			continue;
+		t->gaps++;
+		if (g.last_ns > g.first_ns)
+			t->lost_ns += g.last_ns - g.first_ns;
+	}
+	note_damage(t, r, err);
+	jpb_reader_free(r);
 }
 
-/* A method and its count, sorted without reaching back into the tally. */
+static void count_resyncs(struct jpb_bundle *b, uint32_t tid, struct tally *t)
+{
+	const struct jpb_rectype *type = jpb_rectype_find(JPB_REC_FLOW_THREAD);
+	struct jpb_reader *r;
+	struct jpb_record rec;
+	if (jpb_reader_open(b, "flow/summary", &r))
+		return;
+	while (jpb_reader_next(r, &rec) == 0) {
+		struct jpb_rec_flow_thread th;
+		if (rec.type == JPB_REC_FLOW_THREAD &&
+		    !jpb_rec_decode(type, rec.payload, rec.size, &th) &&
+		    (!tid || th.tid == tid))
+			t->resyncs += th.resyncs;
+	}
+	jpb_reader_free(r);
+}
+
+/* Loss records of the metadata writers (agent, BPF, recorder); PT's own
+ * losses show as the decoder's gaps. */
+static void count_losses(struct jpb_bundle *b, const char *name, struct tally *t)
+{
+	const struct jpb_rectype *type = jpb_rectype_find(JPB_REC_LOSS);
+	struct jpb_reader *r;
+	struct jpb_record rec;
+	if (jpb_reader_open(b, name, &r))
+		return;
+	while (jpb_reader_next(r, &rec) == 0) {
+		struct jpb_rec_loss l;
+		if (rec.type != JPB_REC_LOSS ||
+		    jpb_rec_decode(type, rec.payload, rec.size, &l))
+			continue;
+		json_array_append_new(t->losses, json_pack("{s:s,s:s%,s:I}",
+			"stream", name, "what", l.what.ptr, (size_t)l.what.len,
+			"count", (json_int_t)l.count));
+	}
+	jpb_reader_free(r);
+}
+
+/* Thread streams are "PREFIXtidN"; TID 0 selects all. */
+static int wanted(const char *name, const char *prefix, uint32_t tid)
+{
+	size_t n = strlen(prefix);
+	if (strncmp(name, prefix, n) != 0)
+		return 0;
+	char *end;
+	unsigned long v = strtoul(name + n, &end, 10);
+	return *end == '\0' && v && (tid == 0 || v == tid);
+}
+
+/* A method and its weight, sorted without reaching back into the tally. */
 struct ranked {
-	uint64_t events;
+	uint64_t weight;
 	uint32_t method;
 };
 
-static int by_events(const void *a, const void *b)
+static int by_weight(const void *a, const void *b)
 {
 	const struct ranked *x = a, *y = b;
-	if (x->events != y->events)
-		return x->events < y->events ? 1 : -1;
+	if (x->weight != y->weight)
+		return x->weight < y->weight ? 1 : -1;
 	return x->method < y->method ? -1 : x->method > y->method;
 }
 
 static const char *name_of(const struct tally *t, uint32_t m, char *buf,
 			   size_t size)
 {
-	if (m < t->nnames && t->names[m])
-		return t->names[m];
+	const struct xm_method *xm = xmethods_get(t->xm, m);
+	if (xm)
+		return xm->name;
 	snprintf(buf, size, "method#%u", m);
 	return buf;
 }
 
-static json_t *methods_json(struct tally *t, unsigned top)
+static json_t *method_json(const struct tally *t, uint32_t idx)
+{
+	const struct mcount *c = &t->c[idx];
+	struct xcov_figures f;
+	char buf[32];
+	json_t *o = json_pack("{s:s,s:I,s:I,s:I,s:f,s:I,s:f}",
+		"method", name_of(t, idx, buf, sizeof(buf)),
+		"events", (json_int_t)c->events,
+		"observed", (json_int_t)c->observed,
+		"recovered", (json_int_t)c->recovered,
+		"share", t->events ? (double)c->events / (double)t->events : 0.0,
+		"time_ns", (json_int_t)c->time_ns,
+		"time_share", t->time_ns ? (double)c->time_ns / (double)t->time_ns : 0.0);
+	if (xcov_method(t->cov, idx, &f) == 0) {
+		json_object_set_new(o, "covered", json_integer((json_int_t)f.covered));
+		json_object_set_new(o, "code_length", f.code_length < 0 ? json_null() :
+				    json_integer(f.code_length));
+	}
+	return o;
+}
+
+/* The TOP methods by events (BY_TIME 0) or by time. */
+static json_t *methods_json(struct tally *t, unsigned top, int by_time)
 {
 	struct ranked *rk = malloc((t->capc ? t->capc : 1) * sizeof(*rk));
 	json_t *a = json_array();
@@ -175,48 +238,70 @@ static json_t *methods_json(struct tally *t, unsigned top)
 		return a;
 	for (uint32_t m = 1; m < t->capc; m++)
 		if (t->c[m].events)
-			rk[n++] = (struct ranked){ t->c[m].events, m };
-	qsort(rk, n, sizeof(*rk), by_events);
-	for (size_t i = 0; i < n && i < top; i++) {
-		const struct mcount *c = &t->c[rk[i].method];
-		char buf[32];
-		json_array_append_new(a, json_pack("{s:s,s:I,s:I,s:I,s:f}",
-			"method", name_of(t, rk[i].method, buf, sizeof(buf)),
-			"events", (json_int_t)c->events,
-			"observed", (json_int_t)c->observed,
-			"recovered", (json_int_t)c->recovered,
-			"share", t->events ? (double)c->events / (double)t->events : 0.0));
-	}
+			rk[n++] = (struct ranked){ by_time ? t->c[m].time_ns :
+							     t->c[m].events, m };
+	qsort(rk, n, sizeof(*rk), by_weight);
+	for (size_t i = 0; i < n && i < top; i++)
+		json_array_append_new(a, method_json(t, rk[i].method));
 	free(rk);
 	return a;
 }
 
+static json_t *loss_json(struct tally *t)
+{
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:O}",
+		"gaps", (json_int_t)t->gaps,
+		"lost_ns", (json_int_t)t->lost_ns,
+		"recovered", (json_int_t)t->recovered,
+		"unknown", (json_int_t)t->unknown,
+		"resyncs", (json_int_t)t->resyncs,
+		"writer_losses", t->losses);
+}
+
 static void tally_fini(struct tally *t)
 {
-	for (size_t i = 0; i < t->nnames; i++)
-		free(t->names[i]);
-	free(t->names);
+	xcov_free(t->cov);
+	xclock_free(t->clk);
+	xmethods_free(t->xm);
 	free(t->c);
 	json_decref(t->damaged);
+	json_decref(t->losses);
+}
+
+static int scan(struct jpb_bundle *b, const struct summary_opts *o,
+		struct tally *t)
+{
+	const char *const *names;
+	size_t n;
+	int err = jpb_bundle_list_streams(b, &names, &n);
+	for (size_t i = 0; !err && i < n; i++) {
+		if (wanted(names[i], "flow/tid", o->tid))
+			err = count_stream(b, names[i], t);
+		else if (wanted(names[i], "decoded/tid", o->tid))
+			count_gaps(b, names[i], t);
+		else if (!strcmp(names[i], "jvm") || !strcmp(names[i], "sched") ||
+			 !strcmp(names[i], "maps"))
+			count_losses(b, names[i], t);
+	}
+	if (!err)
+		count_resyncs(b, o->tid, t);
+	return err;
 }
 
 int summary_build(struct jpb_bundle *b, const struct summary_opts *o,
 		  json_t **out, char *errmsg, size_t size)
 {
-	struct tally t = { .damaged = json_array() };
-	const char *const *names;
-	size_t n;
-	int err = load_methods(b, &t);
+	struct tally t = { .damaged = json_array(), .losses = json_array() };
+	int err = xmethods_load(b, &t.xm, errmsg, size);
 	if (err) {
-		snprintf(errmsg, size, "%s: no reconstructed flow (run 'jpbpf "
-			 "decode' first): %s", jpb_bundle_dir(b), jpb_errstr(err));
 		tally_fini(&t);
 		return err;
 	}
-	err = jpb_bundle_list_streams(b, &names, &n);
-	for (size_t i = 0; !err && i < n; i++)
-		if (wanted(names[i], o->tid))
-			err = count_stream(b, names[i], &t);
+	err = xclock_load(b, &t.clk, NULL);
+	if (!err)
+		err = xcov_alloc(&t.cov, t.xm);
+	if (!err)
+		err = scan(b, o, &t);
 	if (!err && o->tid && !t.threads) {
 		snprintf(errmsg, size, "thread %u has no flow in %s", o->tid,
 			 jpb_bundle_dir(b));
@@ -224,40 +309,20 @@ int summary_build(struct jpb_bundle *b, const struct summary_opts *o,
 	} else if (err) {
 		snprintf(errmsg, size, "%s: %s", jpb_bundle_dir(b), jpb_errstr(err));
 	}
+	unsigned top = o->top ? o->top : 20;
 	if (!err)
-		*out = json_pack("{s:I,s:I,s:I,s:I,s:I,s:o,s:O}",
+		*out = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:o,s:o,s:o,s:O}",
 			"threads", (json_int_t)t.threads,
 			"events", (json_int_t)t.events,
 			"observed", (json_int_t)t.observed,
 			"recovered", (json_int_t)t.recovered,
 			"unknown", (json_int_t)t.unknown,
-			"methods", methods_json(&t, o->top ? o->top : 20),
+			"time_ns", (json_int_t)t.time_ns,
+			"methods", methods_json(&t, top, 0),
+			"methods_by_time", methods_json(&t, top, 1),
+			"coverage", xcov_json(t.cov),
+			"loss", loss_json(&t),
 			"damaged", t.damaged);
 	tally_fini(&t);
 	return err;
-}
-
-static json_int_t geti(json_t *o, const char *k)
-{
-	return json_integer_value(json_object_get(o, k));
-}
-
-void summary_print(FILE *f, json_t *s)
-{
-	json_int_t ev = geti(s, "events");
-	fprintf(f, "%" JSON_INTEGER_FORMAT " bytecodes in %" JSON_INTEGER_FORMAT
-		" threads: %" JSON_INTEGER_FORMAT " observed, %" JSON_INTEGER_FORMAT
-		" recovered, %" JSON_INTEGER_FORMAT " at unknown positions\n",
-		ev, geti(s, "threads"), geti(s, "observed"), geti(s, "recovered"),
-		geti(s, "unknown"));
-	fprintf(f, "%12s %7s %12s  %s\n", "bytecodes", "share", "recovered",
-		"method");
-	size_t i;
-	json_t *m;
-	json_array_foreach(json_object_get(s, "methods"), i, m)
-		fprintf(f, "%12" JSON_INTEGER_FORMAT " %6.2f%% %12" JSON_INTEGER_FORMAT
-			"  %s\n", geti(m, "events"),
-			100 * json_real_value(json_object_get(m, "share")),
-			geti(m, "recovered"),
-			json_string_value(json_object_get(m, "method")));
 }

@@ -138,7 +138,8 @@ int xclock_load(struct jpb_bundle *b, struct xclock **out, int *exact)
 	int err = read_pairs(b, &p, &n);
 	if (err)
 		return err;
-	qsort(p, n, sizeof(*p), by_tsc);
+	if (n)
+		qsort(p, n, sizeof(*p), by_tsc);
 	uint64_t *tsc = malloc((n ? n : 1) * sizeof(*tsc));
 	uint64_t *ns = malloc((n ? n : 1) * sizeof(*ns));
 	uint64_t start = meta_start(b), first = UINT64_MAX;

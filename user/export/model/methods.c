@@ -61,7 +61,7 @@ static char *class_name(const char *sig)
 }
 
 int xmethods_add(struct xmethods *m, uint32_t idx, const char *class_sig,
-		 const char *name, const char *sig, const char *file,
+		 const char *name, const char *sig, const struct jcf *cls_file,
 		 const struct jcf_method *code)
 {
 	if (idx == 0 || idx > (1u << 26))
@@ -96,7 +96,9 @@ int xmethods_add(struct xmethods *m, uint32_t idx, const char *class_sig,
 	e->buf[0] = full;
 	e->buf[1] = jn;
 	e->buf[2] = cls;
-	e->m = (struct xm_method){ full, jn, cls, file, code };
+	e->m = (struct xm_method){ full, jn, cls,
+				   cls_file ? jcf_source_file(cls_file) : NULL,
+				   code, cls_file };
 	return 0;
 }
 
@@ -142,8 +144,7 @@ static int add_one(struct xmethods *m, const struct jpb_rec_flow_method *r)
 		}
 		const struct jcf *cf = jhier_class(jprog_hier(m->prog), internal, 0);
 		const struct jcf_method *jm = cf ? jcf_method_find(cf, n, s) : NULL;
-		err = xmethods_add(m, r->index, cs, n, s,
-				   cf ? jcf_source_file(cf) : NULL,
+		err = xmethods_add(m, r->index, cs, n, s, cf,
 				   jm && jm->code ? jm : NULL);
 	}
 	free(cs);

@@ -23,6 +23,7 @@ struct xm_method {
 	const char *class_name; /* "java.lang.String" */
 	const char *file;       /* SourceFile attribute, NULL if unknown */
 	const struct jcf_method *code; /* NULL without class file or code */
+	const struct jcf *cls;  /* the class file, NULL without */
 };
 
 /* An empty table (tests and the loader fill it with xmethods_add). */
@@ -30,10 +31,10 @@ int xmethods_alloc(struct xmethods **out);
 void xmethods_free(struct xmethods *m);
 
 /* Name flow method index IDX (1-based) from its class descriptor
- * ("Lpkg/Cls;"), method name and signature; FILE and CODE may be NULL.
- * CODE must outlive M. */
+ * ("Lpkg/Cls;"), method name and signature; CLS (its class file, whose
+ * SourceFile names the file) and CODE may be NULL and must outlive M. */
 int xmethods_add(struct xmethods *m, uint32_t idx, const char *class_sig,
-		 const char *name, const char *sig, const char *file,
+		 const char *name, const char *sig, const struct jcf *cls,
 		 const struct jcf_method *code);
 
 /* Read flow/methods and the jvm stream's class files.  On failure a

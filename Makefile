@@ -2,7 +2,7 @@
 #   make            build jpbpf, the agent, BPF objects and skeletons
 #   make test       install missing deps, build a sanitizer variant, run tests
 #   make demo       run the main job on a bundled workload
-#   make bench      measured figures (bench/)
+#   make bench      measured figures (bench/, docs/BENCH.md; BUDGET=minutes)
 #   make install    PREFIX=/usr/local DESTDIR=
 # Variables: O=dir (output), SAN=1 (ASan+UBSan), CC=gcc|clang, V=1 (verbose)
 
@@ -143,7 +143,7 @@ demo: deps all
 	$(Q)scripts/demo $(O)
 
 bench: deps all
-	$(Q)bench/run $(O)
+	$(Q)bench/run $(if $(BUDGET),--budget $(BUDGET)) $(O)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/jpbpf $(DESTDIR)$(PREFIX)/share/man/man1

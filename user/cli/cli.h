@@ -4,6 +4,7 @@
 #define JPBPF_CLI_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Exit codes, the same for every subcommand (docs/jpbpf.1). */
@@ -31,6 +32,7 @@ struct cli_decode_opts {
 	int no_flow;
 	int no_recover;
 	int attribution; /* enum jpd_attribution; 0: at switches (exact) */
+	uint64_t chunk_bytes; /* 0: the decoder's default */
 };
 int cli_decode_dir(const char *dir, const struct cli_decode_opts *o);
 

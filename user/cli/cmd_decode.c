@@ -14,8 +14,8 @@
 
 static void usage(FILE *f)
 {
-	fputs("Usage: jpbpf decode DIR [-j N] [--attribution=switch|time] [--no-flow]\n"
-	      "                          [--no-recover]\n"
+	fputs("Usage: jpbpf decode DIR [-j N] [--attribution=switch|time]\n"
+	      "                          [--chunk-size BYTES] [--no-flow] [--no-recover]\n"
 	      "Decode the PT streams of bundle DIR into per-thread events (DIR/decoded/),\n"
 	      "then reconstruct each thread's bytecode-level flow (DIR/flow/).\n"
 	      "  -j, --jobs N     worker threads (default: all cores)\n"
@@ -23,6 +23,8 @@ static void usage(FILE *f)
 	      "                   cut each CPU's trace into threads at the PT\n"
 	      "                   disable/enable of each switch (switch, default), or\n"
 	      "                   at the BPF switch time only (time: a baseline)\n"
+	      "      --chunk-size BYTES\n"
+	      "                   PT per parallel chunk, cut at PSBs (default 4 MiB)\n"
 	      "      --no-flow    decode only; do not reconstruct\n"
 	      "      --no-recover reconstruct, but leave lost trace unfilled\n"
 	      "  -h, --help       this text\n", f);
@@ -31,9 +33,9 @@ static void usage(FILE *f)
 static void print_summary(const struct jpd_summary *s)
 {
 	double mb = (double)s->pt_bytes / 1e6;
-	printf("decoded %u streams, %.2f MB of PT in %.3f s (%.1f MB/s); "
+	printf("decoded %u streams (%llu chunks), %.2f MB of PT in %.3f s (%.1f MB/s); "
 	       "decoding %.3f s (%.1f MB/s), merge and write %.3f s\n",
-	       s->streams, mb, s->seconds, s->seconds > 0 ? mb / s->seconds : 0,
+	       s->streams, (unsigned long long)s->chunks, mb, s->seconds, s->seconds > 0 ? mb / s->seconds : 0,
 	       s->decode_seconds,
 	       s->decode_seconds > 0 ? mb / s->decode_seconds : 0,
 	       s->seconds - s->decode_seconds);
@@ -61,7 +63,8 @@ int cli_decode_dir(const char *dir, const struct cli_decode_opts *co)
 {
 	struct jpd_options o = { .jobs = co->jobs,
 				 .progress = isatty(STDERR_FILENO),
-				 .attribution = co->attribution };
+				 .attribution = co->attribution,
+				 .chunk_bytes = co->chunk_bytes };
 	struct jpb_bundle *b;
 	int rc = jpb_bundle_open(&b, dir);
 	if (rc) {
@@ -103,6 +106,7 @@ int cmd_decode(int argc, char **argv)
 		{ "no-flow", no_argument, NULL, 1 },
 		{ "no-recover", no_argument, NULL, 2 },
 		{ "attribution", required_argument, NULL, 3 },
+		{ "chunk-size", required_argument, NULL, 4 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -127,6 +131,14 @@ int cmd_decode(int argc, char **argv)
 			}
 			cli_err("--attribution: expected switch or time, got '%s'", optarg);
 			return CLI_USAGE;
+		}
+		if (c == 4) {
+			if (cli_parse_u64("--chunk-size", optarg, &jobs) || jobs < 4096) {
+				cli_err("--chunk-size: expected at least 4096, got '%s'", optarg);
+				return CLI_USAGE;
+			}
+			o.chunk_bytes = jobs;
+			continue;
 		}
 		if (c == 'j') {
 			if (cli_parse_u64("--jobs", optarg, &jobs) || !jobs || jobs > 1024) {

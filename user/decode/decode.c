@@ -21,35 +21,47 @@
 #include "decode_int.h"
 #include "records_pt.h"
 
+/* Work items on a pool of threads: streams to prepare, then chunks. */
 struct pool {
 	struct jpd_ctx *ctx;
 	struct jpd_stream *streams;
-	size_t n;
-	atomic_size_t next;
+	size_t nstreams;
+	struct jpd_chunk **chunks;
+	size_t nchunks;
+	struct jpd_worker *workers;
+	unsigned nworkers;
+	atomic_size_t next, done;
+	atomic_uint ids;
 	int progress;
-	atomic_size_t done;
 };
 
-static void *worker(void *arg)
+static void *prepare_worker(void *arg)
 {
 	struct pool *p = arg;
-	for (;;) {
-		size_t i = atomic_fetch_add(&p->next, 1);
-		if (i >= p->n)
-			return NULL;
-		jpd_stream_decode(p->ctx, &p->streams[i]);
-		size_t d = atomic_fetch_add(&p->done, 1) + 1;
-		if (p->progress)
-			fprintf(stderr, "\rdecode: %zu/%zu streams", d, p->n);
-	}
+	for (size_t i; (i = atomic_fetch_add(&p->next, 1)) < p->nstreams;)
+		jpd_stream_prepare(p->ctx, &p->streams[i]);
+	return NULL;
 }
 
-static int run_pool(struct pool *p, unsigned jobs)
+static void *chunk_worker(void *arg)
 {
-	if (jobs > p->n)
-		jobs = (unsigned)p->n;
+	struct pool *p = arg;
+	struct jpd_worker *w = &p->workers[atomic_fetch_add(&p->ids, 1)];
+	for (size_t i; (i = atomic_fetch_add(&p->next, 1)) < p->nchunks;) {
+		jpd_chunk_decode(p->ctx, w, p->chunks[i]);
+		size_t d = atomic_fetch_add(&p->done, 1) + 1;
+		if (p->progress)
+			fprintf(stderr, "\rdecode: %zu/%zu chunks", d, p->nchunks);
+	}
+	return NULL;
+}
+
+static int run_pool(struct pool *p, unsigned jobs, void *(*fn)(void *))
+{
+	atomic_store(&p->next, 0);
+	atomic_store(&p->ids, 0);
 	if (jobs <= 1) {
-		worker(p);
+		fn(p);
 		return 0;
 	}
 	pthread_t *th = calloc(jobs, sizeof(*th));
@@ -57,14 +69,45 @@ static int run_pool(struct pool *p, unsigned jobs)
 		return jpb_err_nomem;
 	unsigned started = 0;
 	for (; started < jobs; started++)
-		if (pthread_create(&th[started], NULL, worker, p))
+		if (pthread_create(&th[started], NULL, fn, p))
 			break;
 	if (!started)
-		worker(p);
+		fn(p);
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
 	free(th);
 	return 0;
+}
+
+static int open_workers(struct jpd_ctx *ctx, struct jpd_worker *ws, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct jpd_worker *w = &ws[i];
+		w->id = i;
+		snprintf(w->spillpath, sizeof(w->spillpath), "%s/ev-%u.bin",
+			 ctx->tmpdir, i);
+		w->spill = fopen(w->spillpath, "w+");
+		if (!w->spill)
+			return jpb_err_io;
+		w->iscache = jpd_image_iscache(&ctx->img);
+		if (!w->iscache)
+			return jpb_err_nomem;
+	}
+	return 0;
+}
+
+static void close_workers(struct jpd_worker *ws, unsigned n)
+{
+	for (unsigned i = 0; ws && i < n; i++) {
+		if (ws[i].spill) {
+			fclose(ws[i].spill);
+			unlink(ws[i].spillpath);
+		}
+		if (ws[i].iscache)
+			pt_iscache_free(ws[i].iscache);
+		jpb_buf_fini(&ws[i].out);
+	}
+	free(ws);
 }
 
 /* ---- configuration from meta.json "pt" -------------------------------- */
@@ -102,7 +145,7 @@ static void config_from_meta(struct pt_config *cfg, struct jpb_bundle *b)
 
 struct pref {
 	struct jpd_piece *p;
-	struct jpd_stream *st;
+	FILE *spill;
 };
 
 static int cmp_pref(const void *a, const void *b)
@@ -148,7 +191,7 @@ static int copy_piece(struct tout *o, const struct pref *r, struct jpb_buf *in)
 	jpb_buf_reset(in);
 	if (jpb_buf_reserve(in, p->len))
 		return jpb_err_nomem;
-	if (pread(fileno(r->st->spill), in->data, p->len, (off_t)p->off) !=
+	if (pread(fileno(r->spill), in->data, p->len, (off_t)p->off) !=
 	    (ssize_t)p->len)
 		return jpb_err_io;
 	struct jpb_rec_decoded_events ev = {
@@ -204,19 +247,21 @@ static int write_thread(struct jpd_ctx *ctx, struct pref *refs, size_t n,
 	return rc;
 }
 
-static int merge(struct jpd_ctx *ctx, struct jpd_stream *sts, size_t n,
+static int merge(struct jpd_ctx *ctx, struct pool *pl,
 		 struct jpb_writer *summary, struct jpd_summary *sum)
 {
 	size_t total = 0;
-	for (size_t i = 0; i < n; i++)
-		total += sts[i].npieces;
+	for (size_t i = 0; i < pl->nchunks; i++)
+		total += pl->chunks[i]->npieces;
 	struct pref *refs = calloc(total + 1, sizeof(*refs));
 	if (!refs)
 		return jpb_err_nomem;
 	size_t k = 0;
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = 0; j < sts[i].npieces; j++)
-			refs[k++] = (struct pref){ &sts[i].pieces[j], &sts[i] };
+	for (size_t i = 0; i < pl->nchunks; i++)
+		for (size_t j = 0; j < pl->chunks[i]->npieces; j++) {
+			struct jpd_piece *p = &pl->chunks[i]->pieces[j];
+			refs[k++] = (struct pref){ p, pl->workers[p->spill].spill };
+		}
 	qsort(refs, total, sizeof(*refs), cmp_pref);
 	struct jpb_buf in = { 0 };
 	int rc = 0;
@@ -281,6 +326,27 @@ static void clear_output(struct jpb_bundle *b)
 	closedir(d);
 }
 
+/* A stream's counts: its chunks', summed. */
+static void sum_chunks(struct jpd_stream *s)
+{
+	for (size_t i = 0; i < s->nchunks; i++) {
+		const struct jpd_counts *c = &s->chunks[i].n;
+		s->n.blocks += c->blocks;
+		s->n.events += c->events;
+		s->n.gaps += c->gaps;
+		s->n.errors += c->errors;
+		s->n.unattributed += c->unattributed;
+		s->n.switches += c->switches;
+		s->n.interp += c->interp;
+		s->n.compiled += c->compiled;
+		s->n.transitions += c->transitions;
+		for (int k = 0; k < 8; k++)
+			s->n.gaps_by_cause[k] += c->gaps_by_cause[k];
+		s->npieces += s->chunks[i].npieces;
+	}
+	s->n.errors += s->errors;
+}
+
 static int write_stream_summaries(struct jpb_writer *w, struct jpd_stream *sts,
 				  size_t n, struct jpd_summary *sum)
 {
@@ -288,28 +354,29 @@ static int write_stream_summaries(struct jpb_writer *w, struct jpd_stream *sts,
 	int rc = 0;
 	for (size_t i = 0; i < n && !rc; i++) {
 		struct jpd_stream *s = &sts[i];
+		sum_chunks(s);
 		struct jpb_rec_decoded_stream r = {
 			.stream = jpb_str_c(s->name), .cpu = s->cpu,
 			.pt_bytes = s->pt_bytes,
-			.events = s->events, .gaps = s->gaps, .errors = s->errors,
-			.unattributed = s->unattributed, .pieces = s->npieces,
-			.switches = s->switches,
+			.events = s->n.events, .gaps = s->n.gaps, .errors = s->n.errors,
+			.unattributed = s->n.unattributed, .pieces = s->npieces,
+			.switches = s->n.switches,
 		};
 		rc = jpb_writer_put_rec(w, jpb_rectype_find(JPB_REC_DECODED_STREAM), 0,
 					&r, &scratch);
 		sum->pt_bytes += s->pt_bytes;
-		sum->blocks += s->blocks;
-		sum->events += s->events;
-		sum->interp += s->interp;
-		sum->compiled += s->compiled;
-		sum->transitions += s->transitions;
-		sum->gaps += s->gaps;
-		sum->errors += s->errors;
-		sum->unattributed += s->unattributed;
-		sum->switches += s->switches;
+		sum->blocks += s->n.blocks;
+		sum->events += s->n.events;
+		sum->interp += s->n.interp;
+		sum->compiled += s->n.compiled;
+		sum->transitions += s->n.transitions;
+		sum->gaps += s->n.gaps;
+		sum->errors += s->n.errors;
+		sum->unattributed += s->n.unattributed;
+		sum->switches += s->n.switches;
 		sum->aux_truncated += s->aux_truncated;
 		for (int c = 0; c < 8; c++)
-			sum->gaps_by_cause[c] += s->gaps_by_cause[c];
+			sum->gaps_by_cause[c] += s->n.gaps_by_cause[c];
 	}
 	jpb_buf_fini(&scratch);
 	return rc;
@@ -317,13 +384,8 @@ static int write_stream_summaries(struct jpb_writer *w, struct jpd_stream *sts,
 
 static void cleanup(struct jpd_ctx *ctx, struct jpd_stream *sts, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		if (sts[i].spill) {
-			fclose(sts[i].spill);
-			unlink(sts[i].spillpath);
-		}
-		free(sts[i].pieces);
-	}
+	for (size_t i = 0; i < n; i++)
+		jpd_stream_fini(&sts[i]);
 	free(sts);
 	if (ctx->img.codefile[0])
 		unlink(ctx->img.codefile);
@@ -360,6 +422,45 @@ static int prepare(struct jpd_ctx *ctx, char *err, size_t errsize)
 	return rc ? rc : jpd_image_load(&ctx->img, ctx->b, &ctx->sched.clock, err, errsize);
 }
 
+/* Prepare the streams (gather, scan, split) on the pool, then decode all
+ * their chunks on it; every worker has its own section cache and spill. */
+static int decode_streams(struct jpd_ctx *ctx, struct pool *p, unsigned jobs)
+{
+	/* BPF timestamps against PT: trust them to a few microseconds */
+	const struct jpd_clock *clk = &ctx->sched.clock;
+	uint64_t t0 = clk->n ? clk->ns[0] : 0;
+	ctx->window = jpd_ns_to_tsc(clk, t0 + 5000) - jpd_ns_to_tsc(clk, t0);
+	int rc = run_pool(p, jobs < p->nstreams ? jobs : (unsigned)p->nstreams,
+			  prepare_worker);
+	size_t total = 0;
+	for (size_t i = 0; i < p->nstreams; i++)
+		total += p->streams[i].nchunks;
+	p->chunks = calloc(total + 1, sizeof(*p->chunks));
+	if (!p->chunks)
+		return jpb_err_nomem;
+	/* the streams side by side, each in order */
+	for (size_t k = 0, more = 1; more; k++) {
+		more = 0;
+		for (size_t i = 0; i < p->nstreams; i++)
+			if (k < p->streams[i].nchunks) {
+				p->chunks[p->nchunks++] = &p->streams[i].chunks[k];
+				more = 1;
+			}
+	}
+	p->nworkers = jobs < p->nchunks ? jobs : (unsigned)p->nchunks;
+	p->workers = calloc(p->nworkers + 1, sizeof(*p->workers));
+	if (!p->workers)
+		return jpb_err_nomem;
+	if (!rc)
+		rc = open_workers(ctx, p->workers, p->nworkers);
+	if (!rc)
+		rc = run_pool(p, p->nworkers, chunk_worker);
+	for (unsigned i = 0; i < p->nworkers && !rc; i++)
+		if (fflush(p->workers[i].spill))
+			rc = jpb_err_io;
+	return rc;
+}
+
 int jpd_decode(struct jpb_bundle *b, const struct jpd_options *opt,
 	       struct jpd_summary *sum, char *err, size_t errsize)
 {
@@ -369,6 +470,7 @@ int jpd_decode(struct jpb_bundle *b, const struct jpd_options *opt,
 		return jpb_err_nomem;
 	ctx->b = b;
 	ctx->attribution = opt->attribution;
+	ctx->chunk_bytes = opt->chunk_bytes ? opt->chunk_bytes : JPD_CHUNK_BYTES;
 	memset(sum, 0, sizeof(*sum));
 	struct jpd_stream *sts = NULL;
 	size_t n = 0;
@@ -380,18 +482,23 @@ int jpd_decode(struct jpb_bundle *b, const struct jpd_options *opt,
 		long c = sysconf(_SC_NPROCESSORS_ONLN);
 		jobs = c > 0 ? (unsigned)c : 1;
 	}
-	struct pool p = { .ctx = ctx, .streams = sts, .n = n,
+	struct pool p = { .ctx = ctx, .streams = sts, .nstreams = n,
 			  .progress = opt->progress };
 	double t1 = now_s();
 	if (!rc)
-		rc = run_pool(&p, jobs);
+		rc = decode_streams(ctx, &p, jobs);
 	sum->decode_seconds = now_s() - t1;
-	if (opt->progress && n)
+	if (opt->progress && p.nchunks)
 		fputc('\n', stderr);
 	for (size_t i = 0; i < n && !rc; i++)
 		if (sts[i].rc) {
 			snprintf(err, errsize, "%s", sts[i].err);
 			rc = sts[i].rc;
+		}
+	for (size_t i = 0; i < p.nchunks && !rc; i++)
+		if (p.chunks[i]->rc) {
+			snprintf(err, errsize, "%s", p.chunks[i]->err);
+			rc = p.chunks[i]->rc;
 		}
 	struct jpb_writer *w = NULL;
 	if (!rc)
@@ -399,7 +506,7 @@ int jpd_decode(struct jpb_bundle *b, const struct jpd_options *opt,
 	if (!rc)
 		rc = write_stream_summaries(w, sts, n, sum);
 	if (!rc)
-		rc = merge(ctx, sts, n, w, sum);
+		rc = merge(ctx, &p, w, sum);
 	if (w) {
 		int crc = jpb_writer_close(w);
 		rc = rc ? rc : crc;
@@ -407,6 +514,7 @@ int jpd_decode(struct jpb_bundle *b, const struct jpd_options *opt,
 	if (rc && !err[0])
 		snprintf(err, errsize, "decode: %s", jpb_errstr(rc));
 	sum->streams = (unsigned)n;
+	sum->chunks = p.nchunks;
 	sum->nmethods = ctx->img.nnm;
 	sum->missing_pcmaps = ctx->img.missing_pcmaps;
 	sum->unload_mismatch = ctx->img.unload_mismatch;
@@ -417,6 +525,8 @@ int jpd_decode(struct jpb_bundle *b, const struct jpd_options *opt,
 	for (size_t i = 0; i < n && !rc; i++)
 		if (sts[i].err[0] && !err[0])
 			snprintf(err, errsize, "%s", sts[i].err);
+	close_workers(p.workers, p.nworkers);
+	free(p.chunks);
 	cleanup(ctx, sts, n);
 	free(ctx);
 	sum->seconds = now_s() - t0;

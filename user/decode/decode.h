@@ -25,10 +25,15 @@ struct jpd_options {
 	unsigned jobs;  /* worker threads; 0: all online CPUs */
 	int progress;   /* 1: progress lines on stderr */
 	int attribution; /* enum jpd_attribution */
+	uint64_t chunk_bytes; /* PT per parallel chunk; 0: JPD_CHUNK_BYTES */
 };
+
+/* Streams are decoded in chunks of about this much PT, cut at PSBs. */
+#define JPD_CHUNK_BYTES (4u << 20)
 
 struct jpd_summary {
 	unsigned streams, threads;
+	uint64_t chunks; /* pieces of streams decoded in parallel */
 	uint64_t pt_bytes, blocks, events, interp, compiled, transitions;
 	uint64_t gaps, errors, unattributed, switches;
 	uint64_t gaps_by_cause[8];

@@ -123,11 +123,18 @@ void jpd_sched_place(struct jpd_switch *sw, size_t n, const uint64_t *dis,
 		     const uint64_t *en, const uint8_t *async, size_t ngaps,
 		     uint64_t window);
 
-/* ---- one stream (ptdec.c) ---- */
+/* ---- streams and chunks (stream.c, ptdec.c) ---- */
+struct jpd_counts {
+	uint64_t blocks, events, gaps, errors, unattributed, switches, interp,
+		compiled, transitions;
+	uint64_t gaps_by_cause[8];
+};
+
 struct jpd_piece {
 	uint32_t tid, cpu;
-	uint64_t first_tsc, ordinal;
-	uint64_t off, len; /* in the stream's spill file */
+	uint64_t first_tsc, ordinal; /* ordinal: chunk << 32 | piece in chunk */
+	uint32_t spill;    /* the worker spill file holding it */
+	uint64_t off, len; /* in that file */
 	uint64_t events, gaps, interp, compiled, transitions;
 	/* a piece ends after a gap event: its bounds for the gap record */
 	int has_gap;
@@ -136,21 +143,77 @@ struct jpd_piece {
 	uint64_t gap_first, gap_last, gap_offset;
 };
 
+/* A stretch of AUX data with no hole: decoded with one decoder state. */
+struct jpd_run {
+	uint64_t begin, end; /* in the gathered bytes */
+	int after_hole;      /* data before it is missing */
+};
+
+/* Attribution state at a point of a CPU's trace: the last tracing gap
+ * passed (by name) and the switches applied by then. */
+struct jpd_attr_state {
+	size_t swpos;
+	uint32_t tid;
+	uint64_t gap_tsc;
+	uint32_t gap_k;
+	int gaps_seen;
+};
+
+/* A piece of a run between two PSBs, decoded on its own: the decoder
+ * syncs at the PSB before BEGIN (WARM) and decodes silently up to the
+ * first item past BEGIN, so the state that crosses a PSB (the last block,
+ * an open gap, an armed skip) is rebuilt exactly; it stops at the first
+ * item past END, which the next chunk decodes. */
+struct jpd_chunk {
+	struct jpd_stream *st;
+	uint32_t index; /* in the stream: merge order */
+	uint32_t run;
+	uint64_t warm, begin, end; /* offsets in the gathered bytes */
+	uint64_t next_warm;        /* the next chunk's WARM, or END */
+	int first_in_run, last_in_run;
+	struct jpd_attr_state init; /* at WARM, from the gap scan */
+	/* results */
+	struct jpd_piece *pieces;
+	size_t npieces, cap;
+	struct jpd_counts n;
+	int rc;
+	char err[256];
+};
+
 struct jpd_stream {
 	const char *name;
 	uint32_t cpu; /* pt/cpuN: N; pt/tidN: 100000 + stream index */
 	uint32_t tid; /* per-thread ring: its thread, else 0 */
+	/* the gathered PT, mapped */
+	const uint8_t *buf;
+	uint64_t size;
+	struct jpd_run *runs;
+	size_t nruns;
+	/* this CPU's switches and the tracing gaps they are placed in */
+	struct jpd_switch *sw;
+	size_t nsw;
+	uint64_t *dis, *en, *goff; /* goff: where the scan saw the gap end */
+	uint8_t *async;
+	size_t ngaps, capgaps;
+	struct jpd_chunk *chunks;
+	size_t nchunks;
 	/* results */
-	struct jpd_piece *pieces;
-	size_t npieces, cap;
-	FILE *spill;
-	char spillpath[4096];
-	uint64_t pt_bytes, blocks, events, gaps, errors, unattributed,
-		switches, interp, compiled, transitions;
-	uint64_t gaps_by_cause[8];
+	uint64_t pt_bytes, errors;
 	uint64_t aux_truncated; /* pt_aux_event records flagged truncated */
+	struct jpd_counts n;    /* the chunks' counts, summed */
+	size_t npieces;
 	int rc;
 	char err[512];
+};
+
+/* One worker's scratch: its own section cache and spill file. */
+struct jpd_worker {
+	struct pt_image_section_cache *iscache;
+	FILE *spill;
+	char spillpath[4200];
+	uint64_t spill_pos;
+	uint32_t id;
+	struct jpb_buf out;
 };
 
 struct jpd_ctx {
@@ -159,9 +222,24 @@ struct jpd_ctx {
 	struct jpd_sched sched;
 	struct pt_config base_cfg;
 	int attribution; /* enum jpd_attribution */
+	uint64_t chunk_bytes;
+	uint64_t window; /* TSC ticks a BPF timestamp may be off */
 	char tmpdir[3072];
 };
 
-int jpd_stream_decode(struct jpd_ctx *ctx, struct jpd_stream *st);
+/* Gather, scan and split one stream into chunks (stream.c). */
+int jpd_stream_prepare(struct jpd_ctx *ctx, struct jpd_stream *st);
+void jpd_stream_fini(struct jpd_stream *st);
+/* The attribution state after passing the gaps with goff < OFF. */
+void jpd_attr_walk(const struct jpd_ctx *ctx, const struct jpd_stream *st,
+		   struct jpd_attr_state *a, size_t *gpos, uint64_t off);
+/* Apply the switches due at the last gap passed (ptdec.c); returns
+ * whether any was applied. */
+int jpd_attr_apply(const struct jpd_stream *st, struct jpd_attr_state *a,
+		   int by_time, uint64_t now, uint64_t *napplied);
+
+/* Decode one chunk (ptdec.c). */
+int jpd_chunk_decode(struct jpd_ctx *ctx, struct jpd_worker *w,
+		     struct jpd_chunk *c);
 
 #endif /* JPBPF_DECODE_INT_H */

@@ -1,55 +1,45 @@
 // SPDX-License-Identifier: MIT
 /*
- * One PT stream: its AUX bytes gathered into a scratch file and mapped,
- * split into runs at holes, a packet pass that finds the tracing gaps (to
- * place context switches), then libipt's block decoder with each block
- * classified into events, written to the stream's spill file as pieces
- * (one thread's consecutive events on this CPU).
+ * One chunk of a PT stream (stream.c splits streams at PSBs): libipt's
+ * block decoder with each block classified into events, written to the
+ * worker's spill file as pieces (one thread's consecutive events on this
+ * CPU).  A chunk's decoder syncs one PSB early and decodes silently up to
+ * its start: the state that crosses a PSB is rebuilt, not passed on, so
+ * chunks decode in any order on any worker with the same result.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "decode.h"
 #include "decode_int.h"
-#include "records_pt.h"
-
-struct run {
-	uint64_t begin, end; /* in the gathered bytes */
-	int after_hole;      /* data before it is missing */
-};
 
 struct sdec {
 	struct jpd_ctx *ctx;
+	struct jpd_worker *w;
 	struct pt_image_section_cache *iscache; /* this worker's */
 	struct jpd_stream *st;
-	const uint8_t *buf;
-	struct run *runs;
-	size_t nruns;
+	struct jpd_chunk *c;
+	const struct jpd_run *rn;
+	/* counts: the chunk's, or a sink while decoding silently */
+	struct jpd_counts *n, sink;
+	/* silent until the first item past `begin', done at the first
+	 * past `end' (offsets in the gathered bytes) */
+	int silent, done;
+	uint64_t begin, end;
+	uint64_t base; /* where the decoder's buffer starts */
 	/* switches of this CPU and the tracing gaps they are placed in */
-	struct jpd_switch *sw;
-	size_t nsw, swpos;
-	uint64_t *dis, *en;
-	uint8_t *async;
-	size_t ngaps, capgaps;
+	const struct jpd_switch *sw;
+	size_t nsw;
 	/* decoding state */
 	struct pt_block_decoder *dec;
 	size_t nm_added;
 	uint64_t now, last_tsc;
-	uint32_t tid;
+	struct jpd_attr_state a; /* a.tid: the thread running now */
 	int fixed_tid; /* per-thread ring: no switches */
 	int by_time;   /* JPD_ATTR_TIME: cut at switch times, not gaps */
-	uint64_t window; /* TSC ticks a BPF timestamp may be off */
-	/* the last tracing gap passed, named as the packet scan names it:
-	 * its enable time and rank among gaps ending then */
-	uint64_t gap_tsc;
-	uint32_t gap_k;
-	int gaps_seen;
 	int prev_isid;
 	int gap_open;
+	uint64_t gap_item; /* offset of the item that opened the gap */
 	/* an async disable at a bytecode's first instruction reports that
 	 * bytecode; the enable at the same ip must not report it again */
 	uint64_t skip_ip;
@@ -65,323 +55,138 @@ struct sdec {
 	/* the open piece */
 	struct jpd_piece *piece;
 	uint64_t piece_prev_tsc;
-	struct jpb_buf out;
-	uint64_t spill_pos;
 	struct jpb_decoded_event ev;
 };
-
-/* ---- gathering ---------------------------------------------------- */
-
-static int gather(struct sdec *s, int fd, uint64_t *size)
-{
-	struct jpd_stream *st = s->st;
-	struct jpb_reader *r;
-	int rc = jpb_reader_open(s->ctx->b, st->name, &r);
-	if (rc) {
-		snprintf(st->err, sizeof(st->err), "decode: %s: %s", st->name,
-			 jpb_errstr(rc));
-		return rc;
-	}
-	size_t caprun = 0;
-	uint64_t next_off = UINT64_MAX, pos = 0;
-	int hole = 0;
-	struct jpb_record rec;
-	while ((rc = jpb_reader_next(r, &rec)) == 0) {
-		const struct jpb_rectype *t = jpb_rectype_find(rec.type);
-		if (rec.type == JPB_REC_PT_AUX_EVENT) {
-			struct jpb_rec_pt_aux_event ae;
-			if (!jpb_rec_decode(t, rec.payload, rec.size, &ae) &&
-			    (ae.flags & 1))
-				st->aux_truncated++; /* its data follows; OVF marks the loss */
-			continue;
-		}
-		if (rec.type != JPB_REC_PT_AUX_DATA)
-			continue;
-		struct jpb_rec_pt_aux_data d;
-		if (jpb_rec_decode(t, rec.payload, rec.size, &d)) {
-			hole = 1;
-			continue;
-		}
-		int jump = next_off != UINT64_MAX && d.offset != next_off;
-		if (!s->nruns || jump || hole || (d.flags & JPB_PT_DATA_SNAPSHOT)) {
-			if (JPB_GROW(s->runs, s->nruns, caprun)) {
-				rc = jpb_err_nomem;
-				break;
-			}
-			s->runs[s->nruns++] = (struct run){ pos, pos, jump || hole };
-			hole = 0;
-		}
-		if (d.data.len && write(fd, d.data.ptr, d.data.len) != (ssize_t)d.data.len) {
-			rc = jpb_err_io;
-			break;
-		}
-		pos += d.data.len;
-		s->runs[s->nruns - 1].end = pos;
-		next_off = d.offset + d.data.len;
-	}
-	if (rc == jpb_err_truncated || rc == jpb_err_corrupt) {
-		/* The intact prefix decodes; the damage is an error. */
-		st->errors++;
-		snprintf(st->err, sizeof(st->err), "%s", jpb_reader_errmsg(r));
-		rc = jpb_err_eos;
-	}
-	jpb_reader_free(r);
-	*size = pos;
-	return rc == jpb_err_eos ? 0 : rc;
-}
-
-/* ---- pass 1: tracing gaps from packets ---------------------------- */
-
-static int add_gap(struct sdec *s, uint64_t d, uint64_t e, int async)
-{
-	size_t cap = s->capgaps;
-	if (JPB_GROW(s->dis, s->ngaps, s->capgaps))
-		return jpb_err_nomem;
-	if (cap != s->capgaps) {
-		uint64_t *p = realloc(s->en, s->capgaps * sizeof(*p));
-		if (p)
-			s->en = p;
-		uint8_t *q = realloc(s->async, s->capgaps);
-		if (q)
-			s->async = q;
-		if (!p || !q)
-			return jpb_err_nomem;
-	}
-	/* in stream order enable times only grow; a TSC glitch must not
-	 * unsort them */
-	if (s->ngaps && e < s->en[s->ngaps - 1])
-		e = s->en[s->ngaps - 1];
-	s->dis[s->ngaps] = d;
-	s->async[s->ngaps] = (uint8_t)async;
-	s->en[s->ngaps++] = e;
-	return 0;
-}
-
-/* One scan step: the events due now, named by libipt's own time for them
- * (the block decoder sees the same events at the same times: it runs this
- * query decoder inside). */
-struct scan {
-	uint64_t last, dis;
-	int off; /* 0 tracing, 1 async disabled, 2 disabled by a branch */
-};
-
-static int scan_events(struct sdec *s, struct pt_query_decoder *q,
-		       struct scan *sc, int status)
-{
-	while (status > 0 && (status & pts_event_pending)) {
-		struct pt_event ev;
-		status = pt_qry_event(q, &ev, sizeof(ev));
-		if (status < 0)
-			return status;
-		uint64_t t = ev.has_tsc ? ev.tsc : sc->last;
-		sc->last = t;
-		int rc = 0;
-		switch (ev.type) {
-		case ptev_async_disabled:
-			sc->off = 1;
-			sc->dis = t;
-			break;
-		case ptev_disabled:
-			sc->off = 2;
-			sc->dis = t;
-			break;
-		case ptev_enabled:
-			/* Any PGE may start a task: the previous one may have
-			 * blocked or ended in untraced code, or without a PGD. */
-			rc = add_gap(s, sc->off ? sc->dis : t, t, sc->off != 2);
-			sc->off = 0;
-			break;
-		case ptev_overflow: /* switches may hide in lost trace */
-			rc = add_gap(s, t, t, 1);
-			break;
-		default:
-			break;
-		}
-		if (rc)
-			return -1000 + rc;
-	}
-	return status;
-}
-
-/* The stream's tracing gaps, where context switches can be: every
- * disable (asynchronous: the kernel took the CPU; synchronous: a branch
- * into untraced code) up to the next enable, every OVF, the run's start
- * and end.  Driven by libipt's query decoder without the image: at each
- * step it asks for a conditional branch, else an indirect one. */
-static int scan_run(struct sdec *s, const struct run *rn)
-{
-	struct pt_config cfg = s->ctx->base_cfg;
-	cfg.begin = (uint8_t *)s->buf + rn->begin;
-	cfg.end = (uint8_t *)s->buf + rn->end;
-	struct pt_query_decoder *q = pt_qry_alloc_decoder(&cfg);
-	if (!q)
-		return jpb_err_nomem;
-	struct scan sc = { 0 };
-	uint64_t ip, prev_sync = 0, sync = 0;
-	int rc = 0, status = pt_qry_sync_forward(q, &ip);
-	if (status >= 0) {
-		uint32_t lm, lc;
-		pt_qry_time(q, &sc.last, &lm, &lc);
-		/* the run's start: tasks switched in before it */
-		rc = add_gap(s, sc.last, sc.last, 1);
-	}
-	while (!rc && status >= 0) {
-		status = scan_events(s, q, &sc, status);
-		if (status <= -1000) {
-			rc = status + 1000;
-			break;
-		}
-		if (status >= 0) {
-			int taken;
-			status = pt_qry_cond_branch(q, &taken);
-			if (status == -pte_bad_query)
-				status = pt_qry_indirect_branch(q, &ip);
-		}
-		if (status >= 0 || status == -pte_eos)
-			continue;
-		/* damage: on at the next PSB, always forward */
-		pt_qry_get_sync_offset(q, &prev_sync);
-		status = pt_qry_sync_forward(q, &ip);
-		if (status >= 0 && (pt_qry_get_sync_offset(q, &sync) < 0 || sync <= prev_sync))
-			break;
-	}
-	/* The run's end (disabled or not): a switch after the last trace
-	 * belongs there, and is never applied within the run. */
-	if (!rc)
-		rc = add_gap(s, sc.off == 1 ? sc.dis : sc.last, UINT64_MAX - 1, 1);
-	pt_qry_free_decoder(q);
-	return rc;
-}
 
 /* ---- pieces and events ------------------------------------------- */
 
 static int flush_out(struct sdec *s)
 {
-	if (!s->out.len)
+	struct jpd_worker *w = s->w;
+	if (!w->out.len)
 		return 0;
-	if (fwrite(s->out.data, 1, s->out.len, s->st->spill) != s->out.len)
+	if (fwrite(w->out.data, 1, w->out.len, w->spill) != w->out.len)
 		return jpb_err_io;
-	s->spill_pos += s->out.len;
-	jpb_buf_reset(&s->out);
+	w->spill_pos += w->out.len;
+	jpb_buf_reset(&w->out);
 	return 0;
+}
+
+static uint64_t spill_now(const struct sdec *s)
+{
+	return s->w->spill_pos + s->w->out.len;
 }
 
 static void close_piece(struct sdec *s)
 {
 	if (!s->piece)
 		return;
-	s->piece->len = s->spill_pos + s->out.len - s->piece->off;
+	s->piece->len = spill_now(s) - s->piece->off;
 	if (!s->piece->len)
-		s->st->npieces--; /* nothing in it */
+		s->c->npieces--; /* nothing in it */
 	s->piece = NULL;
 }
 
 static int open_piece(struct sdec *s)
 {
-	struct jpd_stream *st = s->st;
-	if (JPB_GROW(st->pieces, st->npieces, st->cap))
+	struct jpd_chunk *c = s->c;
+	if (JPB_GROW(c->pieces, c->npieces, c->cap))
 		return jpb_err_nomem;
-	s->piece = &st->pieces[st->npieces];
+	s->piece = &c->pieces[c->npieces];
 	memset(s->piece, 0, sizeof(*s->piece));
-	s->piece->tid = s->tid;
-	s->piece->cpu = st->cpu;
+	s->piece->tid = s->a.tid;
+	s->piece->cpu = s->st->cpu;
 	s->piece->first_tsc = s->now;
-	s->piece->ordinal = st->npieces++;
-	s->piece->off = s->spill_pos + s->out.len;
+	s->piece->ordinal = (uint64_t)c->index << 32 | c->npieces++;
+	s->piece->spill = s->w->id;
+	s->piece->off = spill_now(s);
 	s->piece_prev_tsc = 0;
 	return 0;
 }
 
+static void count_gap(struct sdec *s, const struct jpb_decoded_event *e)
+{
+	struct jpd_piece *p = s->piece;
+	p->gaps++;
+	s->n->gaps++;
+	if (e->what < 8)
+		s->n->gaps_by_cause[e->what]++;
+	p->has_gap = 1;
+	p->gap_cause = e->what;
+	p->gap_error = -(int32_t)e->arg;
+	p->gap_first = e->tsc;
+	p->gap_last = e->end_tsc;
+	p->gap_offset = e->ip;
+}
+
+static void count_event(struct sdec *s, const struct jpb_decoded_event *e)
+{
+	struct jpd_piece *p = s->piece;
+	p->events++;
+	s->n->events++;
+	if (!s->a.tid)
+		s->n->unattributed++;
+	if (e->kind == JPB_DEV_INTERP)
+		p->interp++, s->n->interp++;
+	else if (e->kind == JPB_DEV_COMPILED)
+		p->compiled++, s->n->compiled++;
+	else
+		p->transitions++, s->n->transitions++;
+}
+
 static int emit(struct sdec *s, const struct jpb_decoded_event *e)
 {
+	if (s->silent)
+		return 0;
 	if (!s->piece) {
 		int rc = open_piece(s);
 		if (rc)
 			return rc;
 		s->piece->first_tsc = e->tsc;
 	}
-	struct jpd_piece *p = s->piece;
-	if (jpb_decoded_event_put(&s->out, e, &s->piece_prev_tsc))
+	if (jpb_decoded_event_put(&s->w->out, e, &s->piece_prev_tsc))
 		return jpb_err_nomem;
 	if (e->kind == JPB_DEV_GAP) {
-		p->gaps++;
-		s->st->gaps++;
-		if (e->what < 8)
-			s->st->gaps_by_cause[e->what]++;
-		p->has_gap = 1;
-		p->gap_cause = e->what;
-		p->gap_error = -(int32_t)e->arg;
-		p->gap_first = e->tsc;
-		p->gap_last = e->end_tsc;
-		p->gap_offset = e->ip;
+		count_gap(s, e);
 		close_piece(s); /* the merge writes its gap record after it */
 	} else {
-		p->events++;
-		s->st->events++;
-		if (!s->tid)
-			s->st->unattributed++;
-		if (e->kind == JPB_DEV_INTERP)
-			p->interp++, s->st->interp++;
-		else if (e->kind == JPB_DEV_COMPILED)
-			p->compiled++, s->st->compiled++;
-		else
-			p->transitions++, s->st->transitions++;
+		count_event(s, e);
 	}
 	/* Pieces stay small enough to be one decoded_events record each. */
-	if (s->piece && s->spill_pos + s->out.len - s->piece->off >= (256u << 10))
+	if (s->piece && spill_now(s) - s->piece->off >= (256u << 10))
 		close_piece(s);
-	return s->out.len >= (1u << 20) ? flush_out(s) : 0;
+	return s->w->out.len >= (1u << 20) ? flush_out(s) : 0;
 }
 
 /* The decoder passes a tracing gap (run start, PGE, OVF) at TSC. */
 static void gap_passed(struct sdec *s, uint64_t tsc)
 {
-	if (s->gaps_seen && tsc == s->gap_tsc) {
-		s->gap_k++;
+	if (s->a.gaps_seen && tsc == s->a.gap_tsc) {
+		s->a.gap_k++;
 	} else {
-		s->gap_tsc = tsc > s->gap_tsc ? tsc : s->gap_tsc;
-		s->gap_k = 0;
+		s->a.gap_tsc = tsc > s->a.gap_tsc ? tsc : s->a.gap_tsc;
+		s->a.gap_k = 0;
 	}
-	s->gaps_seen = 1;
+	s->a.gaps_seen = 1;
 }
 
-/* Whether the next switch applies now: placed at or before the last gap
- * passed, or (the time baseline) stamped at or before the decoder's time. */
-static int switch_due(const struct sdec *s)
-{
-	const struct jpd_switch *w = &s->sw[s->swpos];
-	if (s->by_time)
-		return w->tsc <= s->now;
-	return w->apply_tsc < s->gap_tsc ||
-	       (w->apply_tsc == s->gap_tsc && w->apply_k <= s->gap_k);
-}
-
-/* Apply the switches due; a new thread opens a new piece. */
+/* Apply the switches due: placed at or before the last gap passed, or
+ * (the time baseline) stamped at or before the decoder's time.  A new
+ * thread opens a new piece. */
 static void apply_switches(struct sdec *s)
 {
-	uint32_t tid = s->tid;
 	if (s->fixed_tid)
 		return;
-	size_t first = s->swpos;
-	/* One task comes in per enable: with coarse timing two gaps may end
-	 * at the same TSC, and the second task's switch waits for the
-	 * second PGE. */
-	while (s->swpos < s->nsw && switch_due(s)) {
-		tid = s->sw[s->swpos].next_tid;
-		s->swpos++;
-		s->st->switches++;
-		if (tid && !s->by_time)
-			break;
-	}
+	uint32_t old = s->a.tid;
+	uint64_t n = 0;
+	jpd_attr_apply(s->st, &s->a, s->by_time, s->now, &n);
+	s->n->switches += n;
 	/* Out and back in: the thread may have run on another CPU meanwhile,
 	 * so its next events are a new piece (merged by time). */
-	if (s->swpos != first)
+	if (n)
 		close_piece(s);
-	if (tid != s->tid) {
-		close_piece(s);
-		s->tid = tid;
+	if (s->a.tid != old)
 		s->skip_armed = 0; /* the bytecode reported was another thread's */
-	}
 }
 
 static int transition(struct sdec *s, uint8_t what, uint64_t ip, uint64_t arg)
@@ -396,19 +201,25 @@ static int transition(struct sdec *s, uint8_t what, uint64_t ip, uint64_t arg)
 	return emit(s, e);
 }
 
+static uint64_t dec_offset(const struct sdec *s)
+{
+	uint64_t off = 0;
+	pt_blk_get_offset(s->dec, &off);
+	return s->base + off;
+}
+
 static int open_gap(struct sdec *s, uint8_t cause, int err, uint64_t offset)
 {
 	if (s->gap_open)
 		return 0; /* one gap until trace resumes */
 	s->gap_open = 1;
+	s->gap_item = dec_offset(s);
 	s->gap.kind = JPB_DEV_GAP;
 	s->gap.what = cause;
 	s->gap.tsc = s->last_tsc;
 	s->gap.end_tsc = s->last_tsc;
 	s->gap.ip = offset;
 	s->gap.arg = (uint64_t)(err < 0 ? -err : err);
-	if (cause == JPB_GAP_DECODE_ERROR)
-		s->st->errors++;
 	return 0;
 }
 
@@ -422,14 +233,14 @@ static int gap_for(struct sdec *s, uint32_t tid, uint32_t *given, size_t *ngiven
 			return 0;
 	if (*ngiven < 64)
 		given[(*ngiven)++] = tid;
-	if (tid == s->tid)
+	if (tid == s->a.tid)
 		return emit(s, &s->gap);
-	uint32_t cur = s->tid;
+	uint32_t cur = s->a.tid;
 	close_piece(s);
-	s->tid = tid;
+	s->a.tid = tid;
 	int rc = emit(s, &s->gap);
 	close_piece(s);
-	s->tid = cur;
+	s->a.tid = cur;
 	return rc;
 }
 
@@ -439,9 +250,13 @@ static int close_gap(struct sdec *s)
 		return 0;
 	s->gap_open = 0;
 	s->gap.end_tsc = s->now > s->gap.tsc ? s->now : s->gap.tsc;
+	/* counted where reported: a chunk may open a gap the next reports */
+	if (!s->silent && (s->gap.what == JPB_GAP_DECODE_ERROR ||
+			   s->gap.what == JPB_GAP_STREAM_END))
+		s->n->errors++;
 	uint32_t given[64];
 	size_t ngiven = 0;
-	int rc = gap_for(s, s->tid, given, &ngiven);
+	int rc = gap_for(s, s->a.tid, given, &ngiven);
 	/* Every thread the scheduler ran here during the loss lost trace. */
 	size_t lo = 0, hi = s->nsw;
 	while (lo < hi) {
@@ -455,7 +270,7 @@ static int close_gap(struct sdec *s)
 		if (s->sw[lo].next_tid)
 			rc = gap_for(s, s->sw[lo].next_tid, given, &ngiven);
 	apply_switches(s);
-	return rc ? rc : gap_for(s, s->tid, given, &ngiven);
+	return rc ? rc : gap_for(s, s->a.tid, given, &ngiven);
 }
 
 static void update_time(struct sdec *s)
@@ -569,12 +384,12 @@ static int classify(struct sdec *s, const struct pt_block *b)
 }
 
 /* First tracing gap ending at or after T. */
-static size_t gap_lower(const struct sdec *s, uint64_t t)
+static size_t gap_lower(const struct jpd_stream *st, uint64_t t)
 {
-	size_t lo = 0, hi = s->ngaps;
+	size_t lo = 0, hi = st->ngaps;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (s->en[mid] < t)
+		if (st->en[mid] < t)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -587,16 +402,15 @@ static size_t gap_lower(const struct sdec *s, uint64_t t)
  * share its TSC with the enable before it). */
 static int switch_follows(const struct sdec *s)
 {
-	if (s->swpos >= s->nsw)
+	const struct jpd_stream *st = s->st;
+	if (s->a.swpos >= s->nsw || s->by_time) /* time: no gaps to tell */
 		return 0;
-	const struct jpd_switch *w = &s->sw[s->swpos];
-	if (s->by_time) /* no gaps to place switches in */
+	const struct jpd_switch *w = &s->sw[s->a.swpos];
+	size_t g = s->a.gaps_seen ? gap_lower(st, s->a.gap_tsc) + s->a.gap_k + 1 : 0;
+	if (g >= st->ngaps)
 		return 0;
-	size_t g = s->gaps_seen ? gap_lower(s, s->gap_tsc) + s->gap_k + 1 : 0;
-	if (g >= s->ngaps)
-		return 0;
-	uint32_t k = (uint32_t)(g - gap_lower(s, s->en[g]));
-	return w->apply_tsc < s->en[g] || (w->apply_tsc == s->en[g] && w->apply_k <= k);
+	uint32_t k = (uint32_t)(g - gap_lower(st, st->en[g]));
+	return w->apply_tsc < st->en[g] || (w->apply_tsc == st->en[g] && w->apply_k <= k);
 }
 
 /* The instruction at AT did not complete (interrupt, fault, switch).  If
@@ -650,16 +464,31 @@ static int on_event(struct sdec *s, const struct pt_event *ev)
 		return transition(s, JPB_TR_DISABLED, ev->variant.disabled.ip, 0);
 	case ptev_async_disabled:
 		return async_disabled(s, ev->variant.async_disabled.at);
-	case ptev_overflow: {
+	case ptev_overflow:
 		gap_passed(s, evt);
-		uint64_t off = 0;
-		pt_blk_get_offset(s->dec, &off);
 		s->prev_isid = -1;
-		return open_gap(s, JPB_GAP_OVERFLOW, 0, off);
-	}
+		return open_gap(s, JPB_GAP_OVERFLOW, 0, dec_offset(s));
 	default:
 		return 0;
 	}
+}
+
+/* Each item (event, block, error) belongs to the chunk whose range holds
+ * the decoder's offset when libipt hands it over; the chunk before and the
+ * chunk after see the same items there (both decoders synced at a PSB
+ * before it), so the cut is the same in both.  Returns 1 past the end. */
+static int past_end(struct sdec *s)
+{
+	if (!s->silent && s->end == UINT64_MAX)
+		return 0;
+	uint64_t off = dec_offset(s);
+	if (s->silent && off > s->begin) {
+		s->silent = 0;
+		s->n = &s->c->n;
+	}
+	if (!s->silent && off > s->end)
+		s->done = 1;
+	return s->done;
 }
 
 static int drain_events(struct sdec *s, int status)
@@ -669,6 +498,8 @@ static int drain_events(struct sdec *s, int status)
 		status = pt_blk_event(s->dec, &ev, sizeof(ev));
 		if (status < 0)
 			return status;
+		if (past_end(s))
+			return -pte_eos;
 		int rc = on_event(s, &ev);
 		if (rc)
 			return -1000 + rc; /* below any -pte_* */
@@ -676,7 +507,48 @@ static int drain_events(struct sdec *s, int status)
 	return status;
 }
 
-static int decode_loop(struct sdec *s, const struct run *rn, int status)
+static int on_block(struct sdec *s, const struct pt_block *b)
+{
+	update_time(s);
+	if (s->gap_open)
+		close_gap(s);
+	if (s->by_time)
+		apply_switches(s);
+	s->n->blocks++;
+	int rc = classify(s, b);
+	s->last_tsc = s->now;
+	return rc;
+}
+
+/* A decode error: a gap until the next PSB.  Returns 0 to go on with
+ * *STATUS from the resync, 1 to stop (no PSB ahead, or no progress). */
+static int resync(struct sdec *s, int *status)
+{
+	uint64_t off = 0, prev_sync = 0, sync = 0;
+	pt_blk_get_offset(s->dec, &off);
+	pt_blk_get_sync_offset(s->dec, &prev_sync);
+	open_gap(s, JPB_GAP_DECODE_ERROR, *status, s->base + off);
+	s->prev_isid = -1;
+	/* A damaged PSB fails to sync: try the next one.  Every try starts
+	 * past the last sync point, so this ends. */
+	int st;
+	do
+		st = pt_blk_sync_forward(s->dec);
+	while (st < 0 && st != -pte_eos && pt_blk_get_offset(s->dec, &sync) >= 0 &&
+	       sync > off && (off = sync, 1));
+	if (st < 0) {
+		s->gap.what = JPB_GAP_STREAM_END;
+		s->now = s->last_tsc;
+		return 1;
+	}
+	if (pt_blk_get_sync_offset(s->dec, &sync) < 0 || sync <= prev_sync)
+		return 1; /* no progress: stop, never loop */
+	update_time(s);
+	*status = st;
+	return 0;
+}
+
+static int decode_loop(struct sdec *s, int status)
 {
 	for (;;) {
 		status = drain_events(s, status);
@@ -688,54 +560,68 @@ static int decode_loop(struct sdec *s, const struct run *rn, int status)
 				return jpb_err_internal;
 			struct pt_block b = { 0 };
 			status = pt_blk_next(s->dec, &b, sizeof(b));
+			if (past_end(s))
+				return 0;
 			/* On an error the block still holds what was decoded
 			 * before it. */
-			if (b.ninsn) {
-				update_time(s);
-				if (s->gap_open)
-					close_gap(s);
-				if (s->by_time)
-					apply_switches(s);
-				s->st->blocks++;
-				int rc = classify(s, &b);
-				if (rc)
-					return rc;
-				s->last_tsc = s->now;
-			}
+			int rc = b.ninsn ? on_block(s, &b) : 0;
+			if (rc)
+				return rc;
 		}
 		if (status >= 0)
 			continue;
-		if (status == -pte_eos)
+		if (status == -pte_eos || s->done || resync(s, &status))
 			return 0;
-		/* A decode error: a gap until the next PSB. */
-		uint64_t off = 0, prev_sync = 0, sync = 0;
-		pt_blk_get_offset(s->dec, &off);
-		pt_blk_get_sync_offset(s->dec, &prev_sync);
-		open_gap(s, JPB_GAP_DECODE_ERROR, status, rn->begin + off);
-		s->prev_isid = -1;
-		/* A damaged PSB fails to sync: try the next one.  Every try
-		 * starts past the last sync point, so this ends. */
-		do
-			status = pt_blk_sync_forward(s->dec);
-		while (status < 0 && status != -pte_eos &&
-		       pt_blk_get_offset(s->dec, &sync) >= 0 && sync > off &&
-		       (off = sync, 1));
-		if (status < 0) {
-			s->gap.what = JPB_GAP_STREAM_END;
-			s->now = s->last_tsc;
-			return close_gap(s);
-		}
-		if (pt_blk_get_sync_offset(s->dec, &sync) < 0 || sync <= prev_sync)
-			return close_gap(s); /* no progress: stop, never loop */
-		update_time(s);
 	}
 }
 
-static int decode_run(struct sdec *s, const struct run *rn)
+/* Sync at the chunk's first PSB (a run's first chunk: the first PSB that
+ * syncs; a damaged one is counted and skipped, always forward). */
+static int sync_start(struct sdec *s)
+{
+	uint64_t pos = 0, prev = 0;
+	int status = pt_blk_sync_forward(s->dec);
+	while (status < 0 && status != -pte_eos &&
+	       pt_blk_get_offset(s->dec, &pos) >= 0 && (pos > prev || !prev)) {
+		if (!s->silent)
+			s->n->errors++;
+		prev = pos ? pos : 1;
+		status = pt_blk_sync_forward(s->dec);
+	}
+	return status;
+}
+
+/* A run's start: the gap the scan named there, the hole before it. */
+static void run_start(struct sdec *s)
+{
+	uint64_t t0 = 0;
+	uint32_t lm, lc;
+	pt_blk_time(s->dec, &t0, &lm, &lc);
+	gap_passed(s, t0);
+	if (s->rn->after_hole) {
+		s->gap_open = 0;
+		open_gap(s, JPB_GAP_AUX_HOLE, 0, s->rn->begin);
+	}
+	apply_switches(s);
+}
+
+/* Past the chunk's end, a gap still open was opened either where the
+ * next chunk decodes too (it reports it) or before (this chunk does,
+ * ending it now). */
+static int finish(struct sdec *s)
+{
+	if (!s->done || !s->gap_open)
+		return close_gap(s);
+	if (s->gap_item > s->c->next_warm)
+		return 0;
+	return close_gap(s);
+}
+
+static int decode_chunk(struct sdec *s)
 {
 	struct pt_config cfg = s->ctx->base_cfg;
-	cfg.begin = (uint8_t *)s->buf + rn->begin;
-	cfg.end = (uint8_t *)s->buf + rn->end;
+	cfg.begin = (uint8_t *)s->st->buf + s->base;
+	cfg.end = (uint8_t *)s->st->buf + s->rn->end;
 	cfg.flags.variant.block.end_on_call = 1;
 	cfg.flags.variant.block.end_on_jump = 1;
 	s->dec = pt_blk_alloc_decoder(&cfg);
@@ -747,116 +633,46 @@ static int decode_run(struct sdec *s, const struct run *rn)
 	for (size_t i = 0; i < im->nstatic && !rc; i++)
 		if (pt_image_add_cached(image, s->iscache, im->static_isids[i], NULL) < 0)
 			rc = jpb_err_internal;
-	s->nm_added = 0;
 	s->prev_isid = -1;
-	/* A damaged PSB fails to sync: count it and try the next one (each
-	 * try starts past the previous position, so this ends). */
-	uint64_t pos = 0, prev = 0;
-	int status = pt_blk_sync_forward(s->dec);
-	while (status < 0 && status != -pte_eos &&
-	       pt_blk_get_offset(s->dec, &pos) >= 0 && (pos > prev || !prev)) {
-		s->st->errors++;
-		prev = pos ? pos : 1;
-		status = pt_blk_sync_forward(s->dec);
-	}
+	int status = sync_start(s);
 	if (!rc && status >= 0) {
 		update_time(s);
-		/* the run's start gap, at the time the scan named it */
-		uint64_t t0 = 0;
-		uint32_t lm, lc;
-		pt_blk_time(s->dec, &t0, &lm, &lc);
-		gap_passed(s, t0);
-		if (rn->after_hole) {
-			s->gap_open = 0;
-			open_gap(s, JPB_GAP_AUX_HOLE, 0, rn->begin);
-		}
-		if (!s->last_tsc)
-			s->last_tsc = s->now;
-		apply_switches(s);
-		rc = decode_loop(s, rn, status);
-	} else if (!rc && rn->end > rn->begin) {
-		s->st->gaps_by_cause[JPB_GAP_NO_SYNC]++; /* no PSB in the run */
+		if (s->c->first_in_run)
+			run_start(s);
+		s->last_tsc = s->now;
+		rc = decode_loop(s, status);
+	} else if (!rc && s->c->first_in_run && s->rn->end > s->rn->begin) {
+		s->n->gaps_by_cause[JPB_GAP_NO_SYNC]++; /* no PSB in the run */
 	}
-	close_gap(s);
+	if (!rc)
+		rc = finish(s);
 	pt_blk_free_decoder(s->dec);
 	s->dec = NULL;
 	return rc;
 }
 
-static int decode_all(struct sdec *s)
+int jpd_chunk_decode(struct jpd_ctx *ctx, struct jpd_worker *w,
+		     struct jpd_chunk *c)
 {
-	/* BPF timestamps against PT: trust them to a few microseconds */
-	const struct jpd_clock *clk = &s->ctx->sched.clock;
-	uint64_t t0 = clk->n ? clk->ns[0] : 0;
-	s->window = jpd_ns_to_tsc(clk, t0 + 5000) - jpd_ns_to_tsc(clk, t0);
-	int rc = 0;
-	/* the time baseline cuts at switch times: no gaps to place them in */
-	for (size_t i = 0; i < s->nruns && !rc && !s->by_time; i++)
-		rc = scan_run(s, &s->runs[i]);
-	if (rc)
-		return rc;
-	if (!s->by_time)
-		jpd_sched_place(s->sw, s->nsw, s->dis, s->en, s->async, s->ngaps,
-				s->window);
-	for (size_t i = 0; i < s->nruns && !rc; i++)
-		rc = decode_run(s, &s->runs[i]);
-	close_piece(s);
-	return rc ? rc : flush_out(s);
-}
-
-int jpd_stream_decode(struct jpd_ctx *ctx, struct jpd_stream *st)
-{
-	struct sdec s = { .ctx = ctx, .st = st };
-	char ptpath[4200];
-	snprintf(ptpath, sizeof(ptpath), "%s/pt-%u.bin", ctx->tmpdir, st->cpu);
-	snprintf(st->spillpath, sizeof(st->spillpath), "%s/ev-%u.bin", ctx->tmpdir,
-		 st->cpu);
-	int fd = open(ptpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	st->spill = fopen(st->spillpath, "w+");
-	if (fd < 0 || !st->spill) {
-		snprintf(st->err, sizeof(st->err), "decode: %s: scratch file: %s",
-			 st->name, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return st->rc = jpb_err_io;
-	}
-	unlink(ptpath);
-	uint64_t size = 0;
-	int rc = gather(&s, fd, &size);
-	st->pt_bytes = size;
-	void *map = MAP_FAILED;
-	if (!rc && size) {
-		map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (map == MAP_FAILED)
-			rc = jpb_err_io;
-	}
-	if (!rc && size && !(s.iscache = jpd_image_iscache(&ctx->img)))
-		rc = jpb_err_nomem;
-	if (!rc && size) {
-		s.buf = map;
-		s.tid = st->tid;
-		s.fixed_tid = st->tid != 0;
-		s.by_time = ctx->attribution == JPD_ATTR_TIME;
-		if (st->cpu < ctx->sched.ncpus) {
-			s.sw = ctx->sched.sw[st->cpu];
-			s.nsw = ctx->sched.nsw[st->cpu];
-		}
-		rc = decode_all(&s);
-	}
-	if (map != MAP_FAILED)
-		munmap(map, size);
-	close(fd);
-	if (fflush(st->spill) && !rc)
-		rc = jpb_err_io;
-	if (rc && !st->err[0])
-		snprintf(st->err, sizeof(st->err), "decode: %s: %s", st->name,
-			 jpb_errstr(rc));
-	if (s.iscache)
-		pt_iscache_free(s.iscache);
-	free(s.runs);
-	free(s.dis);
-	free(s.en);
-	free(s.async);
-	jpb_buf_fini(&s.out);
-	return st->rc = rc;
+	struct jpd_stream *st = c->st;
+	struct sdec s = { .ctx = ctx, .w = w, .iscache = w->iscache, .st = st,
+			  .c = c, .rn = &st->runs[c->run] };
+	s.silent = !c->first_in_run;
+	s.n = s.silent ? &s.sink : &c->n;
+	s.begin = c->begin;
+	s.end = c->last_in_run ? UINT64_MAX : c->end;
+	s.base = c->first_in_run ? s.rn->begin : c->warm;
+	s.a = c->init;
+	s.fixed_tid = st->tid != 0;
+	s.by_time = ctx->attribution == JPD_ATTR_TIME;
+	s.sw = st->sw;
+	s.nsw = st->nsw;
+	int rc = decode_chunk(&s);
+	close_piece(&s);
+	if (!rc)
+		rc = flush_out(&s);
+	if (rc && !c->err[0])
+		snprintf(c->err, sizeof(c->err), "decode: %s: chunk at offset %llu: %s",
+			 st->name, (unsigned long long)c->begin, jpb_errstr(rc));
+	return c->rc = rc;
 }

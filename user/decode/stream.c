@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One PT stream before its chunks are decoded: its AUX bytes gathered into
+ * a scratch file and mapped, split into runs at holes, a packet pass that
+ * finds the tracing gaps (to place context switches), and the split of
+ * each run into chunks at PSBs with the attribution state at each chunk's
+ * start, so that chunks decode on any worker in any order.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "decode.h"
+#include "decode_int.h"
+#include "records_pt.h"
+
+/* ---- gathering ---------------------------------------------------- */
+
+static int gather(struct jpd_ctx *ctx, struct jpd_stream *st, int fd)
+{
+	struct jpb_reader *r;
+	int rc = jpb_reader_open(ctx->b, st->name, &r);
+	if (rc) {
+		snprintf(st->err, sizeof(st->err), "decode: %s: %s", st->name,
+			 jpb_errstr(rc));
+		return rc;
+	}
+	size_t caprun = 0;
+	uint64_t next_off = UINT64_MAX, pos = 0;
+	int hole = 0;
+	struct jpb_record rec;
+	while ((rc = jpb_reader_next(r, &rec)) == 0) {
+		const struct jpb_rectype *t = jpb_rectype_find(rec.type);
+		if (rec.type == JPB_REC_PT_AUX_EVENT) {
+			struct jpb_rec_pt_aux_event ae;
+			if (!jpb_rec_decode(t, rec.payload, rec.size, &ae) &&
+			    (ae.flags & 1))
+				st->aux_truncated++; /* its data follows; OVF marks the loss */
+			continue;
+		}
+		if (rec.type != JPB_REC_PT_AUX_DATA)
+			continue;
+		struct jpb_rec_pt_aux_data d;
+		if (jpb_rec_decode(t, rec.payload, rec.size, &d)) {
+			hole = 1;
+			continue;
+		}
+		int jump = next_off != UINT64_MAX && d.offset != next_off;
+		if (!st->nruns || jump || hole || (d.flags & JPB_PT_DATA_SNAPSHOT)) {
+			if (JPB_GROW(st->runs, st->nruns, caprun)) {
+				rc = jpb_err_nomem;
+				break;
+			}
+			st->runs[st->nruns++] = (struct jpd_run){ pos, pos, jump || hole };
+			hole = 0;
+		}
+		if (d.data.len && write(fd, d.data.ptr, d.data.len) != (ssize_t)d.data.len) {
+			rc = jpb_err_io;
+			break;
+		}
+		pos += d.data.len;
+		st->runs[st->nruns - 1].end = pos;
+		next_off = d.offset + d.data.len;
+	}
+	if (rc == jpb_err_truncated || rc == jpb_err_corrupt) {
+		/* The intact prefix decodes; the damage is an error. */
+		st->errors++;
+		snprintf(st->err, sizeof(st->err), "%s", jpb_reader_errmsg(r));
+		rc = jpb_err_eos;
+	}
+	jpb_reader_free(r);
+	st->size = pos;
+	return rc == jpb_err_eos ? 0 : rc;
+}
+
+/* ---- pass 1: tracing gaps from packets ---------------------------- */
+
+static int add_gap(struct jpd_stream *st, uint64_t d, uint64_t e, int async,
+		   uint64_t off)
+{
+	size_t cap = st->capgaps;
+	if (JPB_GROW(st->dis, st->ngaps, st->capgaps))
+		return jpb_err_nomem;
+	if (cap != st->capgaps) {
+		uint64_t *p = realloc(st->en, st->capgaps * sizeof(*p));
+		if (p)
+			st->en = p;
+		uint64_t *o = realloc(st->goff, st->capgaps * sizeof(*o));
+		if (o)
+			st->goff = o;
+		uint8_t *q = realloc(st->async, st->capgaps);
+		if (q)
+			st->async = q;
+		if (!p || !o || !q)
+			return jpb_err_nomem;
+	}
+	/* in stream order enable times only grow; a TSC glitch must not
+	 * unsort them */
+	if (st->ngaps && e < st->en[st->ngaps - 1])
+		e = st->en[st->ngaps - 1];
+	st->dis[st->ngaps] = d;
+	st->async[st->ngaps] = (uint8_t)async;
+	st->goff[st->ngaps] = off;
+	st->en[st->ngaps++] = e;
+	return 0;
+}
+
+/* One scan step: the events due now, named by libipt's own time for them
+ * (the block decoder sees the same events at the same times: it runs this
+ * query decoder inside). */
+struct scan {
+	uint64_t last, dis, base;
+	int off; /* 0 tracing, 1 async disabled, 2 disabled by a branch */
+};
+
+static uint64_t qry_off(struct pt_query_decoder *q, const struct scan *sc)
+{
+	uint64_t off = 0;
+	pt_qry_get_offset(q, &off);
+	return sc->base + off;
+}
+
+static int scan_events(struct jpd_stream *st, struct pt_query_decoder *q,
+		       struct scan *sc, int status)
+{
+	while (status > 0 && (status & pts_event_pending)) {
+		struct pt_event ev;
+		status = pt_qry_event(q, &ev, sizeof(ev));
+		if (status < 0)
+			return status;
+		uint64_t t = ev.has_tsc ? ev.tsc : sc->last;
+		sc->last = t;
+		int rc = 0;
+		switch (ev.type) {
+		case ptev_async_disabled:
+			sc->off = 1;
+			sc->dis = t;
+			break;
+		case ptev_disabled:
+			sc->off = 2;
+			sc->dis = t;
+			break;
+		case ptev_enabled:
+			/* Any PGE may start a task: the previous one may have
+			 * blocked or ended in untraced code, or without a PGD. */
+			rc = add_gap(st, sc->off ? sc->dis : t, t, sc->off != 2,
+				     qry_off(q, sc));
+			sc->off = 0;
+			break;
+		case ptev_overflow: /* switches may hide in lost trace */
+			rc = add_gap(st, t, t, 1, qry_off(q, sc));
+			break;
+		default:
+			break;
+		}
+		if (rc)
+			return -1000 + rc;
+	}
+	return status;
+}
+
+/* The stream's tracing gaps, where context switches can be: every
+ * disable (asynchronous: the kernel took the CPU; synchronous: a branch
+ * into untraced code) up to the next enable, every OVF, the run's start
+ * and end.  Driven by libipt's query decoder without the image: at each
+ * step it asks for a conditional branch, else an indirect one. */
+static int scan_run(struct jpd_ctx *ctx, struct jpd_stream *st,
+		    const struct jpd_run *rn)
+{
+	struct pt_config cfg = ctx->base_cfg;
+	cfg.begin = (uint8_t *)st->buf + rn->begin;
+	cfg.end = (uint8_t *)st->buf + rn->end;
+	struct pt_query_decoder *q = pt_qry_alloc_decoder(&cfg);
+	if (!q)
+		return jpb_err_nomem;
+	struct scan sc = { .base = rn->begin };
+	uint64_t ip, prev_sync = 0, sync = 0;
+	int rc = 0, status = pt_qry_sync_forward(q, &ip);
+	if (status >= 0) {
+		uint32_t lm, lc;
+		pt_qry_time(q, &sc.last, &lm, &lc);
+		/* the run's start: tasks switched in before it */
+		rc = add_gap(st, sc.last, sc.last, 1, rn->begin);
+	}
+	while (!rc && status >= 0) {
+		status = scan_events(st, q, &sc, status);
+		if (status <= -1000) {
+			rc = status + 1000;
+			break;
+		}
+		if (status >= 0) {
+			int taken;
+			status = pt_qry_cond_branch(q, &taken);
+			if (status == -pte_bad_query)
+				status = pt_qry_indirect_branch(q, &ip);
+		}
+		if (status >= 0 || status == -pte_eos)
+			continue;
+		/* damage: on at the next PSB, always forward */
+		pt_qry_get_sync_offset(q, &prev_sync);
+		status = pt_qry_sync_forward(q, &ip);
+		if (status >= 0 && (pt_qry_get_sync_offset(q, &sync) < 0 || sync <= prev_sync))
+			break;
+	}
+	/* The run's end (disabled or not): a switch after the last trace
+	 * belongs there, and is never applied within the run. */
+	if (!rc)
+		rc = add_gap(st, sc.off == 1 ? sc.dis : sc.last, UINT64_MAX - 1, 1,
+			     rn->end);
+	pt_qry_free_decoder(q);
+	return rc;
+}
+
+/* ---- chunks ---------------------------------------------------------- */
+
+static int add_chunk(struct jpd_stream *st, size_t *cap, uint32_t run,
+		     uint64_t warm, uint64_t begin)
+{
+	if (st->nchunks) { /* the previous chunk ends here */
+		struct jpd_chunk *p = &st->chunks[st->nchunks - 1];
+		if (p->run == run) {
+			p->end = begin;
+			p->next_warm = warm;
+		}
+	}
+	if (JPB_GROW(st->chunks, st->nchunks, *cap))
+		return jpb_err_nomem;
+	struct jpd_chunk *c = &st->chunks[st->nchunks];
+	memset(c, 0, sizeof(*c));
+	c->st = st;
+	c->index = (uint32_t)st->nchunks++;
+	c->run = run;
+	c->warm = warm;
+	c->begin = begin;
+	c->end = st->runs[run].end;
+	c->next_warm = c->end;
+	c->first_in_run = warm == begin;
+	return 0;
+}
+
+/* Chunks of about chunk_bytes, cut at PSBs (found by libipt's packet
+ * decoder); each but a run's first starts decoding at the PSB before its
+ * own. */
+static int split_run(struct jpd_ctx *ctx, struct jpd_stream *st, uint32_t run,
+		     size_t *cap)
+{
+	const struct jpd_run *rn = &st->runs[run];
+	int rc = add_chunk(st, cap, run, rn->begin, rn->begin);
+	if (rc || !ctx->chunk_bytes)
+		return rc;
+	struct pt_config cfg = ctx->base_cfg;
+	cfg.begin = (uint8_t *)st->buf + rn->begin;
+	cfg.end = (uint8_t *)st->buf + rn->end;
+	struct pt_packet_decoder *pk = pt_pkt_alloc_decoder(&cfg);
+	if (!pk)
+		return jpb_err_nomem;
+	uint64_t last = rn->begin, prev = UINT64_MAX, off = 0;
+	while (!rc && pt_pkt_sync_forward(pk) >= 0 &&
+	       pt_pkt_get_sync_offset(pk, &off) >= 0) {
+		off += rn->begin;
+		if (prev != UINT64_MAX && off >= last + ctx->chunk_bytes) {
+			rc = add_chunk(st, cap, run, prev, off);
+			last = off;
+		}
+		prev = off;
+	}
+	pt_pkt_free_decoder(pk);
+	if (st->nchunks)
+		st->chunks[st->nchunks - 1].last_in_run = 1;
+	return rc;
+}
+
+/* ---- attribution state at chunk starts -------------------------------- */
+
+int jpd_attr_apply(const struct jpd_stream *st, struct jpd_attr_state *a,
+		   int by_time, uint64_t now, uint64_t *napplied)
+{
+	size_t first = a->swpos;
+	uint32_t tid = a->tid;
+	/* One task comes in per enable: with coarse timing two gaps may end
+	 * at the same TSC, and the second task's switch waits for the
+	 * second PGE. */
+	while (a->swpos < st->nsw) {
+		const struct jpd_switch *w = &st->sw[a->swpos];
+		int due = by_time ? w->tsc <= now
+				  : w->apply_tsc < a->gap_tsc ||
+					    (w->apply_tsc == a->gap_tsc &&
+					     w->apply_k <= a->gap_k);
+		if (!due)
+			break;
+		tid = w->next_tid;
+		a->swpos++;
+		if (tid && !by_time)
+			break;
+	}
+	*napplied = a->swpos - first;
+	int changed = tid != a->tid;
+	a->tid = tid;
+	return changed;
+}
+
+/* The decoder's naming of the gap it passes: its enable time and its rank
+ * among gaps ending then (see ptdec.c gap_passed). */
+static void walk_gap(struct jpd_attr_state *a, uint64_t tsc)
+{
+	if (a->gaps_seen && tsc == a->gap_tsc) {
+		a->gap_k++;
+	} else {
+		a->gap_tsc = tsc > a->gap_tsc ? tsc : a->gap_tsc;
+		a->gap_k = 0;
+	}
+	a->gaps_seen = 1;
+}
+
+void jpd_attr_walk(const struct jpd_ctx *ctx, const struct jpd_stream *st,
+		   struct jpd_attr_state *a, size_t *gpos, uint64_t off)
+{
+	if (ctx->attribution == JPD_ATTR_TIME || st->tid)
+		return; /* applied by time, or no switches */
+	for (; *gpos < st->ngaps && st->goff[*gpos] < off; (*gpos)++) {
+		if (st->en[*gpos] == UINT64_MAX - 1)
+			continue; /* a run's end: never passed */
+		uint64_t n;
+		walk_gap(a, st->en[*gpos]);
+		jpd_attr_apply(st, a, 0, 0, &n);
+	}
+}
+
+static int make_chunks(struct jpd_ctx *ctx, struct jpd_stream *st)
+{
+	size_t cap = 0;
+	int rc = 0;
+	for (uint32_t r = 0; r < st->nruns && !rc; r++)
+		rc = split_run(ctx, st, r, &cap);
+	struct jpd_attr_state a = { .tid = st->tid };
+	size_t gpos = 0;
+	for (size_t i = 0; i < st->nchunks && !rc; i++) {
+		jpd_attr_walk(ctx, st, &a, &gpos, st->chunks[i].warm);
+		st->chunks[i].init = a;
+	}
+	return rc;
+}
+
+/* ---- the stream ------------------------------------------------------ */
+
+int jpd_stream_prepare(struct jpd_ctx *ctx, struct jpd_stream *st)
+{
+	char ptpath[4200];
+	snprintf(ptpath, sizeof(ptpath), "%s/pt-%u.bin", ctx->tmpdir, st->cpu);
+	int fd = open(ptpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0) {
+		snprintf(st->err, sizeof(st->err), "decode: %s: scratch file: %s",
+			 st->name, strerror(errno));
+		return st->rc = jpb_err_io;
+	}
+	unlink(ptpath);
+	int rc = gather(ctx, st, fd);
+	st->pt_bytes = st->size;
+	if (!rc && st->size) {
+		void *map = mmap(NULL, st->size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (map == MAP_FAILED)
+			rc = jpb_err_io;
+		else
+			st->buf = map;
+	}
+	close(fd);
+	if (!st->tid && st->cpu < ctx->sched.ncpus) {
+		st->sw = ctx->sched.sw[st->cpu];
+		st->nsw = ctx->sched.nsw[st->cpu];
+	}
+	/* the time baseline cuts at switch times: no gaps to place them in */
+	int by_time = ctx->attribution == JPD_ATTR_TIME;
+	for (size_t i = 0; i < st->nruns && !rc && st->buf && !by_time; i++)
+		rc = scan_run(ctx, st, &st->runs[i]);
+	if (!rc && !by_time && st->nsw)
+		jpd_sched_place(st->sw, st->nsw, st->dis, st->en, st->async,
+				st->ngaps, ctx->window);
+	if (!rc && st->buf)
+		rc = make_chunks(ctx, st);
+	if (rc && !st->err[0])
+		snprintf(st->err, sizeof(st->err), "decode: %s: %s", st->name,
+			 jpb_errstr(rc));
+	return st->rc = rc;
+}
+
+void jpd_stream_fini(struct jpd_stream *st)
+{
+	if (st->buf)
+		munmap((void *)st->buf, st->size);
+	for (size_t i = 0; i < st->nchunks; i++)
+		free(st->chunks[i].pieces);
+	free(st->chunks);
+	free(st->runs);
+	free(st->dis);
+	free(st->en);
+	free(st->goff);
+	free(st->async);
+}

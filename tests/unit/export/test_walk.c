@@ -186,9 +186,38 @@ static void test_gap_new_root(void **state)
 	};
 	struct log l = { "", NULL };
 	struct walk_stats st = run(ev, N(ev), &l);
-	assert_string_equal(l.s, "root 1 call 2@0 break(jump) drop 2(jump) drop 1(jump) "
-				 "root 4 return 4 root 5 return 5 ");
+	/* 4 is a new root above 1 and 2, now stale; when 4 returns, 5 is
+	 * not on the stack either */
+	assert_string_equal(l.s, "root 1 call 2@0 break(jump) root 4 return 4 "
+				 "break(jump) root 5 return 5 drop 2(end) drop 1(end) ");
+	assert_int_equal(st.breaks, 2);
+	assert_int_equal(st.max_depth, 3);
+}
+
+static void test_stale_frames_resume(void **state)
+{
+	(void)state;
+	/* 1 -> 2, unknown events, a new root 3 (not on the stack); 3 returns
+	 * into 1: 2 returned in the lost trace (dropped), 1 resumes with its
+	 * context */
+	static const struct ev ev[] = {
+		{ 1, 0, INVOKESTATIC }, { 2, 0, ILOAD }, { 0, -1, NOP },
+		{ 3, 5, IRETURN }, { 1, 3, ILOAD }, { 1, 4, RETURN },
+	};
+	struct log l = { "", NULL };
+	assert_int_equal(cct_alloc(&l.cct, 0, NULL), 0);
+	struct walk_stats st = run(ev, N(ev), &l);
+	cct_finish(l.cct);
+	assert_string_equal(l.s, "root 1 call 2@0 break(unknown) root 3 return 3 "
+				 "drop 2(unknown) return 1 ");
 	assert_int_equal(st.breaks, 1);
+	assert_int_equal(st.drops, 1);
+	/* contexts: 1, 1/2@0, 3 (a root); 1's three events are in node 1 */
+	assert_int_equal(cct_count(l.cct), 4);
+	assert_int_equal(cct_node(l.cct, 1)->bytecodes, 3);
+	assert_int_equal(cct_node(l.cct, 3)->parent, 0);
+	assert_int_equal(cct_node(l.cct, 3)->method, 3);
+	cct_free(l.cct);
 }
 
 /* 1 calls 2 at bci 4; 2 recurses (bci 6) twice; TSC 10 per event */
@@ -292,6 +321,7 @@ int main(void)
 		cmocka_unit_test(test_start_mid_stack),
 		cmocka_unit_test(test_unknown_resync_below),
 		cmocka_unit_test(test_gap_new_root),
+		cmocka_unit_test(test_stale_frames_resume),
 		cmocka_unit_test(test_recursion_kept),
 		cmocka_unit_test(test_recursion_folded),
 		cmocka_unit_test(test_cct_children_by_call_site),

@@ -50,10 +50,11 @@ static int push(struct walk *w, enum walk_kind k, const struct jpb_flow_event *e
 {
 	if (JPB_GROW(w->st, w->depth, w->cap))
 		return jpb_err_nomem;
-	struct walk_frame *caller = w->depth ? &w->st[w->depth - 1] : NULL;
+	struct walk_frame *caller =
+		k == WALK_CALL && w->depth ? &w->st[w->depth - 1] : NULL;
 	struct walk_frame *f = &w->st[w->depth++];
 	*f = (struct walk_frame){ e->method, caller ? caller->bci : -1, e->bci,
-				  e->opcode, e->tsc, e->tsc, 0 };
+				  e->opcode, 0, e->tsc, e->tsc, 0 };
 	if (k == WALK_CALL)
 		w->stats.calls++;
 	else
@@ -66,6 +67,10 @@ static int push(struct walk *w, enum walk_kind k, const struct jpb_flow_event *e
 static int pop(struct walk *w, enum walk_kind k, enum walk_reason r,
 	       const struct jpb_flow_event *e)
 {
+	if (w->st[w->depth - 1].stale && k != WALK_DROP) {
+		k = WALK_DROP; /* its exit was not seen: it is only gone */
+		r = w->st[w->depth - 1].stale;
+	}
 	uint64_t *n = k == WALK_RETURN ? &w->stats.returns :
 		      k == WALK_UNWIND ? &w->stats.unwinds : &w->stats.drops;
 	(*n)++;
@@ -92,16 +97,25 @@ static long find(const struct walk *w, uint32_t method, long from)
 	return -1;
 }
 
-/* After a break: keep the frames up to the topmost one of E's method,
- * else start E as a new root. */
+/* Frames kept stale under a new root; more drop all at a break. */
+#define WALK_MAX_STALE 256
+
+/* After a break: keep the frames up to the topmost one of E's method.
+ * Else E starts a new root, above the old frames, now stale: the lost
+ * trace may have returned from some, so a later event in one of them
+ * resumes it with its context (the frames above drop). */
 static int resync(struct walk *w, enum walk_reason r,
 		  const struct jpb_flow_event *e)
 {
 	long i = find(w, e->method, (long)w->depth - 1);
-	int rc = pop_to(w, i < 0 ? 0 : (size_t)i + 1, WALK_DROP, r, e);
-	if (!rc && i < 0)
-		rc = push(w, WALK_ROOT, e);
-	return rc;
+	if (i >= 0)
+		return pop_to(w, (size_t)i + 1, WALK_DROP, r, e);
+	int rc = 0;
+	if (w->depth >= WALK_MAX_STALE)
+		rc = pop_to(w, 0, WALK_DROP, r, e);
+	for (size_t k = 0; k < w->depth; k++)
+		w->st[k].stale = (uint8_t)r;
+	return rc ? rc : push(w, WALK_ROOT, e);
 }
 
 static int brk(struct walk *w, enum walk_reason r, const struct jpb_flow_event *e)
@@ -156,7 +170,7 @@ static int after_return(struct walk *w, const struct jpb_flow_event *e)
 		return unwind(w, e, 0);
 	/* The caller is inside a native method that calls Java again (the
 	 * VM loading and registering a class during defineClass). */
-	if (e->bci == 0)
+	if (e->bci == 0 && !w->st[w->depth - 1].stale)
 		return push(w, WALK_CALL, e);
 	return brk(w, WALK_R_JUMP, e);
 }
@@ -221,6 +235,7 @@ int walk_event(struct walk *w, const struct jpb_flow_event *e)
 	top->bci = e->bci;
 	top->opcode = e->opcode;
 	top->tsc_last = e->tsc;
+	top->stale = 0;
 	w->prev_status = e->status;
 	return emit(w, WALK_BYTECODE, WALK_R_NONE, top, NULL, e);
 }

@@ -24,11 +24,13 @@ enum walk_kind {
 	WALK_BYTECODE = 1, /* an event executed in the top frame */
 	WALK_LOST,         /* an unknown event: no frame (method 0) */
 	WALK_CALL,         /* a frame pushed by an invoke (or an implicit call) */
-	WALK_ROOT,         /* a frame pushed with no known caller */
+	WALK_ROOT,         /* a frame pushed with no known caller (above
+			    * stale frames after a break, or on none) */
 	WALK_RETURN,       /* the top frame returned normally */
 	WALK_UNWIND,       /* the top frame was popped by an exception */
 	WALK_BREAK,        /* the stack broke here (reason set), drops follow */
-	WALK_DROP,         /* a frame popped without an observed exit */
+	WALK_DROP,         /* a frame popped without an observed exit (at a
+			    * break, at the end, or a stale frame) */
 };
 
 enum walk_reason {
@@ -43,6 +45,8 @@ struct walk_frame {
 	int32_t callsite;  /* the caller's bci; -1 for a root */
 	int32_t bci;       /* bci of the frame's latest event */
 	uint8_t opcode;    /* opcode of the frame's latest event */
+	uint8_t stale;     /* enum walk_reason of a break since its latest
+			    * event: it may have returned in the lost trace */
 	uint64_t tsc_in;   /* TSC of the frame's first event */
 	uint64_t tsc_last; /* TSC of the frame's latest event */
 	uint64_t user;     /* free for the consumer (e.g. a CCT node) */

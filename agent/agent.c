@@ -2,8 +2,9 @@
 /*
  * The jpbpf JVMTI agent: lifecycle and options (docs/AGENT.md).
  *
- *   -agentpath:libjpbpf-agent.so=out=DIR[,truth][,noclasses][,nocode]
- *                               [,batch_ms=N][,maxmem=MB|KBk]
+ *   -agentpath:libjpbpf-agent.so=out=DIR[,truth[,truthmax=N]
+ *                               [,truthfrom=Class.method]][,noclasses]
+ *                               [,nocode][,batch_ms=N][,maxmem=MB|KBk]
  *
  * or the same string through the attach protocol.  Every JVMTI call's
  * result is checked; on any failure at start the agent releases what it
@@ -110,8 +111,10 @@ static int parse_opt(struct agent_opts *o, char *kv, char *err, size_t size)
 	} else if (!strcmp(kv, "maxmem") && v && parse_size_kb(v, &maxmem) == 0 &&
 		   maxmem > 0) {
 		o->max_kb = maxmem;
+	} else if (truth_parse_opt(o, kv, v) > 0) {
 	} else {
 		snprintf(err, size, "bad option '%s%s%s' (known: out=DIR, truth, "
+			 "truthmax=N, truthfrom=Class.method, "
 			 "noclasses, nocode, batch_ms=N, maxmem=MB|KBk)",
 			 kv, v ? "=" : "", v ? v : "");
 		return -1;
@@ -143,6 +146,10 @@ int agent_parse_options(struct agent_opts *o, const char *s, char *err,
 			return -1;
 	if (!o->out[0]) {
 		snprintf(err, size, "out=DIR is required");
+		return -1;
+	}
+	if ((o->truth_max || o->truth_from[0]) && !o->truth) {
+		snprintf(err, size, "truthmax= and truthfrom= need truth");
 		return -1;
 	}
 	return 0;
@@ -266,6 +273,7 @@ static int add_capabilities(struct agent *a, char *err, size_t size)
 		want.can_generate_method_entry_events = 1;
 		want.can_generate_method_exit_events = 1;
 		want.can_generate_exception_events = 1;
+		want.can_generate_breakpoint_events = a->opts.truth_from[0] != 0;
 	}
 	jvmtiError rc = (*e)->AddCapabilities(e, &want);
 	if (rc != JVMTI_ERROR_NONE) {
@@ -278,27 +286,6 @@ static int add_capabilities(struct agent *a, char *err, size_t size)
 
 static void stop_session(struct agent *a, const char *why);
 
-/* All enabled at VMInit, so the truth stream is consistent from there on:
- * SingleStep enabled in the OnLoad phase posts nothing (HotSpot does not
- * put the threads in interpreter-only mode then). */
-static const jvmtiEvent truth_events[] = {
-	JVMTI_EVENT_SINGLE_STEP,
-	JVMTI_EVENT_METHOD_ENTRY,
-	JVMTI_EVENT_METHOD_EXIT,
-	JVMTI_EVENT_EXCEPTION,
-	JVMTI_EVENT_EXCEPTION_CATCH,
-};
-
-static int enable_truth(struct agent *a)
-{
-	jvmtiEnv *e = a->jvmti;
-	for (size_t i = 0; i < sizeof(truth_events) / sizeof(truth_events[0]); i++)
-		if ((*e)->SetEventNotificationMode(e, JVMTI_ENABLE, truth_events[i],
-						   NULL) != JVMTI_ERROR_NONE)
-			return -1;
-	return 0;
-}
-
 static void JNICALL on_vm_init(jvmtiEnv *e, JNIEnv *jni, jthread t)
 {
 	(void)e;
@@ -308,7 +295,10 @@ static void JNICALL on_vm_init(jvmtiEnv *e, JNIEnv *jni, jthread t)
 	interp_record(a);
 	threads_record_all(a, jni);
 	threads_record(a, jni, t, JPB_THREAD_START, 1);
-	if (a->opts.truth && enable_truth(a) != 0)
+	/* At VMInit, not earlier: SingleStep enabled in the OnLoad phase
+	 * posts nothing (HotSpot does not put the threads in
+	 * interpreter-only mode then). */
+	if (a->opts.truth && truth_start(a) != 0)
 		aq_note(&a->q, JPB_NOTE_ERROR,
 			"truth: cannot enable the JVMTI events: no truth");
 }
@@ -369,7 +359,7 @@ static int enable_events(struct agent *a, char *err, size_t size)
 	cb.CompiledMethodUnload = jit_on_unload;
 	cb.DynamicCodeGenerated = jit_on_dynamic;
 	if (a->opts.truth)
-		truth_callbacks(&cb);
+		truth_callbacks(a, &cb);
 	jvmtiError rc = (*e)->SetEventCallbacks(e, &cb, (jint)sizeof(cb));
 	for (size_t i = 0; rc == JVMTI_ERROR_NONE &&
 			   i < sizeof(base_events) / sizeof(base_events[0]); i++) {
@@ -392,10 +382,8 @@ static void disable_events(struct agent *a)
 	for (size_t i = 0; i < sizeof(base_events) / sizeof(base_events[0]); i++)
 		(*e)->SetEventNotificationMode(e, JVMTI_DISABLE, base_events[i],
 					       NULL);
-	for (size_t i = 0; a->opts.truth &&
-			   i < sizeof(truth_events) / sizeof(truth_events[0]); i++)
-		(*e)->SetEventNotificationMode(e, JVMTI_DISABLE, truth_events[i],
-					       NULL);
+	if (a->opts.truth)
+		truth_stop_events(a);
 }
 
 static void put_summary(struct agent *a, const char *why)

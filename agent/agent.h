@@ -61,6 +61,8 @@ struct agent_opts {
 	int no_code;     /* don't copy compiled code bytes */
 	int batch_ms;    /* 0: one RetransformClasses call; N: batches near N ms */
 	int max_kb;      /* writer backlog limit */
+	uint64_t truth_max;   /* truthmax=: bytecodes in the truth window, 0: all */
+	char truth_from[512]; /* truthfrom=Class.method: window trigger, "" none */
 	char raw[1024];
 };
 
@@ -140,8 +142,13 @@ AGENT_LOCAL void *classes_new_set(void);
 AGENT_LOCAL void interp_record(struct agent *a);
 
 /* truth.c */
+AGENT_LOCAL int truth_parse_opt(struct agent_opts *o, const char *k,
+				const char *v);
 AGENT_LOCAL int truth_init(struct agent *a);
-AGENT_LOCAL void truth_callbacks(jvmtiEventCallbacks *cb);
+AGENT_LOCAL void truth_callbacks(struct agent *a, jvmtiEventCallbacks *cb);
+/* At VMInit: record from now, or arm the truthfrom= trigger. */
+AGENT_LOCAL int truth_start(struct agent *a);
+AGENT_LOCAL void truth_stop_events(struct agent *a);
 AGENT_LOCAL void truth_thread_end(struct agent *a);
 AGENT_LOCAL void truth_flush_all(struct agent *a);
 

@@ -9,6 +9,9 @@
 struct truth_state {
 	int seen;
 	uint64_t methods, bytecodes, events, records, lost;
+	/* truth_window records: starts with callers, stops by reason */
+	uint64_t starts, mid_stack, max_depth, from_trigger;
+	uint64_t stops[JPB_TRUTH_WHY_SESSION + 1];
 	uint32_t *threads; /* distinct nstids */
 	size_t nthreads, cap;
 };
@@ -64,6 +67,20 @@ static void truth_record(void *p, const char *stream,
 			if (e.events.ptr[off + 7] == JPB_TRUTH_BYTECODE)
 				s->bytecodes++;
 		}
+	} else if (rec->type == JPB_REC_TRUTH_WINDOW) {
+		struct jpb_rec_truth_window w;
+		if (!t || jpb_rec_decode(t, rec->payload, rec->size, &w) != 0)
+			return;
+		if (w.kind == JPB_TRUTH_WINDOW_START) {
+			s->starts++;
+			s->mid_stack += w.depth > 0;
+			s->from_trigger += w.reason == JPB_TRUTH_WHY_TRIGGER;
+			if (w.depth > s->max_depth)
+				s->max_depth = w.depth;
+		} else if (w.kind == JPB_TRUTH_WINDOW_STOP &&
+			   w.reason <= JPB_TRUTH_WHY_SESSION) {
+			s->stops[w.reason]++;
+		}
 	} else if (rec->type == JPB_REC_LOSS) {
 		struct jpb_rec_loss l;
 		if (t && jpb_rec_decode(t, rec->payload, rec->size, &l) == 0)
@@ -86,6 +103,18 @@ static json_t *truth_finish(void *p, json_t *meta)
 	SETI(o, "methods", s->methods);
 	SETI(o, "records", s->records);
 	SETI(o, "lost", s->lost);
+	if (s->starts) {
+		/* Where the threads' sequences start and stop (truth_window). */
+		json_t *w = json_object();
+		json_object_set_new(w, "start", json_string(s->from_trigger ? "trigger"
+									     : "vminit"));
+		SETI(w, "threads_mid_stack", s->mid_stack);
+		SETI(w, "max_depth", s->max_depth);
+		SETI(w, "stopped_by_limit", s->stops[JPB_TRUTH_WHY_LIMIT]);
+		SETI(w, "thread_ends", s->stops[JPB_TRUTH_WHY_THREAD_END]);
+		SETI(w, "session_ends", s->stops[JPB_TRUTH_WHY_SESSION]);
+		json_object_set_new(o, "window", w);
+	}
 	return o;
 }
 

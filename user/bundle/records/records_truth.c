@@ -18,6 +18,16 @@ static const struct jpb_field events_fields[] = {
 	JPB_FIELD(struct jpb_rec_truth_events, events, JPB_F_BYTES),
 };
 
+static const struct jpb_field window_fields[] = {
+	JPB_FIELD(struct jpb_rec_truth_window, tid, JPB_F_U32),
+	JPB_FIELD(struct jpb_rec_truth_window, nstid, JPB_F_U32),
+	JPB_FIELD(struct jpb_rec_truth_window, kind, JPB_F_U32),
+	JPB_FIELD(struct jpb_rec_truth_window, reason, JPB_F_U32),
+	JPB_FIELD(struct jpb_rec_truth_window, seq, JPB_F_U64),
+	JPB_FIELD(struct jpb_rec_truth_window, depth, JPB_F_U32),
+	JPB_FIELD(struct jpb_rec_truth_window, frames, JPB_F_BYTES),
+};
+
 static const struct jpb_field sim_lost_fields[] = {
 	JPB_FIELD(struct jpb_rec_sim_lost, tid, JPB_F_U32),
 	JPB_FIELD(struct jpb_rec_sim_lost, nstid, JPB_F_U32),
@@ -32,6 +42,9 @@ static const struct jpb_rectype truth_types[] = {
 	{ JPB_REC_TRUTH_EVENTS, "truth_events", "truth",
 	  sizeof(struct jpb_rec_truth_events), events_fields,
 	  JPB_NFIELDS(events_fields) },
+	{ JPB_REC_TRUTH_WINDOW, "truth_window", "truth",
+	  sizeof(struct jpb_rec_truth_window), window_fields,
+	  JPB_NFIELDS(window_fields) },
 	/* The payload is a raw array, so the schema has no fields. */
 	{ JPB_REC_SIM_ITRUTH, "sim_itruth", "sim/itruth", 0, NULL, 0 },
 	{ JPB_REC_SIM_LOST, "sim_lost", "sim/lost",

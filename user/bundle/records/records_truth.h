@@ -13,6 +13,7 @@
 enum {
 	JPB_REC_TRUTH_METHOD = 0x0401,
 	JPB_REC_TRUTH_EVENTS = 0x0402,
+	JPB_REC_TRUTH_WINDOW = 0x0403,
 	/* Simulator-only streams under sim/ (docs/SIMULATOR.md). */
 	JPB_REC_SIM_ITRUTH = 0x04f0, /* raw payload: packed u64 addresses */
 	JPB_REC_SIM_LOST = 0x04f1,
@@ -45,6 +46,57 @@ struct jpb_rec_truth_events {
 	uint64_t seq;   /* index of the first event in this thread's sequence */
 	struct jpb_bytes events;
 };
+
+/* Where a thread's recorded sequence starts and stops (docs/FORMAT.md).
+ * A start says which Java frames were already on the thread's stack under
+ * the method of its first event: a bounded window (agent options
+ * truthfrom=, truthmax=) or a thread running before VMInit starts
+ * mid-stack.  A stop says whether the sequence reaches the thread's end. */
+struct jpb_rec_truth_window {
+	uint32_t tid;
+	uint32_t nstid;
+	uint32_t kind;   /* enum jpb_truth_window_kind */
+	uint32_t reason; /* enum jpb_truth_window_reason */
+	uint64_t seq;    /* start: index of the first event; stop: one past the last */
+	uint32_t depth;  /* start: caller frames on the stack (may exceed those listed) */
+	struct jpb_bytes frames; /* start: packed jpb_truth_frame, innermost caller first */
+};
+
+enum jpb_truth_window_kind {
+	JPB_TRUTH_WINDOW_START = 1,
+	JPB_TRUTH_WINDOW_STOP = 2,
+};
+
+enum jpb_truth_window_reason {
+	JPB_TRUTH_WHY_VMINIT = 1,     /* start: events on from VMInit */
+	JPB_TRUTH_WHY_TRIGGER = 2,    /* start: truthfrom= method entered */
+	JPB_TRUTH_WHY_THREAD_END = 3, /* stop: the thread ended */
+	JPB_TRUTH_WHY_LIMIT = 4,      /* stop: truthmax= bytecodes reached */
+	JPB_TRUTH_WHY_SESSION = 5,    /* stop: VM death or recording stopped */
+};
+
+/* A caller frame: the method and the bci of its pending invoke
+ * (JPB_TRUTH_NO_BCI for a native method). */
+struct jpb_truth_frame {
+	uint32_t method_id;
+	uint32_t bci;
+};
+#define JPB_TRUTH_FRAME_SIZE 8u
+#define JPB_TRUTH_NO_BCI 0xffffffffu
+
+static inline void jpb_truth_frame_get(const uint8_t *p,
+				       struct jpb_truth_frame *f)
+{
+	f->method_id = jpb_le32(p);
+	f->bci = jpb_le32(p + 4);
+}
+
+static inline void jpb_truth_frame_put(uint8_t *p,
+				       const struct jpb_truth_frame *f)
+{
+	jpb_st32(p, f->method_id);
+	jpb_st32(p + 4, f->bci);
+}
 
 enum jpb_truth_kind {
 	JPB_TRUTH_BYTECODE = 0,  /* about to execute (method, bci, opcode) */

@@ -887,6 +887,36 @@ void exec_event(struct sim *s, struct sim_cpu *c, struct sim_thr *th)
 	th->pos++;
 }
 
+/* A truth that starts mid-stack (a bounded window, a thread running
+ * before VMInit): the frames under the first event's are interpreter
+ * frames, each waiting at its invoke (SingleStep keeps the thread in the
+ * interpreter), so returns into them go to the interpreter's return
+ * entries as they would have.  The first event's own frame, unless the
+ * event enters it, has run untraced so far: a blind frame, which the
+ * first bytecode turns into an interpreted one. */
+void exec_thread_begin(struct sim *s, struct sim_thr *th)
+{
+	const struct sim_tthread *tt = th->tt;
+	const struct jpb_truth_event *e = ev_at(th, 0);
+	if (!tt->ncallers || !e)
+		return;
+	const struct frame *below = NULL;
+	for (size_t i = tt->ncallers; i-- > 0;) {
+		const struct jpb_truth_frame *cf = &tt->callers[i];
+		mpush(th, return_address(s, below));
+		int native = cf->bci == JPB_TRUTH_NO_BCI;
+		struct frame *f = push_frame(th, cf->method_id,
+					     native ? FM_NATIVE : FM_INTERP);
+		f->bci = native ? 0 : (uint16_t)cf->bci;
+		below = f;
+	}
+	if (e->kind != JPB_TRUTH_ENTRY) {
+		mpush(th, return_address(s, below));
+		push_frame(th, e->method_id, FM_BLIND);
+	}
+	s->window_frames += tt->ncallers;
+}
+
 void exec_switch_out(struct sim *s, struct sim_cpu *c, struct sim_thr *th)
 {
 	(void)s;

@@ -2,7 +2,7 @@
 /*
  * jpbpf-sim: the test oracle.
  *
- *   jpbpf-sim truth -o DIR [--agent PATH] -- java ARGS...
+ *   jpbpf-sim truth -o DIR [--agent PATH] [--from C.M] [--max N] -- java ARGS...
  *   jpbpf-sim scenario -o DIR [--threads N] [--iters N]
  *   jpbpf-sim synth DIR [options]
  *   jpbpf-sim verify DIR
@@ -24,8 +24,10 @@
 
 static const char usage[] =
 	"usage: jpbpf-sim COMMAND ...\n"
-	"  truth -o DIR [--agent PATH] -- java ARGS...\n"
-	"        run a real JVM with the agent in ground-truth mode into DIR\n"
+	"  truth -o DIR [--agent PATH] [--from CLASS.METHOD] [--max N] -- java ARGS...\n"
+	"        run a real JVM with the agent in ground-truth mode into DIR;\n"
+	"        --from: record from the first entry of CLASS.METHOD on,\n"
+	"        --max: stop after N bytecodes (agent truthfrom=, truthmax=)\n"
 	"  scenario -o DIR [--threads N] [--iters N] [--chaos SEED]\n"
 	"        write a small hand-made truth (no JVM needed) into DIR;\n"
 	"        --chaos: random events that follow no program (robustness)\n"
@@ -160,10 +162,13 @@ static int cmd_truth(int argc, char **argv, const char *argv0)
 	static const struct option lo[] = {
 		{ "out", required_argument, NULL, 'o' },
 		{ "agent", required_argument, NULL, 'a' },
+		{ "from", required_argument, NULL, 'f' },
+		{ "max", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *out = NULL, *agent = getenv("JPBPF_AGENT");
+	const char *out = NULL, *agent = getenv("JPBPF_AGENT"), *from = NULL;
+	uint64_t max = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, "+o:h", lo, NULL)) != -1) {
 		switch (c) {
@@ -172,6 +177,15 @@ static int cmd_truth(int argc, char **argv, const char *argv0)
 			break;
 		case 'a':
 			agent = optarg;
+			break;
+		case 'f':
+			if (!strchr(optarg, '.') || strchr(optarg, ','))
+				return bad_usage("--from: CLASS.METHOD, e.g. pkg.Main.run");
+			from = optarg;
+			break;
+		case 'm':
+			if (parse_u64(optarg, &max) || !max)
+				return bad_usage("--max: a positive number of bytecodes");
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -200,8 +214,13 @@ static int cmd_truth(int argc, char **argv, const char *argv0)
 		fprintf(stderr, "jpbpf-sim: agent %s: %s\n", agent, strerror(errno));
 		return 2;
 	}
-	char opt[PATH_MAX * 2 + 64];
-	snprintf(opt, sizeof(opt), "-agentpath:%s=out=%s,truth", agent, out);
+	char opt[PATH_MAX * 2 + 640], bound[600] = "";
+	if (max)
+		snprintf(bound, sizeof(bound), ",truthmax=%llu", (unsigned long long)max);
+	if (from)
+		snprintf(bound + strlen(bound), sizeof(bound) - strlen(bound),
+			 ",truthfrom=%.500s", from);
+	snprintf(opt, sizeof(opt), "-agentpath:%s=out=%s,truth%s", agent, out, bound);
 	int n = argc - optind;
 	char **av = calloc((size_t)n + 2, sizeof(char *));
 	if (!av)

@@ -64,6 +64,7 @@ int sim_init(struct sim *s, const struct sim_opts *o, const struct truth *t)
 				 : 0;
 		th->start_ns = th->ready_ns;
 		th->done = th->tt->n == 0;
+		exec_thread_begin(s, th);
 	}
 	return 0;
 }
@@ -203,6 +204,15 @@ static int others_ready(const struct sim *s, const struct sim_thr *th,
 	return 0;
 }
 
+/* From the interrupt or system call that stops tracing to the switch:
+ * the kernel takes time, so the thread's last traced instruction is
+ * always before its switch-out (a thread resumed by a runtime call right
+ * at a slice's end would otherwise share the switch's timestamp). */
+static void kernel_path(struct sim *s, struct sim_cpu *c)
+{
+	set_time(c, c->now + 200, s->o.start_ns);
+}
+
 static void run_slice(struct sim *s, struct sim_cpu *c, struct sim_thr *th)
 {
 	if (c->out_tid && c->out_ns == c->now) {
@@ -230,12 +240,14 @@ static void run_slice(struct sim *s, struct sim_cpu *c, struct sim_thr *th)
 	}
 	if (th->pos == th->tt->n) {
 		exec_thread_end(s, c, th);
+		kernel_path(s, c);
 		th->done = 1;
 		th->end_ns = c->now;
 		switch_out(s, c, th, 0, 0x10 /* EXIT_DEAD */);
 		return;
 	}
 	exec_switch_out(s, c, th);
+	kernel_path(s, c);
 	if (block) {
 		th->ready_ns = c->now + 1000 + rng_below(&s->rng, s->o.block_max_ns);
 		switch_out(s, c, th, 0, 1 /* TASK_INTERRUPTIBLE */);

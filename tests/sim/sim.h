@@ -91,6 +91,7 @@ struct sim {
 	struct sim_thr *thr;
 	size_t nthr;
 	uint64_t resyncs, deopts, traps, blind, intrinsics, restored, irqs;
+	uint64_t window_frames; /* caller frames set up from window starts */
 	/* scheduling records for the sched writer */
 	struct sched_ev *sev;
 	size_t nsev, csev;
@@ -110,6 +111,8 @@ void exec_event(struct sim *s, struct sim_cpu *c, struct sim_thr *th);
 /* Leave/enter the CPU (async PGD / PGE if the thread is in traced code). */
 void exec_switch_out(struct sim *s, struct sim_cpu *c, struct sim_thr *th);
 void exec_switch_in(struct sim *s, struct sim_cpu *c, struct sim_thr *th);
+/* Before its first event: the frames its truth says it starts under. */
+void exec_thread_begin(struct sim *s, struct sim_thr *th);
 /* The thread's events are done. */
 void exec_thread_end(struct sim *s, struct sim_cpu *c, struct sim_thr *th);
 

@@ -73,11 +73,59 @@ static int add_events(struct truth *t, const struct jpb_rec_truth_events *e)
 	return 0;
 }
 
+/* A window start comes before the thread's events, a stop after them. */
+static int add_window(struct truth *t, const struct jpb_rec_truth_window *w)
+{
+	struct sim_tthread *th = thread_for(t, w->tid, w->nstid);
+	if (w->kind == JPB_TRUTH_WINDOW_STOP) {
+		if (w->seq != th->n || th->stop_why)
+			return jpb_err_corrupt;
+		th->stop_why = w->reason ? w->reason : JPB_TRUTH_WHY_SESSION;
+		return 0;
+	}
+	if (w->kind != JPB_TRUTH_WINDOW_START || w->seq != 0 || th->n ||
+	    th->start_why || w->frames.len % JPB_TRUTH_FRAME_SIZE)
+		return jpb_err_corrupt;
+	th->start_why = w->reason ? w->reason : JPB_TRUTH_WHY_VMINIT;
+	th->depth = w->depth;
+	th->ncallers = w->frames.len / JPB_TRUTH_FRAME_SIZE;
+	if (th->ncallers > w->depth)
+		return jpb_err_corrupt;
+	th->callers = xrealloc(NULL, (th->ncallers + 1) * sizeof(*th->callers));
+	for (size_t i = 0; i < th->ncallers; i++)
+		jpb_truth_frame_get(w->frames.ptr + i * JPB_TRUTH_FRAME_SIZE,
+				    &th->callers[i]);
+	t->mid_stack += th->ncallers > 0;
+	return 0;
+}
+
+/* A caller frame: a known method, at a bci inside its code (native
+ * methods have none). */
+static int bad_caller(const struct truth *t, const struct jpb_truth_frame *f)
+{
+	const struct sim_method *m = truth_method(t, f->method_id);
+	if (!m)
+		return 1;
+	if (f->bci == JPB_TRUTH_NO_BCI)
+		return !(m->access & ACC_NATIVE);
+	return f->bci >= m->code_len;
+}
+
 /* Every event must name a known method and a bci inside its code. */
 static int check_events(const struct truth *t, char *err, size_t n)
 {
 	for (size_t i = 0; i < t->nthreads; i++) {
 		const struct sim_tthread *th = &t->threads[i];
+		for (size_t j = 0; j < th->ncallers; j++) {
+			if (bad_caller(t, &th->callers[j])) {
+				snprintf(err, n,
+					 "truth: thread %u window start frame %zu "
+					 "(method %u bci %u) does not match the method table",
+					 th->nstid, j, th->callers[j].method_id,
+					 th->callers[j].bci);
+				return jpb_err_corrupt;
+			}
+		}
 		for (size_t j = 0; j < th->n; j++) {
 			const struct jpb_truth_event *e = &th->ev[j];
 			const struct sim_method *m = truth_method(t, e->method_id);
@@ -121,6 +169,11 @@ int truth_load(struct jpb_bundle *b, struct truth *t, char *err, size_t n)
 			rc = jpb_rec_decode(ty, rec.payload, rec.size, &e);
 			if (!rc)
 				rc = add_events(t, &e);
+		} else if (rec.type == JPB_REC_TRUTH_WINDOW) {
+			struct jpb_rec_truth_window w;
+			rc = jpb_rec_decode(ty, rec.payload, rec.size, &w);
+			if (!rc)
+				rc = add_window(t, &w);
 		}
 		if (rc) {
 			snprintf(err, n, "truth: record at offset %llu: %s",
@@ -148,8 +201,10 @@ void truth_fini(struct truth *t)
 		free(t->methods[i].sig);
 		free(t->methods[i].code);
 	}
-	for (size_t i = 0; i < t->nthreads; i++)
+	for (size_t i = 0; i < t->nthreads; i++) {
 		free(t->threads[i].ev);
+		free(t->threads[i].callers);
+	}
 	free(t->methods);
 	free(t->threads);
 	memset(t, 0, sizeof(*t));

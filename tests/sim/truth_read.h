@@ -23,6 +23,13 @@ struct sim_tthread {
 	uint32_t tid, nstid;
 	struct jpb_truth_event *ev;
 	size_t n, cap;
+	/* Its truth_window records, if any: the frames under its first
+	 * event's (innermost first; `depth` may exceed `ncallers` when the
+	 * agent listed only the innermost ones) and why the sequence ends
+	 * (0: no stop record). */
+	struct jpb_truth_frame *callers;
+	size_t ncallers;
+	uint32_t depth, start_why, stop_why;
 };
 
 struct truth {
@@ -31,6 +38,7 @@ struct truth {
 	struct sim_tthread *threads;
 	size_t nthreads, cthreads;
 	uint64_t nbytecodes;
+	size_t mid_stack; /* threads whose window starts with callers */
 };
 
 #define ACC_SYNCHRONIZED 0x0020

@@ -68,6 +68,7 @@ bench_tmp() {
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/jpbpf-$name.XXXXXX")
 	# shellcheck disable=SC2064
 	trap "rm -rf '$tmp'" EXIT
+	trap 'exit 143' TERM INT # so that the EXIT trap runs
 }
 
 # calc EXPR: awk arithmetic, e.g. calc "3 / 4"

@@ -55,6 +55,8 @@ static void fail(const char *fmt, ...)
 	failures++;
 }
 
+static void die(const char *what) __attribute__((noreturn));
+
 static void die(const char *what)
 {
 	fprintf(stderr, "export_check: %s\n", what);

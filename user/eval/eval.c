@@ -41,7 +41,10 @@ const char *eval_definitions(void)
 	"        report them; they count in neither DA's numerator nor its\n"
 	"        denominator\n"
 	"  PR  = min(1, recovered / missing), 0 when nothing is missing\n"
-	"  RA  = aligned recovered events / recovered\n"
+	"  RA  = aligned recovered events / recovered; with sim/lost, gap by\n"
+	"        gap: each run of recovered events aligns with the lost truth\n"
+	"        between the truth events its aligned observed neighbours (or\n"
+	"        the previous run's last pair) matched\n"
 	"  hot10 = |top-10 methods by truth events  ∩  top-10 by known F events|\n"
 	"  DA_compiled, DA_interpreted (--json): DA over the compiled-code events\n"
 	"        (decoded) and over the interpreted ones (placed by reconstruction)\n"
@@ -126,6 +129,14 @@ static int near_sync(const uint64_t *t, size_t nt, size_t i, const uint64_t *f,
 uint64_t eval_align(const uint64_t *t, size_t nt, const uint64_t *f, size_t nf,
 		    uint8_t *matched_f)
 {
+	return eval_align_pairs(t, nt, f, nf, matched_f, NULL);
+}
+
+uint64_t eval_align_pairs(const uint64_t *t, size_t nt, const uint64_t *f,
+			  size_t nf, uint8_t *matched_f, size_t *t_of_f)
+{
+	for (size_t j = 0; t_of_f && j < nf; j++)
+		t_of_f[j] = SIZE_MAX;
 	struct occ *ot = occ_build(t, nt), *of = occ_build(f, nf);
 	uint64_t pairs = 0;
 	size_t i = 0, j = 0;
@@ -137,6 +148,8 @@ uint64_t eval_align(const uint64_t *t, size_t nt, const uint64_t *f, size_t nf,
 		if (t[i] == f[j]) {
 			if (matched_f)
 				matched_f[j] = 1;
+			if (t_of_f)
+				t_of_f[j] = i;
 			pairs++;
 			i++;
 			j++;
@@ -619,6 +632,62 @@ static void fractions(struct eval_counts *c)
 						     frac(c->on_thread, c->known);
 }
 
+/* Recovered events gap by gap: each run of recovered F events aligns with
+ * the lost truth after the truth event its last aligned observed (or
+ * recovered) predecessor matched and before the one its next aligned
+ * observed successor matched.  TIX maps captured-truth indexes to T's;
+ * TOF gives each observed F event's captured-truth partner.  MR gets the
+ * recovered events' matches, in order. */
+static void align_gaps(const struct seq *t, const struct seq *f,
+		       const size_t *tix, const size_t *tof, uint8_t *mr)
+{
+	size_t *next = malloc((f->n + 1) * sizeof(*next));
+	uint64_t *seg = malloc((t->n + 1) * sizeof(*seg));
+	size_t *segix = malloc((t->n + 1) * sizeof(*segix));
+	size_t *tp = malloc((f->n + 1) * sizeof(*tp));
+	if (!next || !seg || !segix || !tp)
+		goto out;
+	/* next[i]: T index of the first aligned observed event from i on */
+	size_t nobs = 0;
+	for (size_t i = 0; i < f->n; i++)
+		nobs += f->recovered[i] != 1;
+	next[f->n] = t->n;
+	for (size_t i = f->n, jo = nobs; i-- > 0;) {
+		next[i] = next[i + 1];
+		if (f->recovered[i] != 1 && tof[--jo] != SIZE_MAX)
+			next[i] = tix[tof[jo]];
+	}
+	size_t lo = 0, jo = 0, jr = 0;
+	for (size_t i = 0; i < f->n;) {
+		if (f->recovered[i] != 1) {
+			if (tof[jo] != SIZE_MAX && tix[tof[jo]] + 1 > lo)
+				lo = tix[tof[jo]] + 1;
+			jo++;
+			i++;
+			continue;
+		}
+		size_t j = i, ns = 0;
+		while (j < f->n && f->recovered[j] == 1)
+			j++;
+		for (size_t x = lo; x < next[j] && x < t->n; x++)
+			if (t->recovered[x]) {
+				seg[ns] = t->v[x];
+				segix[ns++] = x;
+			}
+		eval_align_pairs(seg, ns, f->v + i, j - i, mr + jr, tp);
+		for (size_t k = 0; k < j - i; k++)
+			if (tp[k] != SIZE_MAX && segix[tp[k]] + 1 > lo)
+				lo = segix[tp[k]] + 1;
+		jr += j - i;
+		i = j;
+	}
+out:
+	free(next);
+	free(seg);
+	free(segix);
+	free(tp);
+}
+
 static void thread_counts(const struct seq *t, const struct seq *f,
 			  const struct vset *fused, int lost_known,
 			  struct eval_counts *c)
@@ -648,15 +717,21 @@ static void thread_counts(const struct seq *t, const struct seq *f,
 		else
 			fo[nfo++] = f->v[i];
 	}
-	if (tc && tl && fo && fr && m && mo && mr) {
-		eval_align(tc, ntc, fo, nfo, mo);
+	size_t *tix = malloc((t->n + 1) * sizeof(*tix)), *tof = malloc((f->n + 1) * sizeof(*tof));
+	if (tc && tl && fo && fr && m && mo && mr && tix && tof) {
+		for (size_t i = 0, k = 0; i < t->n; i++)
+			if (!(t->recovered[i] && lost_known))
+				tix[k++] = i;
+		eval_align_pairs(tc, ntc, fo, nfo, mo, tof);
 		if (lost_known)
-			eval_align(tl, ntl, fr, nfr, mr);
+			align_gaps(t, f, tix, tof, mr);
 		else
 			eval_align(t->v, t->n, fr, nfr, mr);
 		for (size_t i = 0, jo = 0, jr = 0; i < f->n; i++)
 			m[i] = f->recovered[i] == 1 ? mr[jr++] : mo[jo++];
 	}
+	free(tix);
+	free(tof);
 	free(tc);
 	free(tl);
 	free(fo);

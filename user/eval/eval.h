@@ -59,5 +59,9 @@ const char *eval_definitions(void);
  * equal T element.  Returns the number of aligned pairs. */
 uint64_t eval_align(const uint64_t *t, size_t nt, const uint64_t *f, size_t nf,
 		    uint8_t *matched_f);
+/* The same, and T_OF_F (may be NULL) gets the index in T each F element is
+ * aligned with, SIZE_MAX for unaligned ones. */
+uint64_t eval_align_pairs(const uint64_t *t, size_t nt, const uint64_t *f,
+			  size_t nf, uint8_t *matched_f, size_t *t_of_f);
 
 #endif /* JPBPF_EVAL_EVAL_H */

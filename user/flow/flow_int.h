@@ -45,13 +45,31 @@ struct gapmark {
 /* Fill the gaps of the thread's output (recover.c). */
 int flow_recover(struct flow *f);
 
+/* The time model of recovery (recover_time.c): TSC ticks per event. */
+struct fcost {
+	double interp, compiled;
+};
+void flow_cost_fit(const struct flow *f, struct fcost *c);
+double flow_cost_of(const struct fcost *c, const struct jpb_flow_event *v,
+		    size_t n);
+/* Ticks lost in gap GI, or -1 when unknown. */
+double flow_gap_budget(const struct flow *f, const struct fcost *c, size_t gi);
+
+/* The shortest feasible ICFG path from PRE to POST (recover_path.c):
+ * *OUT (malloc'd, status recovered, ncand 0) gets its *NOUT events.
+ * Returns 1 when a path exists, 0 when none, or a negative error. */
+int flow_path(struct flow *f, const struct jpb_flow_event *pre,
+	      const struct jpb_flow_event *post, struct jpb_flow_event **out,
+	      size_t *nout);
+
 int flow_thread_ev(struct flow *f, const struct flow_ev *ev, size_t n,
 		   const struct jpb_flow_event **out, size_t *nout,
 		   struct flow_summary *sum);
 
 struct fmeth {
 	struct jhier_method hm;
-	const struct jcfg *cfg; /* NULL: no code or no CFG */
+	const struct jcfg *cfg; /* NULL: no code or no CFG; see flow_meth_cfg */
+	int cfg_tried; /* cfg was asked for (CFGs are built on first use) */
 	struct flow_method_info info;
 	int used; /* named by an output event */
 	/* A method of a class the program lacks (jvm_method_code): owned
@@ -121,7 +139,7 @@ struct flow {
 	size_t nlink[2];
 	char **codelets;
 	size_t ncodelets;
-	/* resync index: per opcode, (meth, pos) pairs */
+	/* resync index: per opcode, (meth, bci) pairs (raw bytecode) */
 	int opidx_built;
 	uint32_t opstart[257];
 	uint64_t *opidx;
@@ -157,5 +175,8 @@ struct flow {
 
 int flow_meth_index(struct flow *f, const struct jhier_method *hm,
 		    uint32_t *out);
+/* The CFG of meths[M], built on first use (jprog caches it); NULL when
+ * the method has no code or its code is bad. */
+const struct jcfg *flow_meth_cfg(struct flow *f, uint32_t m);
 
 #endif /* JPBPF_FLOW_INT_H */

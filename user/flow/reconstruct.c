@@ -143,8 +143,6 @@ int flow_meth_index(struct flow *f, const struct jhier_method *hm,
 	struct fmeth *fm = &f->meths[f->nmeths];
 	memset(fm, 0, sizeof(*fm));
 	fm->hm = *hm;
-	if (hm->m->code && jprog_cfg(f->p, hm->m, &fm->cfg, NULL))
-		fm->cfg = NULL;
 	fm->info.class_name = jcf_this_class(hm->cls);
 	fm->info.name = hm->m->name;
 	fm->info.descriptor = hm->m->descriptor;
@@ -213,6 +211,7 @@ int flow_add_method_code(struct flow *f, uint64_t id, const char *class_sig,
 	if (jcfg_build(&fm->owncfg, m, NULL))
 		fm->owncfg = NULL;
 	fm->cfg = fm->owncfg;
+	fm->cfg_tried = 1;
 	fm->info = (struct flow_method_info){ id, strs, nm, sg };
 	f->synth[f->nsynth++] = (uint32_t)f->nmeths;
 	if (u64map_put(&f->by_m, (uint64_t)(uintptr_t)m, (uint32_t)f->nmeths) ||
@@ -232,10 +231,21 @@ uint32_t flow_method_count(const struct flow *f)
 	return (uint32_t)f->nmeths;
 }
 
-static const struct jcfg_insn *insn_of(const struct flow *f, uint32_t meth,
+const struct jcfg *flow_meth_cfg(struct flow *f, uint32_t m)
+{
+	struct fmeth *fm = &f->meths[m];
+	if (!fm->cfg_tried) {
+		fm->cfg_tried = 1;
+		if (fm->hm.m->code && jprog_cfg(f->p, fm->hm.m, &fm->cfg, NULL))
+			fm->cfg = NULL;
+	}
+	return fm->cfg;
+}
+
+static const struct jcfg_insn *insn_of(struct flow *f, uint32_t meth,
 				       uint32_t pos)
 {
-	return jcfg_insn(f->meths[meth].cfg, pos);
+	return jcfg_insn(flow_meth_cfg(f, meth), pos);
 }
 
 /* ---- life cycle ---------------------------------------------------------- */
@@ -498,7 +508,7 @@ static int emit(struct flow *f, const struct step *s, const struct node *chosen)
 		int64_t m = e->nframes ? meth_of_id(f, e->frames[0].method_id) : -1;
 		o.opcode = 0;
 		if (m >= 0) {
-			const struct jcfg *g = f->meths[m].cfg;
+			const struct jcfg *g = flow_meth_cfg(f, m);
 			int32_t i = g ? jcfg_index_of(g, (uint32_t)e->frames[0].bci) : -1;
 			o.method = (uint32_t)m + 1;
 			o.bci = e->frames[0].bci;
@@ -610,9 +620,9 @@ static int reset_lost(struct flow *f, int lost)
 
 /* ---- the automaton's transitions ---------------------------------------- */
 
-static int is_invoke_at(const struct flow *f, const struct frame *t)
+static int is_invoke_at(struct flow *f, const struct frame *t)
 {
-	return t && t->done && f->meths[t->meth].cfg &&
+	return t && t->done && flow_meth_cfg(f, t->meth) &&
 	       jbc_is_invoke(insn_of(f, t->meth, t->pos)->kind);
 }
 
@@ -643,7 +653,7 @@ static int hidden_targets(struct flow *f, const struct frame *t, uint32_t from)
 	int err = 0;
 	for (size_t k = 0; k < f->nsynth && !err; k++) {
 		const struct fmeth *c = &f->meths[f->synth[k]];
-		if (!c->cfg || strcmp(c->info.name, ref.name) ||
+		if (!flow_meth_cfg(f, f->synth[k]) || strcmp(c->info.name, ref.name) ||
 		    strcmp(c->info.descriptor, ref.descriptor))
 			continue;
 		struct frame *n = frame_new(f, (struct frame *)t, f->synth[k], 0, 0);
@@ -690,7 +700,7 @@ static int build_link(struct flow *f)
 			uint32_t m;
 			hm.m = jcf_method(hm.cls, k);
 			if (!hm.m->code || (err = flow_meth_index(f, &hm, &m)) ||
-			    !f->meths[m].cfg)
+			    !flow_meth_cfg(f, m))
 				continue;
 			if (c == 0 && !strncmp(hm.m->name, "linkTo", 6))
 				err = link_add(f, 0, m);
@@ -779,13 +789,13 @@ static int fuses(uint8_t op, const struct jcfg *g, uint32_t pos)
 /* Can the code from instruction POS (which ran OPS[0]) go on to run
  * OPS[1..N-1] within the method?  Calls, returns and throws end the check
  * successfully: what follows is another method's business. */
-static int explains(const struct flow *f, uint32_t meth, uint32_t pos,
+static int explains(struct flow *f, uint32_t meth, uint32_t pos,
 		    const uint8_t *ops, size_t n, unsigned *budget)
 {
 	if (n <= 1 || !*budget)
 		return 1;
 	--*budget;
-	const struct jcfg *g = f->meths[meth].cfg;
+	const struct jcfg *g = flow_meth_cfg(f, meth);
 	unsigned kind = jcfg_insn(g, pos)->kind;
 	if (jbc_is_invoke(kind) || kind == JBC_RETURN || kind == JBC_ATHROW)
 		return 1;
@@ -805,77 +815,64 @@ static int explains(const struct flow *f, uint32_t meth, uint32_t pos,
 	return 0;
 }
 
-static int build_pairidx(struct flow *f);
-
-static int build_opidx(struct flow *f)
+/* Call FN(f, key, value) for every instruction of method M: VALUE is
+ * (M, bci), KEY (opcode, next opcode) once per distinct next opcode the
+ * lookahead can see (the successors', and after a fused pair the
+ * second's successors'); invokes, returns and throws end a lookahead and
+ * get (opcode, 0xff).  Read from the raw bytecode, so that no CFG is
+ * built for a method no resynchronisation reaches; a switch, jsr or ret
+ * asks the method's CFG (rare). */
+static void method_pairs(struct flow *f, uint32_t m,
+			 void (*fn)(struct flow *, uint32_t, uint64_t))
 {
-	struct jhier *h = jprog_hier(f->p);
-	size_t nc = jhier_class_count(h);
-	for (size_t i = 0; i < nc; i++) {
-		struct jhier_method hm = { 0 };
-		hm.cls = jhier_class_at(h, i, &hm.loader);
-		for (unsigned k = 0; k < jcf_method_count(hm.cls); k++) {
-			hm.m = jcf_method(hm.cls, k);
-			uint32_t idx;
-			if (hm.m->code && flow_meth_index(f, &hm, &idx))
-				return jpb_err_nomem;
-		}
-	}
-	uint32_t count[256] = { 0 };
-	for (size_t m = 0; m < f->nmeths; m++) {
-		const struct jcfg *g = f->meths[m].cfg;
-		for (uint32_t i = 0; g && i < jcfg_insn_count(g); i++)
-			count[jcfg_insn(g, i)->op]++;
-	}
-	f->opstart[0] = 0;
-	for (int op = 0; op < 256; op++)
-		f->opstart[op + 1] = f->opstart[op] + count[op];
-	f->opidx = malloc(((size_t)f->opstart[256] + 1) * sizeof(*f->opidx));
-	if (!f->opidx)
-		return jpb_err_nomem;
-	uint32_t fill[256];
-	memcpy(fill, f->opstart, sizeof(fill));
-	for (size_t m = 0; m < f->nmeths; m++) {
-		const struct jcfg *g = f->meths[m].cfg;
-		for (uint32_t i = 0; g && i < jcfg_insn_count(g); i++)
-			f->opidx[fill[jcfg_insn(g, i)->op]++] = (uint64_t)m << 32 | i;
-	}
-	return build_pairidx(f);
-}
-
-/* Call FN(f, key, value) for every (opcode, next opcode) pair of the
- * program's instructions: one per distinct next opcode the lookahead can
- * see (fused dispatches included); invokes, returns and throws end a
- * lookahead and get the key (op, 0xff). */
-static void each_pair(struct flow *f, void (*fn)(struct flow *, uint32_t, uint64_t))
-{
-	for (size_t m = 0; m < f->nmeths; m++) {
-		const struct jcfg *g = f->meths[m].cfg;
-		for (uint32_t i = 0; g && i < jcfg_insn_count(g); i++) {
-			const struct jcfg_insn *in = jcfg_insn(g, i);
-			uint64_t v = (uint64_t)m << 32 | i;
-			if (jbc_is_invoke(in->kind) || in->kind == JBC_RETURN ||
-			    in->kind == JBC_ATHROW) {
-				fn(f, (uint32_t)in->op << 8 | 0xff, v);
-				continue;
+	const struct jcf_method *jm = f->meths[m].hm.m;
+	const uint8_t *code = jm->code;
+	size_t len = jm->code ? jm->code_length : 0;
+	for (size_t bci = 0; bci < len;) {
+		int l = jbc_length(code, len, bci);
+		if (l <= 0)
+			return; /* undefined code: its CFG fails too */
+		uint8_t op = code[bci], seen[32] = { 0 }, nx[3];
+		unsigned kind = jbc_info(op)->kind, n = 0;
+		uint64_t v = (uint64_t)m << 32 | bci;
+		long t = jbc_branch_target(code, len, bci);
+		size_t next = bci + (size_t)l;
+		if (op == JBC_WIDE && bci + 1 < len && code[bci + 1] == 0xa9)
+			kind = JBC_RET;
+		if (jbc_is_invoke(kind) || kind == JBC_RETURN || kind == JBC_ATHROW) {
+			fn(f, (uint32_t)op << 8 | 0xff, v);
+		} else if (kind == JBC_SWITCH || kind == JBC_JSR || kind == JBC_RET) {
+			const struct jcfg *g = flow_meth_cfg(f, m);
+			int32_t i = g ? jcfg_index_of(g, (uint32_t)bci) : -1;
+			uint32_t ns = 0;
+			const uint32_t *sc = i >= 0 ? jcfg_succs(g, (uint32_t)i, &ns) : NULL;
+			for (uint32_t k = 0; k < ns; k++) {
+				uint8_t o = jcfg_insn(g, sc[k])->op;
+				if (!(seen[o >> 3] & (1u << (o & 7))))
+					fn(f, (uint32_t)op << 8 | o, v);
+				seen[o >> 3] |= (uint8_t)(1u << (o & 7));
 			}
-			uint8_t seen[32] = { 0 };
-			uint32_t ns, n2;
-			const uint32_t *s = jcfg_succs(g, i, &ns), *s2 = NULL;
-			if (ns == 1 && fuses(in->op, g, i))
-				s2 = jcfg_succs(g, s[0], &n2);
-			for (int pass = 0; pass < 2; pass++) {
-				const uint32_t *l = pass ? s2 : s;
-				uint32_t nl = pass ? (s2 ? n2 : 0) : ns;
-				for (uint32_t k = 0; k < nl; k++) {
-					uint8_t nx = jcfg_insn(g, l[k])->op;
-					if (seen[nx >> 3] & (1u << (nx & 7)))
-						continue;
-					seen[nx >> 3] |= (uint8_t)(1u << (nx & 7));
-					fn(f, (uint32_t)in->op << 8 | nx, v);
-				}
+		} else {
+			if (kind != JBC_GOTO && next < len)
+				nx[n++] = code[next];
+			if (kind != JBC_OTHER && t >= 0 && (size_t)t < len)
+				nx[n++] = code[t];
+			/* a fused pair: what follows its second instruction */
+			if (kind == JBC_OTHER && n == 1 &&
+			    ((op == 0x2a && nx[0] == 0xb4) ||
+			     (op == 0x15 && (nx[0] == 0x15 || nx[0] == 0x34)))) {
+				int l2 = jbc_length(code, len, next);
+				if (l2 > 0 && next + (size_t)l2 < len)
+					nx[n++] = code[next + (size_t)l2];
+			}
+			for (unsigned k = 0; k < n; k++) {
+				uint8_t o = nx[k];
+				if (!(seen[o >> 3] & (1u << (o & 7))))
+					fn(f, (uint32_t)op << 8 | o, v);
+				seen[o >> 3] |= (uint8_t)(1u << (o & 7));
 			}
 		}
+		bci = next;
 	}
 }
 
@@ -890,18 +887,65 @@ static void pair_fill(struct flow *f, uint32_t key, uint64_t v)
 	f->pairidx[f->pairstart[key]++] = v;
 }
 
-static int build_pairidx(struct flow *f)
+/* Every instruction of method M by opcode: counted into COUNT, or stored
+ * at FILL's positions in the opcode index. */
+static void method_ops(struct flow *f, uint32_t m, uint32_t *count,
+		       uint32_t *fill)
 {
+	const struct jcf_method *jm = f->meths[m].hm.m;
+	size_t len = jm->code ? jm->code_length : 0;
+	for (size_t bci = 0; bci < len;) {
+		int l = jbc_length(jm->code, len, bci);
+		if (l <= 0)
+			return;
+		uint8_t op = jm->code[bci];
+		if (fill)
+			f->opidx[fill[op]++] = (uint64_t)m << 32 | bci;
+		else
+			count[op]++;
+		bci += (size_t)l;
+	}
+}
+
+/* The resync index over every loaded method: per opcode and per (opcode,
+ * next opcode), the (method, bci) pairs in program order. */
+static int build_opidx(struct flow *f)
+{
+	struct jhier *h = jprog_hier(f->p);
+	size_t nc = jhier_class_count(h);
+	for (size_t i = 0; i < nc; i++) {
+		struct jhier_method hm = { 0 };
+		hm.cls = jhier_class_at(h, i, &hm.loader);
+		for (unsigned k = 0; k < jcf_method_count(hm.cls); k++) {
+			hm.m = jcf_method(hm.cls, k);
+			uint32_t idx;
+			if (hm.m->code && flow_meth_index(f, &hm, &idx))
+				return jpb_err_nomem;
+		}
+	}
+	uint32_t count[256] = { 0 }, fill[256];
+	for (size_t m = 0; m < f->nmeths; m++)
+		method_ops(f, (uint32_t)m, count, NULL);
+	f->opstart[0] = 0;
+	for (int op = 0; op < 256; op++)
+		f->opstart[op + 1] = f->opstart[op] + count[op];
+	f->opidx = malloc(((size_t)f->opstart[256] + 1) * sizeof(*f->opidx));
 	f->pairstart = calloc(65537, sizeof(*f->pairstart));
-	if (!f->pairstart)
+	if (!f->opidx || !f->pairstart)
 		return jpb_err_nomem;
-	each_pair(f, pair_count);
+	memcpy(fill, f->opstart, sizeof(fill));
+	for (size_t m = 0; m < f->nmeths; m++) {
+		method_ops(f, (uint32_t)m, NULL, fill);
+		method_pairs(f, (uint32_t)m, pair_count);
+	}
 	for (uint32_t k = 0; k < 65536; k++)
 		f->pairstart[k + 1] += f->pairstart[k];
 	f->pairidx = malloc(((size_t)f->pairstart[65536] + 1) * sizeof(*f->pairidx));
 	if (!f->pairidx)
 		return jpb_err_nomem;
-	each_pair(f, pair_fill); /* leaves pairstart[k] at the end of list k */
+	for (size_t m = 0; m < f->nmeths; m++)
+		method_pairs(f, (uint32_t)m, pair_fill);
+	/* pair_fill left pairstart[k] at the end of list k */
 	for (uint32_t k = 65536; k > 0; k--)
 		f->pairstart[k] = f->pairstart[k - 1];
 	f->pairstart[0] = 0;
@@ -965,8 +1009,14 @@ static int resync_candidates(struct flow *f, uint8_t op, int lost,
 	}
 	while (ia < na || ib < nb) {
 		uint64_t v = ib >= nb || (ia < na && la[ia] < lb[ib]) ? la[ia++] : lb[ib++];
-		uint32_t m = (uint32_t)(v >> 32), pos = (uint32_t)v;
-		const struct jcfg *g = f->meths[m].cfg;
+		uint32_t m = (uint32_t)(v >> 32);
+		/* the index holds bcis: the CFG is built for candidates only */
+		const struct jcfg *g = flow_meth_cfg(f, m);
+		int32_t at = g ? jcfg_index_of(g, (uint32_t)v) : -1;
+		if (at < 0)
+			continue;
+		uint32_t pos = (uint32_t)at;
+		v = (uint64_t)m << 32 | pos;
 		if (lost == LOST_AT_ENTRY && pos != 0)
 			continue;
 		if (lost == LOST_AFTER_RET &&
@@ -1077,7 +1127,7 @@ static int interp_from(struct flow *f, uint32_t i, struct frame *t, uint8_t op,
 {
 	if (t->comp)
 		return interp_over_compiled(f, i, t, op, from);
-	const struct jcfg *g = f->meths[t->meth].cfg;
+	const struct jcfg *g = flow_meth_cfg(f, t->meth);
 	if (!t->done)
 		return jcfg_insn(g, t->pos)->op == op ? add_at(f, t, t->pos, 1, from) : 0;
 	unsigned kind = jcfg_insn(g, t->pos)->kind;
@@ -1137,7 +1187,7 @@ static int step_entry(struct flow *f, uint32_t i, const char *desc)
 		for (int j = 0; j < nc && !err; j++) {
 			uint32_t m;
 			err = flow_meth_index(f, &c[j], &m);
-			if (err || !f->meths[m].cfg)
+			if (err || !flow_meth_cfg(f, m))
 				continue;
 			struct frame *n = frame_new(f, t, m, 0, 0);
 			err = n ? add_node(f, n, LOST_NONE, k) : jpb_err_nomem;
@@ -1166,7 +1216,7 @@ static int step_exception(struct flow *f, uint32_t i)
 			if (t->comp)
 				continue; /* a compiled handler shows as compiled events */
 			uint32_t nx;
-			const uint32_t *x = jcfg_xsuccs(f->meths[t->meth].cfg, t->pos, &nx);
+			const uint32_t *x = jcfg_xsuccs(flow_meth_cfg(f, t->meth), t->pos, &nx);
 			for (uint32_t h = 0; h < nx && !err; h++)
 				err = add_at(f, t, x[h], 0, k);
 		}
@@ -1264,7 +1314,7 @@ static int step_compiled(struct flow *f, uint32_t i)
 	int known = nf > 0;
 	for (uint32_t k = 0; k < nf && known; k++) {
 		int64_t m = meth_of_id(f, e->frames[k].method_id);
-		const struct jcfg *g = m >= 0 ? f->meths[m].cfg : NULL;
+		const struct jcfg *g = m >= 0 ? flow_meth_cfg(f, m) : NULL;
 		int32_t p = g ? jcfg_index_of(g, (uint32_t)e->frames[k].bci) : -1;
 		known = p >= 0;
 		meth[k] = (uint32_t)m;

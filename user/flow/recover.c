@@ -1,27 +1,60 @@
 // SPDX-License-Identifier: MIT
 /*
- * Recovery (docs/RECONSTRUCTION.md, "Recovery"; PLDI'21 §5 simplified):
- * a gap is filled with a stretch the same thread ran elsewhere that starts
- * after the same K events as those before the gap and ends before the
- * same K events as those after it, of the length closest to what the
- * gap's duration allows at the thread's observed event rate.
+ * Recovery (docs/RECONSTRUCTION.md, "Recovery"; PLDI'21 §5, Algorithm 4).
  *
- * Search is indexed: the thread's K-grams of (method, bci) are sorted by
- * hash, so a context is found by binary search, not by a scan.
+ * The thread's output is cut by gaps into complete segments.  For a gap,
+ * the *incomplete segment* (IS) is the output before it; candidates are
+ * the places elsewhere in the thread's output that follow the same event
+ * as the last one before the gap (the anchor), found in an index of the
+ * events by (method, bci), nearest first, not by a scan.  Each
+ * candidate's prefix is compared with the IS backwards at
+ * three tiers: call structure (invokes, returns, throws), control
+ * structure (those and branches, gotos, switches) and concrete events; a
+ * higher tier's common suffix bounds the lower ones' (Thm 5.5), so a
+ * candidate that cannot enter the top N is dropped before the concrete
+ * comparison.  The ranked candidates are tried in order: the first whose
+ * continuation reaches the Y events that follow the gap, at a cost within
+ * the gap's time budget, fills it.  Failing that, the shortest feasible
+ * ICFG path between the events around the gap (recover_path.c).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "flow/flow_int.h"
+#include "java/bytecodes.h"
 
-#define K 4           /* context length, each side */
-#define MAX_OCC 64    /* occurrences of the leading context tried */
-#define MAX_ENDS 8    /* trailing-context occurrences tried per start */
+#define Y 3             /* events after the gap a fill must reconnect to */
+#define TOP_N 8         /* candidates ranked */
+#define MAX_OCC 4096    /* anchor occurrences examined per gap */
+#define MAX_SUFFIX 4096 /* events compared backwards at most */
+#define MAX_ENDS 64     /* reconnection points tried per candidate */
 #define MAX_FILL 20000u
+/* A fill may cost this much more than the budget, for timing noise. */
+#define SLACK_FACTOR 1.5
+#define SLACK_EVENTS 32
 
-struct gram {
-	uint64_t h;
-	size_t end; /* index after the gram's last event */
+struct rank {
+	size_t p;         /* the candidate: index after its anchor */
+	size_t m[3];      /* common suffix with the IS: tier 1, 2, concrete */
+	size_t abs[2];    /* tier-1 and tier-2 events within m[2] */
+};
+
+/* One thread's output prepared for search. */
+struct rctx {
+	struct flow *f;
+	const struct jpb_flow_event *v;
+	size_t n;
+	size_t *seg;        /* index of the first event of i's segment */
+	uint32_t *pos[2];   /* tier-1 / tier-2 events, in order */
+	size_t npos[2];
+	uint32_t *before[2]; /* tier-l events before index i (n + 1 entries) */
+	/* every event's (method, bci) key by dense id (1-based; 0 unknown),
+	 * and per id its events in order: occ[ostart[id]..ostart[id + 1]) */
+	struct u64map ids;
+	uint32_t *kid;
+	size_t *ostart;
+	uint32_t *occ;
+	struct fcost cost;
 };
 
 static uint64_t key(const struct jpb_flow_event *e)
@@ -30,38 +63,24 @@ static uint64_t key(const struct jpb_flow_event *e)
 		(uint64_t)e->method << 32 | (uint32_t)e->bci : 0;
 }
 
-/* Hash of the K events ending before END, or 0 if one is unknown. */
-static uint64_t gram_at(const struct jpb_flow_event *v, size_t end)
+/* 0: concrete only, 1: control structure, 2: call structure. */
+static int tier_of(const struct jpb_flow_event *e)
 {
-	if (end < K)
-		return 0;
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = end - K; i < end; i++) {
-		uint64_t k = key(&v[i]);
-		if (!k)
-			return 0;
-		h = (h ^ k) * 1099511628211ull;
-		h ^= h >> 29;
-	}
-	return h ? h : 1;
+	unsigned k = jbc_info(e->opcode)->kind;
+	if (jbc_is_invoke(k) || k == JBC_RETURN || k == JBC_ATHROW)
+		return 2;
+	return k == JBC_COND_BRANCH || k == JBC_GOTO || k == JBC_SWITCH ||
+	       k == JBC_JSR || k == JBC_RET;
 }
 
-static int gram_cmp(const void *a, const void *b)
+/* The first position in key ID's occurrences holding an event index
+ * >= FROM. */
+static size_t occ_find(const struct rctx *r, uint32_t id, size_t from)
 {
-	const struct gram *x = a, *y = b;
-	if (x->h != y->h)
-		return x->h < y->h ? -1 : 1;
-	return x->end < y->end ? -1 : x->end > y->end;
-}
-
-/* First index in G (sorted) with hash H and end >= FROM. */
-static size_t gram_find(const struct gram *g, size_t n, uint64_t h, size_t from)
-{
-	struct gram k = { h, from };
-	size_t lo = 0, hi = n;
+	size_t lo = r->ostart[id], hi = r->ostart[id + 1];
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (gram_cmp(&g[mid], &k) < 0)
+		if (r->occ[mid] < from)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -69,122 +88,250 @@ static size_t gram_find(const struct gram *g, size_t n, uint64_t h, size_t from)
 	return lo;
 }
 
-static int same_events(const struct jpb_flow_event *v, size_t a, size_t b)
+static int same_events(const struct jpb_flow_event *v, size_t a, size_t b,
+		       size_t k)
 {
-	for (size_t i = 0; i < K; i++)
-		if (key(&v[a + i]) != key(&v[b + i]))
+	for (size_t i = 0; i < k; i++)
+		if (key(&v[a + i]) != key(&v[b + i]) || !key(&v[a + i]))
 			return 0;
 	return 1;
 }
 
-/* Does a gap lie inside the stretch [P, Q)? */
-static int crosses_gap(const struct gapmark *gm, size_t ng, size_t p, size_t q)
+static void rctx_free(struct rctx *r)
 {
-	for (size_t i = 0; i < ng; i++)
-		if (gm[i].at > p && gm[i].at < q)
-			return 1;
+	free(r->seg);
+	for (int l = 0; l < 2; l++) {
+		free(r->pos[l]);
+		free(r->before[l]);
+	}
+	free(r->kid);
+	free(r->ostart);
+	free(r->occ);
+	u64map_fini(&r->ids);
+}
+
+static int index_keys(struct rctx *r);
+
+static int rctx_init(struct rctx *r, struct flow *f)
+{
+	memset(r, 0, sizeof(*r));
+	r->f = f;
+	r->v = f->out;
+	r->n = f->nout;
+	r->seg = malloc(r->n * sizeof(*r->seg));
+	r->kid = calloc(r->n, sizeof(*r->kid));
+	r->occ = malloc(r->n * sizeof(*r->occ));
+	for (int l = 0; l < 2; l++) {
+		r->pos[l] = malloc(r->n * sizeof(*r->pos[l]));
+		r->before[l] = malloc((r->n + 1) * sizeof(*r->before[l]));
+	}
+	if (!r->seg || !r->kid || !r->occ || !r->pos[0] || !r->pos[1] || !r->before[0] ||
+	    !r->before[1])
+		return jpb_err_nomem;
+	for (size_t i = 0, gi = 0, s = 0; i < r->n; i++) {
+		for (; gi < f->ngaps && f->gaps[gi].at <= i; gi++)
+			s = f->gaps[gi].at;
+		r->seg[i] = s;
+		int t = tier_of(&r->v[i]);
+		for (int l = 0; l < 2; l++) {
+			r->before[l][i] = (uint32_t)r->npos[l];
+			if (t >= 2 - l)
+				r->pos[l][r->npos[l]++] = (uint32_t)i;
+		}
+	}
+	for (int l = 0; l < 2; l++)
+		r->before[l][r->n] = (uint32_t)r->npos[l];
+	flow_cost_fit(f, &r->cost);
+	return index_keys(r);
+}
+
+/* The key index: ids in order of first appearance, then each id's
+ * events by a counting sort (no comparison sort: linear). */
+static int index_keys(struct rctx *r)
+{
+	uint32_t nk = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		uint64_t k = key(&r->v[i]);
+		uint32_t id;
+		if (!k)
+			continue;
+		if (!u64map_get(&r->ids, k, &id)) {
+			id = ++nk;
+			if (u64map_put(&r->ids, k, id))
+				return jpb_err_nomem;
+		}
+		r->kid[i] = id;
+	}
+	r->ostart = calloc((size_t)nk + 2, sizeof(*r->ostart));
+	if (!r->ostart)
+		return jpb_err_nomem;
+	for (size_t i = 0; i < r->n; i++)
+		r->ostart[r->kid[i] + 1] += r->kid[i] != 0;
+	for (uint32_t id = 1; id <= nk; id++)
+		r->ostart[id + 1] += r->ostart[id];
+	for (size_t i = 0; i < r->n; i++)
+		if (r->kid[i])
+			r->occ[r->ostart[r->kid[i]]++] = (uint32_t)i;
+	/* the fill left ostart[id] at the end of id's list */
+	for (uint32_t id = nk + 1; id > 1; id--)
+		r->ostart[id] = r->ostart[id - 1];
+	r->ostart[1] = 0;
 	return 0;
+}
+
+/* Common suffix of the events before A and before P, each within its
+ * segment: at tier L (0: call, 1: control structure) over the tier's
+ * events, or concrete (L = 2). */
+static size_t suffix(const struct rctx *r, int l, size_t a, size_t p)
+{
+	size_t sa = r->seg[a - 1], sp = r->seg[p - 1], k = 0;
+	if (l == 2) {
+		while (k < MAX_SUFFIX && a - k > sa && p - k > sp &&
+		       key(&r->v[a - 1 - k]) == key(&r->v[p - 1 - k]) &&
+		       key(&r->v[a - 1 - k]))
+			k++;
+		return k;
+	}
+	const uint32_t *pos = r->pos[l];
+	size_t ia = r->before[l][a], ip = r->before[l][p];
+	while (k < MAX_SUFFIX && ia > k && ip > k && pos[ia - 1 - k] >= sa &&
+	       pos[ip - 1 - k] >= sp &&
+	       key(&r->v[pos[ia - 1 - k]]) == key(&r->v[pos[ip - 1 - k]]) &&
+	       key(&r->v[pos[ia - 1 - k]]))
+		k++;
+	return k;
+}
+
+/* Is candidate X ranked above Y?  Longer concrete, control, call
+ * suffixes, in that order; then the nearer to the gap. */
+static int better(const struct rank *x, const struct rank *y, size_t a)
+{
+	for (int l = 2; l >= 0; l--)
+		if (x->m[l] != y->m[l])
+			return x->m[l] > y->m[l];
+	size_t dx = x->p > a ? x->p - a : a - x->p, dy = y->p > a ? y->p - a : a - y->p;
+	return dx < dy;
+}
+
+/* Algorithm 4 over the anchor's occurrences, keeping the top N: a
+ * candidate whose tier-1 or tier-2 suffix is shorter than the tier-l
+ * events in the N-th best's concrete suffix cannot beat it (Thm 5.5). */
+static void rank_one(const struct rctx *r, size_t a, size_t p,
+		     struct rank *top, size_t *nt)
+{
+	struct rank c = { p, { 0 }, { 0 } };
+	const struct rank *w = *nt == TOP_N ? &top[TOP_N - 1] : NULL;
+	c.m[0] = suffix(r, 0, a, p);
+	if (w && c.m[0] < w->abs[0])
+		return;
+	c.m[1] = suffix(r, 1, a, p);
+	if (w && c.m[1] < w->abs[1])
+		return;
+	c.m[2] = suffix(r, 2, a, p);
+	for (int l = 0; l < 2; l++)
+		c.abs[l] = r->before[l][a] - r->before[l][a - c.m[2]];
+	if (w && !better(&c, w, a))
+		return;
+	size_t at = *nt < TOP_N ? (*nt)++ : TOP_N - 1;
+	while (at > 0 && better(&c, &top[at - 1], a)) {
+		top[at] = top[at - 1];
+		at--;
+	}
+	top[at] = c;
+}
+
+/* Algorithm 4 over the anchor's occurrences, nearest to the gap first,
+ * keeping the top N: a candidate whose tier-1 or tier-2 suffix is shorter
+ * than the tier-l events in the N-th best's concrete suffix cannot beat
+ * it (Thm 5.5), so its lower tiers are not compared. */
+static size_t rank_candidates(const struct rctx *r, size_t a, struct rank *top)
+{
+	uint32_t id = r->kid[a - 1];
+	size_t nt = 0;
+	if (!id)
+		return 0;
+	/* the anchor's occurrences [lo, hi); from mid on they lie after it */
+	size_t lo = r->ostart[id], hi = r->ostart[id + 1], mid = occ_find(r, id, a);
+	size_t down = mid, up = mid;
+	for (size_t tries = 0; tries < MAX_OCC && (down > lo || up < hi); tries++) {
+		size_t p;
+		if (up < hi && (down == lo || r->occ[up] + 1 - a < a - 1 - r->occ[down - 1]))
+			p = r->occ[up++] + 1;
+		else
+			p = r->occ[--down] + 1;
+		if (p != a && p < r->n)
+			rank_one(r, a, p, top, &nt);
+	}
+	return nt;
 }
 
 struct fill {
 	size_t gap;       /* index into gaps */
-	size_t from, len; /* the source stretch in the output */
+	size_t from, len; /* the source stretch, or len events in path */
 	uint16_t ncand;
+	struct jpb_flow_event *path; /* a shortest ICFG path (owned) */
 };
 
-/* Events per TSC tick while the thread was traced.  TSC may advance only
- * at timing packets, so events come in windows of equal TSC: the rate is
- * events over ticks across consecutive windows with no gap inside. */
-static double event_rate(const struct flow *f)
+/* Where the continuation of the candidate at P first reconnects to the
+ * Y events after the gap at A, at a cost within MAXCOST: the index where
+ * the reconnection starts, or 0.  The first, as PLDI'21 reads a
+ * candidate until the budget is spent: a longer stretch between the
+ * same ends is a guess the time cannot tell from the shorter one. */
+static size_t reconnect(const struct rctx *r, size_t p, size_t a, double maxcost)
 {
-	uint64_t events = 0, ticks = 0;
-	size_t g = 0;
-	for (size_t i = 0, j; i < f->nout; i = j) {
-		for (j = i; j < f->nout && f->out[j].tsc == f->out[i].tsc; j++)
-			;
-		while (g < f->ngaps && f->gaps[g].at <= i)
-			g++;
-		int gap_inside = g < f->ngaps && f->gaps[g].at <= j;
-		if (j < f->nout && !gap_inside) {
-			events += j - i;
-			ticks += f->out[j].tsc - f->out[i].tsc;
-		}
+	uint32_t id = r->kid[a];
+	size_t j = occ_find(r, id, p + 1), end = r->ostart[id + 1], at = p;
+	double cost = 0;
+	for (int e = 0; j < end && e < MAX_ENDS; j++, e++) {
+		size_t q = r->occ[j]; /* the reconnection starts at q */
+		if (q - p > MAX_FILL || q + Y > r->n || r->seg[q + Y - 1] != r->seg[p])
+			return 0;
+		cost += flow_cost_of(&r->cost, r->v + at, q - at);
+		at = q;
+		if (cost > maxcost)
+			return 0;
+		if (same_events(r->v, q, a, Y))
+			return q;
 	}
-	return ticks ? (double)events / (double)ticks : 0;
+	return 0;
 }
 
-/* Events lost in the gap at A: the time from the window's timing packet
- * before the gap to the next one after it, less the traced events inside
- * that span, at RATE.  -1 when unknown. */
-static double lost_events(const struct flow *f, size_t gi, double rate)
+static int find_fill(struct rctx *r, size_t gi, struct fill *out)
 {
-	const struct gapmark *gm = &f->gaps[gi];
-	size_t a = gm->at;
-	if (rate <= 0 || !a || a >= f->nout)
-		return -1;
-	if (gm->t1 > gm->t0)
-		return rate * (double)(gm->t1 - gm->t0);
-	uint64_t tb = f->out[a - 1].tsc;
-	size_t i0 = a, j = a;
-	while (i0 > 0 && f->out[i0 - 1].tsc == tb)
-		i0--;
-	while (j < f->nout && f->out[j].tsc == tb)
-		j++;
-	if (j == f->nout || (gi + 1 < f->ngaps && f->gaps[gi + 1].at <= j))
-		return -1;
-	double d = rate * (double)(f->out[j].tsc - tb) - (double)(j - i0);
-	return d > 0 ? d : -1;
-}
-
-/* The best source stretch for gap G, or 0. */
-static int find_fill(const struct flow *f, const struct gram *g, size_t ng,
-		     size_t gi, double rate, struct fill *out)
-{
-	const struct gapmark *gm = &f->gaps[gi];
-	size_t a = gm->at;
-	if (a < K || a + K > f->nout)
+	struct flow *f = r->f;
+	size_t a = f->gaps[gi].at;
+	*out = (struct fill){ gi, 0, 0, 0, NULL };
+	if (!a || a + Y > r->n || !r->kid[a - 1] || r->seg[a + Y - 1] != a ||
+	    !same_events(r->v, a, a, Y))
 		return 0;
-	uint64_t pre = gram_at(f->out, a), post = gram_at(f->out, a + K);
-	if (!pre || !post)
-		return 0;
-	/* With the gap's duration known, the length nearest what the thread
-	 * runs in that time wins; without it (TSC too coarse), the shortest. */
-	double want = lost_events(f, gi, rate);
-	int timed = want >= 0;
-	size_t lmax = timed ? (size_t)(want * 2 + 64) : MAX_FILL;
-	if (lmax > MAX_FILL)
-		lmax = MAX_FILL;
-	int found = 0;
-	double best = 0;
-	unsigned ncand = 0;
-	size_t i = gram_find(g, ng, pre, 0);
-	for (int tries = 0; i < ng && g[i].h == pre && tries < MAX_OCC; i++) {
-		size_t p = g[i].end;
-		if (p == a || !same_events(f->out, p - K, a - K))
+	double want = flow_gap_budget(f, &r->cost, gi);
+	double maxcost = want < 0 ? 1e300 :
+		want * SLACK_FACTOR + SLACK_EVENTS * r->cost.interp;
+	struct rank top[TOP_N];
+	size_t nt = rank_candidates(r, a, top);
+	for (size_t i = 0; i < nt; i++) {
+		size_t q = reconnect(r, top[i].p, a, maxcost);
+		if (!q)
 			continue;
-		tries++;
-		size_t j = gram_find(g, ng, post, p + K);
-		for (int e = 0; j < ng && g[j].h == post && e < MAX_ENDS; j++, e++) {
-			size_t q = g[j].end - K; /* the trailing context starts at q */
-			if (q - p > lmax || crosses_gap(f->gaps, f->ngaps, p, q))
-				break;
-			if (q == p || !same_events(f->out, q, a))
-				continue;
-			double d = (double)(q - p) - want;
-			d = d < 0 ? -d : d;
-			ncand++;
-			if (!found || d < best) {
-				found = 1;
-				best = d;
-				*out = (struct fill){ gi, p, q - p, 0 };
-			}
-		}
+		out->from = top[i].p;
+		out->len = q - top[i].p;
+		out->ncand = (uint16_t)nt;
+		return 1;
 	}
-	out->ncand = (uint16_t)(ncand > 65535 ? 65535 : ncand);
-	return found && out->len > 0;
+	/* No complete segment connects: the shortest feasible path. */
+	struct jpb_flow_event *path;
+	size_t np;
+	int err = flow_path(f, &r->v[a - 1], &r->v[a], &path, &np);
+	if (err <= 0 || !np || flow_cost_of(&r->cost, path, np) > maxcost) {
+		free(path);
+		return err < 0 ? err : 0;
+	}
+	out->path = path;
+	out->len = np;
+	return 1;
 }
 
-static int apply_fills(struct flow *f, const struct fill *fl, size_t nfl)
+static int apply_fills(struct flow *f, struct fill *fl, size_t nfl)
 {
 	size_t extra = 0;
 	for (size_t i = 0; i < nfl; i++)
@@ -201,7 +348,8 @@ static int apply_fills(struct flow *f, const struct fill *fl, size_t nfl)
 		w += gm->at - r;
 		r = gm->at;
 		for (size_t k = 0; k < fl[i].len; k++) {
-			struct jpb_flow_event e = f->out[fl[i].from + k];
+			struct jpb_flow_event e = fl[i].path ? fl[i].path[k] :
+							       f->out[fl[i].from + k];
 			if (e.status == JPB_FLOW_UNKNOWN)
 				continue;
 			e.status = JPB_FLOW_RECOVERED;
@@ -223,28 +371,24 @@ static int apply_fills(struct flow *f, const struct fill *fl, size_t nfl)
 
 int flow_recover(struct flow *f)
 {
-	if (!f->ngaps || f->nout < 2 * K)
+	if (!f->ngaps || f->nout < 1 + Y)
 		return 0;
-	struct gram *g = malloc(f->nout * sizeof(*g));
-	struct fill *fl = malloc(f->ngaps * sizeof(*fl));
-	if (!g || !fl) {
-		free(g);
-		free(fl);
-		return jpb_err_nomem;
+	struct rctx r;
+	struct fill *fl = calloc(f->ngaps, sizeof(*fl));
+	int err = fl ? rctx_init(&r, f) : jpb_err_nomem;
+	size_t nfl = 0;
+	for (size_t i = 0; !err && i < f->ngaps; i++) {
+		int found = find_fill(&r, i, &fl[nfl]);
+		if (found < 0)
+			err = found;
+		nfl += found > 0;
 	}
-	size_t ng = 0, nfl = 0;
-	for (size_t end = K; end <= f->nout; end++) {
-		uint64_t h = gram_at(f->out, end);
-		if (h)
-			g[ng++] = (struct gram){ h, end };
-	}
-	qsort(g, ng, sizeof(*g), gram_cmp);
-	double rate = event_rate(f);
-	for (size_t i = 0; i < f->ngaps; i++)
-		if (find_fill(f, g, ng, i, rate, &fl[nfl]))
-			nfl++;
-	int err = apply_fills(f, fl, nfl);
-	free(g);
+	if (!err)
+		err = apply_fills(f, fl, nfl);
+	for (size_t i = 0; fl && i < nfl; i++)
+		free(fl[i].path);
+	if (fl)
+		rctx_free(&r);
 	free(fl);
 	return err;
 }

@@ -20,6 +20,7 @@ struct jcfg {
 	uint8_t *code; /* a copy, for the switch operands */
 	uint32_t code_length;
 	uint32_t ninsn, nblock;
+	int32_t *at; /* bci -> instruction index, -1 inside one */
 	struct jcfg_insn *insn;
 	struct jcfg_block *block;
 	struct vec succ, xsucc, bsucc, bxsucc;
@@ -402,7 +403,10 @@ int jcfg_build(struct jcfg **out, const struct jcf_method *m,
 		memset(b.at, 0xff, m->code_length * sizeof(*b.at));
 		err = build(&b);
 	}
-	free(b.at);
+	if (g)
+		g->at = b.at; /* kept: jcfg_index_of in constant time */
+	else
+		free(b.at);
 	free(b.leader);
 	if (err) {
 		if (err == java_err_nomem && diag)
@@ -419,6 +423,7 @@ void jcfg_free(struct jcfg *g)
 	if (!g)
 		return;
 	free(g->code);
+	free(g->at);
 	free(g->insn);
 	free(g->block);
 	free(g->succ.v);
@@ -453,8 +458,7 @@ int32_t jcfg_index_covering(const struct jcfg *g, uint32_t bci)
 
 int32_t jcfg_index_of(const struct jcfg *g, uint32_t bci)
 {
-	int32_t i = jcfg_index_covering(g, bci);
-	return i >= 0 && g->insn[i].bci == bci ? i : -1;
+	return bci < g->code_length ? g->at[bci] : -1;
 }
 
 const uint32_t *jcfg_succs(const struct jcfg *g, uint32_t i, uint32_t *n)

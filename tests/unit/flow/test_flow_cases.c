@@ -4,8 +4,10 @@
  * files compiled by javac at test time: a straight-line method, a loop
  * whose exit branch is inferred, identical getters behind a virtual call
  * (ambiguous: chosen among 2), an exception unwinding two frames, and a
- * compiled anchor that pins an ambiguous interpreted run.  Each case
- * checks the exact (method, bci, status) sequence.
+ * compiled anchor that pins an ambiguous interpreted run; recovery of a
+ * loop iteration, of recursion across a gap and of a loop whose exit is
+ * lost (the shortest-path fallback).  Each case checks the exact
+ * (method, bci, status) sequence.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -34,6 +36,9 @@ static const char *src =
 	"    static int catcher(int x) { try { return middle(x); } catch (IllegalStateException e) { return -1; } }\n"
 	"    static int compiledCallee(int x) { return x + 1; }\n"
 	"    static int anchored(int x) { int y = compiledCallee(x); return y * 3; }\n"
+	"    static int fact(int n) { if (n <= 1) return 1; return n * fact(n - 1); }\n"
+	"    static int sumFact(int n) { int s = 0; for (int i = 0; i < 2; i++) s += fact(n); return s; }\n"
+	"    static int callLoop(int n) { return loop(n) * 7; }\n"
 	"}\n";
 
 #define CALLEE_ID 0x7001u
@@ -327,6 +332,101 @@ static void test_recover_loop_iteration(void **state)
 	assert_int_equal(out[n - 1].bci, 20);
 }
 
+#define F8 0x1a, 0x04, 0xa3, 0x1a, 0x1a, 0x04, 0x64, 0xb8 /* fact, n > 1 */
+#define RC JPB_FLOW_RECOVERED
+
+/* sumFact(3): fact(3) twice; in the second, fact(2) and fact(1) are lost.
+ * The first call, whose context before fact(3)'s recursive invoke is the
+ * longest match, fills the gap with fact(2)'s and fact(1)'s events up to
+ * where it reconnects with the imul, ireturn, iadd after the gap. */
+static void test_recover_recursion(void **state)
+{
+	struct fx *x = *state;
+	SKIP_IF_NO_JAVAC(x);
+	x->n = 0;
+	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	ops(x, 0x03, 0x3c, 0x03, 0x3d, 0x1c, 0x05, 0xa2, 0x1b, 0x1a, 0xb8, -1);
+	for (int it = 0; it < 2; it++) {
+		tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+		ops(x, F8, -1); /* fact(3) */
+		if (it == 1) {
+			add(x, JPB_DEV_GAP)->what = JPB_GAP_OVERFLOW;
+		} else {
+			tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+			ops(x, F8, -1); /* fact(2) */
+			tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+			ops(x, 0x1a, 0x04, 0xa3, 0x04, 0xac, 0x68, 0xac, -1);
+		}
+		ops(x, 0x68, 0xac, 0x60, 0x3c, 0x84, 0xa7, 0x1c, 0x05, 0xa2, -1);
+		ops(x, 0x1b, it ? 0xac : 0x1a, -1);
+		if (!it)
+			ops(x, 0xb8, -1);
+	}
+	const struct jpb_flow_event *out;
+	size_t n;
+	struct flow_summary s;
+	assert_int_equal(flow_thread(x->f, x->ev, x->n, &out, &n, &s), 0);
+	static const int32_t lost[] = { 0, 1, 2, 7, 8, 9, 10, 11, /* fact(2) */
+					0, 1, 2, 5, 6,              /* fact(1) */
+					14, 15 };                   /* fact(2) */
+	/* 10 + 8 + 15 + 11 before the gap (sumFact, fact(3), the rest of
+	 * the first call, sumFact's loop), 8 of fact(3) */
+	size_t at = 10 + 8 + 15 + 12 + 8;
+	assert_int_equal(s.by_status[RC], 15);
+	assert_int_equal(n, at + 15 + 11);
+	for (size_t i = 0; i < 15; i++) {
+		const struct jpb_flow_event *e = &out[at + i];
+		assert_int_equal(e->status, RC);
+		assert_int_equal(e->ncand, 2); /* fact(3)'s and fact(2)'s invoke */
+		assert_int_equal(e->bci, lost[i]);
+		assert_string_equal(flow_method(x->f, e->method)->name, "fact");
+	}
+	assert_int_equal(out[at + 15].bci, 14);
+	assert_string_equal(flow_method(x->f, out[at + 15].method)->name, "fact");
+	assert_int_not_equal(out[at + 15].status, RC);
+}
+
+/* callLoop(2) with loop's last test and its exit lost: no other stretch
+ * of the thread reaches the ireturn that follows the gap, so the gap is
+ * filled with the shortest CFG path from the goto to it: the test (4, 5,
+ * 6) and the exit's iload_1 (19), marked recovered with ncand 0.  After
+ * the gap the ireturn fits every ireturn of the classes (15), the one of
+ * the method with the most evidence, loop, is chosen; callLoop's bipush
+ * after an invoke is the only fit and pins the rest. */
+static void test_recover_lost_loop_exit(void **state)
+{
+	struct fx *x = *state;
+	SKIP_IF_NO_JAVAC(x);
+	x->n = 0;
+	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	ops(x, 0x1a, 0xb8, -1);
+	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	ops(x, 0x03, 0x3c, 0x03, 0x3d, 0x1c, 0x1a, 0xa2, -1);
+	for (int it = 0; it < 2; it++)
+		ops(x, 0x1b, 0x1c, 0x60, 0x3c, 0x84, 0xa7, -1);
+	add(x, JPB_DEV_GAP)->what = JPB_GAP_OVERFLOW;
+	ops(x, 0xac, 0x10, 0x68, 0xac, -1);
+	static const struct want w[] = {
+		{ "Cases.callLoop", 0, C, 1 }, { "Cases.callLoop", 1, C, 1 },
+		{ "Cases.loop", 0, C, 1 }, { "Cases.loop", 1, C, 1 },
+		{ "Cases.loop", 2, C, 1 }, { "Cases.loop", 3, C, 1 },
+		{ "Cases.loop", 4, C, 1 }, { "Cases.loop", 5, C, 1 },
+		{ "Cases.loop", 6, C, 1 },
+		{ "Cases.loop", 9, C, 1 }, { "Cases.loop", 10, C, 1 },
+		{ "Cases.loop", 11, C, 1 }, { "Cases.loop", 12, C, 1 },
+		{ "Cases.loop", 13, C, 1 }, { "Cases.loop", 16, C, 1 },
+		{ "Cases.loop", 9, C, 1 }, { "Cases.loop", 10, C, 1 },
+		{ "Cases.loop", 11, C, 1 }, { "Cases.loop", 12, C, 1 },
+		{ "Cases.loop", 13, C, 1 }, { "Cases.loop", 16, C, 1 },
+		{ "Cases.loop", 4, RC, 0 }, { "Cases.loop", 5, RC, 0 },
+		{ "Cases.loop", 6, RC, 0 }, { "Cases.loop", 19, RC, 0 },
+		{ "Cases.loop", 20, CH, 15 },
+		{ "Cases.callLoop", 4, C, 1 }, { "Cases.callLoop", 6, C, 1 },
+		{ "Cases.callLoop", 7, C, 1 },
+	};
+	check(x, w, NW(w));
+}
+
 static void test_unexplained_is_unknown(void **state)
 {
 	struct fx *x = *state;
@@ -367,6 +467,8 @@ int main(void)
 		cmocka_unit_test(test_exception_two_frames),
 		cmocka_unit_test(test_compiled_anchor),
 		cmocka_unit_test(test_recover_loop_iteration),
+		cmocka_unit_test(test_recover_recursion),
+		cmocka_unit_test(test_recover_lost_loop_exit),
 		cmocka_unit_test(test_unexplained_is_unknown),
 		cmocka_unit_test(test_fast_opcodes),
 	};

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The time budget of a gap (docs/RECONSTRUCTION.md, "Recovery"): how many
+ * TSC ticks the lost code ran, and what a fill would cost in ticks.
+ *
+ * Compiled code runs an order of magnitude more bytecodes per tick than
+ * the interpreter, so one events-per-tick rate misjudges any mix: the
+ * cost of an event depends on whether it was compiled (status decoded) or
+ * interpreted, two rates fitted by least squares over the thread's
+ * gap-free timing windows (runs of events with one TSC: the TSC advances
+ * at timing packets only).
+ */
+#include <stdlib.h>
+
+#include "flow/flow_int.h"
+
+#define MIN_WINDOW 16 /* events in a window the rates are taken from */
+
+static int compiled(const struct jpb_flow_event *e)
+{
+	return e->status == JPB_FLOW_DECODED;
+}
+
+/* Is there a gap at an event index in (P, Q]? */
+static int gap_within(const struct flow *f, size_t p, size_t q)
+{
+	for (size_t i = 0; i < f->ngaps; i++)
+		if (f->gaps[i].at > p && f->gaps[i].at <= q)
+			return 1;
+	return 0;
+}
+
+static int dcmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Median of V[0..N), 0 when empty (sorts V). */
+static double median(double *v, size_t n)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), dcmp);
+	return v[n / 2];
+}
+
+/* Ticks per event of each kind: the median over the windows (runs of one
+ * TSC, no gap inside, followed by another) where nearly all events are of
+ * that kind.  A median, not a least-squares fit: a window in which the
+ * thread was descheduled or blocked lasts arbitrarily long. */
+void flow_cost_fit(const struct flow *f, struct fcost *c)
+{
+	double *r[2];
+	size_t n[2] = { 0, 0 };
+	r[0] = malloc((f->nout + 1) * sizeof(double));
+	r[1] = malloc((f->nout + 1) * sizeof(double));
+	for (size_t i = 0, j; r[0] && r[1] && i < f->nout; i = j) {
+		size_t nc = 0;
+		for (j = i; j < f->nout && f->out[j].tsc == f->out[i].tsc; j++)
+			nc += compiled(&f->out[j]);
+		if (j == f->nout || gap_within(f, i, j) || j - i < MIN_WINDOW)
+			continue;
+		double d = (double)(f->out[j].tsc - f->out[i].tsc);
+		if (nc * 20 <= j - i)
+			r[0][n[0]++] = d / (double)(j - i);
+	}
+	c->interp = r[0] ? median(r[0], n[0]) : 0;
+	/* Compiled code: what the window's time leaves after its
+	 * interpreted events, per compiled event, where they are many. */
+	for (size_t i = 0, j; r[1] && c->interp > 0 && i < f->nout; i = j) {
+		size_t nc = 0;
+		for (j = i; j < f->nout && f->out[j].tsc == f->out[i].tsc; j++)
+			nc += compiled(&f->out[j]);
+		if (j == f->nout || gap_within(f, i, j) || nc < MIN_WINDOW)
+			continue;
+		double d = (double)(f->out[j].tsc - f->out[i].tsc) -
+			   c->interp * (double)(j - i - nc);
+		r[1][n[1]++] = d > 0 ? d / (double)nc : 0;
+	}
+	c->compiled = r[1] ? median(r[1], n[1]) : 0;
+	free(r[0]);
+	free(r[1]);
+	/* One kind unseen: the same rate for both (an overestimate of
+	 * compiled code's cost, the safe side for a budget). */
+	if (!(c->interp > 0))
+		c->interp = c->compiled;
+	if (!(c->compiled > 0))
+		c->compiled = c->interp;
+}
+
+double flow_cost_of(const struct fcost *c, const struct jpb_flow_event *v,
+		    size_t n)
+{
+	double t = 0;
+	for (size_t i = 0; i < n; i++)
+		t += compiled(&v[i]) ? c->compiled : c->interp;
+	return t;
+}
+
+/* Ticks lost in gap GI: its own bounds when the decoder knew them; else
+ * the timing window around it (from the TSC of the events before the gap
+ * to the next TSC after it) less the cost of the traced events inside.
+ * -1 when unknown (no timing, or another gap in the window). */
+double flow_gap_budget(const struct flow *f, const struct fcost *c, size_t gi)
+{
+	const struct gapmark *gm = &f->gaps[gi];
+	size_t a = gm->at;
+	if (gm->t1 > gm->t0)
+		return (double)(gm->t1 - gm->t0);
+	if (!a || a >= f->nout || !(c->interp > 0))
+		return -1;
+	uint64_t tb = f->out[a - 1].tsc;
+	size_t i0 = a, j = a;
+	while (i0 > 0 && f->out[i0 - 1].tsc == tb)
+		i0--;
+	while (j < f->nout && f->out[j].tsc == tb)
+		j++;
+	if (j == f->nout || f->out[j].tsc < tb ||
+	    (gi > 0 && f->gaps[gi - 1].at > i0) ||
+	    (gi + 1 < f->ngaps && f->gaps[gi + 1].at <= j))
+		return -1;
+	/* A gap costs time: a window that leaves none for it is too coarse
+	 * (or the model too rough) to say anything. */
+	double d = (double)(f->out[j].tsc - tb) - flow_cost_of(c, f->out + i0, j - i0);
+	return d > c->interp ? d : -1;
+}

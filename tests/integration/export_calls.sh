@@ -152,6 +152,15 @@ t_expect_exit 2 "--weight bogus: usage error" R --format folded --weight bogus
 t_expect_exit 2 "--min-share 200: usage error" R --format cct --min-share 200
 t_expect_exit 1 "-o into a missing directory: exit 1" R --format perfetto -o /nonexistent/x.json
 t_expect_exit 1 "not a bundle: exit 1" "$JPBPF" report /nonexistent --format calls
+dmg=$TESTTMP/exp-damaged
+rm -rf "$dmg"; cp -r "$sc" "$dmg"
+truncate -s -100 "$dmg/flow/tid$t1.jpb"
+t_expect_exit 0 "a truncated flow stream: exported up to the damage, exit 0" \
+	"$JPBPF" report "$dmg" --format cct --json -o "$dmg.cct"
+t_check "... with a warning naming the stream and offset" \
+	grep -q "warning: flow/tid$t1: record at offset [0-9]* truncated" "$TESTTMP/err.$$"
+t_check "... and fewer bytecodes than the intact flow" \
+	[ "$(jq .bytecodes "$dmg.cct")" -lt "$total" ]
 
 # Real JVM truths: virtual calls, exceptions, recursion, a second thread.
 jdk=/usr/lib/jvm/java-17-openjdk-amd64

@@ -220,6 +220,30 @@ static void test_stale_frames_resume(void **state)
 	cct_free(l.cct);
 }
 
+static void test_compiled_events(void **state)
+{
+	(void)state;
+	/* compiled code: the callee's first event is not at bci 0, and an
+	 * event whose bci is no instruction start (opcode 0) is followed by
+	 * the caller: a return */
+	static const struct ev ev[] = {
+		{ 1, 2, INVOKEVIRTUAL }, { 2, 7, ILOAD }, { 2, 9, NOP },
+		{ 1, 5, ILOAD }, { 1, 6, RETURN },
+	};
+	struct log l = { "", NULL };
+	struct walk *w;
+	assert_int_equal(walk_alloc(&w, record, &l), 0);
+	for (size_t i = 0; i < N(ev); i++) {
+		struct jpb_flow_event e = { ev[i].method, ev[i].bci, ev[i].opcode,
+					    JPB_FLOW_DECODED, 1, 0, i };
+		assert_int_equal(walk_event(w, &e), 0);
+	}
+	assert_int_equal(walk_end(w), 0);
+	assert_string_equal(l.s, "root 1 call 2@2 return 2 return 1 ");
+	assert_int_equal(walk_stats(w)->breaks, 0);
+	walk_free(w);
+}
+
 /* 1 calls 2 at bci 4; 2 recurses (bci 6) twice; TSC 10 per event */
 static const struct ev recursion[] = {
 	{ 1, 4, INVOKESTATIC }, { 2, 0, ILOAD }, { 2, 6, INVOKESTATIC },
@@ -322,6 +346,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_resync_below),
 		cmocka_unit_test(test_gap_new_root),
 		cmocka_unit_test(test_stale_frames_resume),
+		cmocka_unit_test(test_compiled_events),
 		cmocka_unit_test(test_recursion_kept),
 		cmocka_unit_test(test_recursion_folded),
 		cmocka_unit_test(test_cct_children_by_call_site),

@@ -45,6 +45,8 @@ struct jpd_nmethod {
 	uint64_t switch_tsc; /* decoders map it from this time (reuse) */
 	struct jpd_pcentry *pcs;
 	struct jpb_decoded_frame *frames;
+	uint8_t *tails;     /* per pc: its compiled event's encoded tail */
+	uint32_t *tail_off; /* [npcs + 1] into tails */
 	uint32_t npcs, nframes;
 	int isid;
 	int reuse; /* overlaps earlier code: added at switch_tsc, not before */
@@ -65,6 +67,8 @@ struct jpd_image {
 	size_t ncodelets;
 	struct jpd_dispatch *dispatch;
 	size_t ndispatch;
+	uint32_t *dhash; /* hash of dispatch addresses: index + 1 */
+	uint32_t dmask;
 	struct jpd_nmethod *nm; /* in load order */
 	size_t nnm;
 	struct jpd_sect *sects; /* indexed by isid */
@@ -84,6 +88,8 @@ void jpd_image_fini(struct jpd_image *im);
  * im->iscache: libipt locks a section on every use, so workers sharing
  * one cache would serialise on it. */
 struct pt_image_section_cache *jpd_image_iscache(const struct jpd_image *im);
+/* Index im->dispatch (sorted, deduplicated) for jpd_find_dispatch. */
+int jpd_image_hash_dispatch(struct jpd_image *im);
 const struct jpd_dispatch *jpd_find_dispatch(const struct jpd_image *im,
 					     uint64_t ip);
 const struct jpd_codelet *jpd_find_codelet(const struct jpd_image *im,

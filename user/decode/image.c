@@ -133,6 +133,31 @@ static int cmp_pc(const void *a, const void *b)
 	return x->pc < y->pc ? -1 : x->pc > y->pc;
 }
 
+/* Every pc's event bytes after its kind and time, encoded once: the
+ * decoder copies them for each compiled event at that pc. */
+static int encode_tails(struct jpd_nmethod *nm)
+{
+	nm->tail_off = calloc(nm->npcs + 1, sizeof(*nm->tail_off));
+	if (!nm->tail_off)
+		return jpb_err_nomem;
+	struct jpb_buf b = { 0 };
+	struct jpb_decoded_event e = { .kind = JPB_DEV_COMPILED };
+	for (uint32_t k = 0; k < nm->npcs; k++) {
+		const struct jpd_pcentry *pe = &nm->pcs[k];
+		e.ip = pe->pc;
+		e.nframes = pe->nframes;
+		memcpy(e.frames, nm->frames + pe->frame0, pe->nframes * sizeof(*e.frames));
+		nm->tail_off[k] = (uint32_t)b.len;
+		if (jpb_decoded_event_tail(&b, &e)) {
+			jpb_buf_fini(&b);
+			return jpb_err_nomem;
+		}
+	}
+	nm->tail_off[nm->npcs] = (uint32_t)b.len;
+	nm->tails = b.data;
+	return 0;
+}
+
 static int on_nmethod(struct loader *l, const struct jpb_rec_jvm_nmethod_load *n,
 		      uint64_t ns)
 {
@@ -155,6 +180,9 @@ static int on_nmethod(struct loader *l, const struct jpb_rec_jvm_nmethod_load *n
 	if (rc)
 		return rc;
 	qsort(nm->pcs, nm->npcs, sizeof(*nm->pcs), cmp_pc);
+	rc = encode_tails(nm);
+	if (rc)
+		return rc;
 	uint64_t size = n->code.len < n->code_size ? n->code.len : n->code_size;
 	rc = add_code(l, n->code.ptr, size, n->code_addr, SK_NMETHOD,
 		      (uint32_t)im->nnm);
@@ -216,6 +244,28 @@ static int cmp_codelet(const void *a, const void *b)
 {
 	const struct jpd_codelet *x = a, *y = b;
 	return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+static uint32_t dispatch_slot(const struct jpd_image *im, uint64_t ip);
+
+/* Every block in the interpreter asks whether it starts a bytecode: a
+ * hash table of the dispatch entries (index + 1; 0 is empty). */
+int jpd_image_hash_dispatch(struct jpd_image *im)
+{
+	size_t size = 16;
+	while (size < 2 * im->ndispatch)
+		size *= 2;
+	im->dhash = calloc(size, sizeof(*im->dhash));
+	if (!im->dhash)
+		return jpb_err_nomem;
+	im->dmask = (uint32_t)size - 1;
+	for (size_t k = 0; k < im->ndispatch; k++) {
+		uint32_t i = dispatch_slot(im, im->dispatch[k].addr);
+		while (im->dhash[i])
+			i = (i + 1) & im->dmask;
+		im->dhash[i] = (uint32_t)k + 1;
+	}
+	return 0;
 }
 
 static int cmp_dispatch(const void *a, const void *b)
@@ -415,7 +465,9 @@ int jpd_image_load(struct jpd_image *im, struct jpb_bundle *b,
 		qsort(im->codelets, im->ncodelets, sizeof(*im->codelets), cmp_codelet);
 		qsort(im->dispatch, im->ndispatch, sizeof(*im->dispatch), cmp_dispatch);
 		dedupe_dispatch(im);
-		rc = mark_reuse(im);
+		rc = jpd_image_hash_dispatch(im);
+		if (!rc)
+			rc = mark_reuse(im);
 	}
 	/* Keep every section mapped (with its block cache): the default
 	 * limit of 0 unmaps a section after each use. */
@@ -435,10 +487,13 @@ void jpd_image_fini(struct jpd_image *im)
 	for (size_t i = 0; i < im->nnm; i++) {
 		free(im->nm[i].pcs);
 		free(im->nm[i].frames);
+		free(im->nm[i].tails);
+		free(im->nm[i].tail_off);
 	}
 	free(im->nm);
 	free(im->codelets);
 	free(im->dispatch);
+	free(im->dhash);
 	free(im->sects);
 	free(im->static_isids);
 	for (size_t i = 0; i < im->nfiles; i++)
@@ -470,19 +525,24 @@ fail:
 	return NULL;
 }
 
+static uint32_t dispatch_slot(const struct jpd_image *im, uint64_t ip)
+{
+	return (uint32_t)((ip * 0x9e3779b97f4a7c15ull) >> 40) & im->dmask;
+}
+
 const struct jpd_dispatch *jpd_find_dispatch(const struct jpd_image *im,
 					     uint64_t ip)
 {
-	size_t lo = 0, hi = im->ndispatch;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (im->dispatch[mid].addr < ip)
-			lo = mid + 1;
-		else
-			hi = mid;
+	if (!im->dhash)
+		return NULL;
+	/* open addressing, at most half full: a probe or two */
+	for (uint32_t i = dispatch_slot(im, ip);; i = (i + 1) & im->dmask) {
+		uint32_t k = im->dhash[i];
+		if (!k)
+			return NULL;
+		if (im->dispatch[k - 1].addr == ip)
+			return &im->dispatch[k - 1];
 	}
-	return lo < im->ndispatch && im->dispatch[lo].addr == ip ? &im->dispatch[lo]
-								  : NULL;
 }
 
 const struct jpd_codelet *jpd_find_codelet(const struct jpd_image *im,

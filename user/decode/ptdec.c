@@ -302,24 +302,56 @@ static int map_nmethods(struct sdec *s)
 	return 0;
 }
 
+/* A bytecode event (KIND) from its pre-encoded tail, at the current time:
+ * the hot path, without building a jpb_decoded_event. */
+static int emit_tail(struct sdec *s, uint8_t kind, const uint8_t *tail, size_t len)
+{
+	if (s->silent)
+		return 0;
+	if (!s->piece) {
+		int rc = open_piece(s);
+		if (rc)
+			return rc;
+	}
+	if (jpb_decoded_event_put_tail(&s->w->out, kind, s->now, &s->piece_prev_tsc,
+				       tail, len))
+		return jpb_err_nomem;
+	struct jpd_piece *p = s->piece;
+	p->events++;
+	s->n->events++;
+	s->n->unattributed += !s->a.tid;
+	if (kind == JPB_DEV_COMPILED)
+		p->compiled++, s->n->compiled++;
+	else
+		p->interp++, s->n->interp++;
+	if (spill_now(s) - p->off >= (256u << 10))
+		close_piece(s);
+	return s->w->out.len >= (1u << 20) ? flush_out(s) : 0;
+}
+
+/* A compiled event: its pc's bytes were encoded with the image. */
+static int emit_compiled(struct sdec *s, const struct jpd_nmethod *nm, uint32_t k)
+{
+	uint32_t a = nm->tail_off[k], b = nm->tail_off[k + 1];
+	return emit_tail(s, JPB_DEV_COMPILED, nm->tails + a, b - a);
+}
+
+/* An interpreted bytecode: opcode and TOS state. */
+static int emit_interp(struct sdec *s, const struct jpd_dispatch *d)
+{
+	const uint8_t tail[2] = { d->opcode, d->tos };
+	return emit_tail(s, JPB_DEV_INTERP, tail, sizeof(tail));
+}
+
 static int on_nmethod_block(struct sdec *s, const struct jpd_nmethod *nm,
 			    const struct pt_block *b)
 {
 	int rc = 0;
 	if (b->ip == nm->begin)
 		rc = transition(s, JPB_TR_NMETHOD_ENTRY, b->ip, nm->method_id);
-	struct jpb_decoded_event *e = &s->ev;
 	for (uint32_t k = jpd_pc_lower(nm, b->ip);
-	     !rc && k < nm->npcs && nm->pcs[k].pc <= b->end_ip; k++) {
-		const struct jpd_pcentry *pe = &nm->pcs[k];
-		e->kind = JPB_DEV_COMPILED;
-		e->tsc = s->now;
-		e->ip = pe->pc;
-		e->nframes = pe->nframes;
-		memcpy(e->frames, nm->frames + pe->frame0,
-		       pe->nframes * sizeof(*e->frames));
-		rc = emit(s, e);
-	}
+	     !rc && k < nm->npcs && nm->pcs[k].pc <= b->end_ip; k++)
+		rc = emit_compiled(s, nm, k);
 	return rc;
 }
 
@@ -356,13 +388,7 @@ static int classify(struct sdec *s, const struct pt_block *b)
 		}
 		if (d) {
 			s->prev_op = d->opcode;
-			struct jpb_decoded_event *e = &s->ev;
-			e->kind = JPB_DEV_INTERP;
-			e->tsc = s->now;
-			e->opcode = d->opcode;
-			e->tos = d->tos;
-			e->nframes = 0;
-			return emit(s, e);
+			return emit_interp(s, d);
 		}
 		const struct jpd_codelet *c = jpd_find_codelet(im, b->ip);
 		if (c && c->begin == b->ip && c->bytecode < 0)
@@ -424,13 +450,7 @@ static int async_disabled(struct sdec *s, uint64_t at)
 	if (switch_follows(s)) /* resumes here or on another CPU: it is */
 		d = NULL;      /* reported when it runs */
 	else if (d) {
-		struct jpb_decoded_event *e = &s->ev;
-		e->kind = JPB_DEV_INTERP;
-		e->tsc = s->now;
-		e->opcode = d->opcode;
-		e->tos = d->tos;
-		e->nframes = 0;
-		rc = emit(s, e);
+		rc = emit_interp(s, d);
 		s->skip_armed = 1;
 	} else if (!switch_follows(s) && s->last_nm && at >= s->last_nm->begin &&
 		   at < s->last_nm->end) {
@@ -554,10 +574,12 @@ static int decode_loop(struct sdec *s, int status)
 		status = drain_events(s, status);
 		if (status <= -1000)
 			return status + 1000;
-		if (status >= 0) {
-			update_time(s);
+		if (status >= 0 && s->nm_added < s->ctx->img.nnm) {
+			update_time(s); /* code loaded by now */
 			if (map_nmethods(s))
 				return jpb_err_internal;
+		}
+		if (status >= 0) {
 			struct pt_block b = { 0 };
 			status = pt_blk_next(s->dec, &b, sizeof(b));
 			if (past_end(s))

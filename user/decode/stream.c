@@ -178,7 +178,7 @@ static int scan_run(struct jpd_ctx *ctx, struct jpd_stream *st,
 		return jpb_err_nomem;
 	struct scan sc = { .base = rn->begin };
 	uint64_t ip, prev_sync = 0, sync = 0;
-	int rc = 0, status = pt_qry_sync_forward(q, &ip);
+	int rc = 0, tip = 0, status = pt_qry_sync_forward(q, &ip);
 	if (status >= 0) {
 		uint32_t lm, lc;
 		pt_qry_time(q, &sc.last, &lm, &lc);
@@ -192,10 +192,19 @@ static int scan_run(struct jpd_ctx *ctx, struct jpd_stream *st,
 			break;
 		}
 		if (status >= 0) {
-			int taken;
-			status = pt_qry_cond_branch(q, &taken);
-			if (status == -pte_bad_query)
-				status = pt_qry_indirect_branch(q, &ip);
+			/* Ask first for the kind the last step found: TNT
+			 * bits come in runs, and a query of the wrong kind
+			 * costs a packet lookup. */
+			int taken, again = 0;
+			status = tip ? pt_qry_indirect_branch(q, &ip)
+				     : pt_qry_cond_branch(q, &taken);
+			if (status == -pte_bad_query) {
+				tip = !tip;
+				again = 1;
+			}
+			if (again)
+				status = tip ? pt_qry_indirect_branch(q, &ip)
+					     : pt_qry_cond_branch(q, &taken);
 		}
 		if (status >= 0 || status == -pte_eos)
 			continue;

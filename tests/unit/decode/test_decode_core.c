@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -142,6 +143,9 @@ static void test_lookups(void **state)
 	im.ndispatch = 3;
 	im.codelets = cl;
 	im.ncodelets = 3;
+	assert_int_equal(jpd_image_hash_dispatch(&im), 0);
+	for (size_t i = 0; i < 3; i++)
+		assert_ptr_equal(jpd_find_dispatch(&im, d[i].addr), &d[i]);
 	assert_non_null(jpd_find_dispatch(&im, 0x101));
 	assert_int_equal(jpd_find_dispatch(&im, 0x101)->tos, 4);
 	assert_null(jpd_find_dispatch(&im, 0x102));
@@ -156,6 +160,30 @@ static void test_lookups(void **state)
 	assert_int_equal(jpd_pc_lower(&nm, 0x11), 1);
 	assert_int_equal(jpd_pc_lower(&nm, 0x20), 2);
 	assert_int_equal(jpd_pc_lower(&nm, 0x21), 3);
+	free(im.dhash);
+}
+
+/* The decoder encodes each pc's compiled-event tail once and copies it:
+ * the bytes must be those jpb_decoded_event_put writes. */
+static void test_event_tail(void **state)
+{
+	(void)state;
+	struct jpb_decoded_event e = { .kind = JPB_DEV_COMPILED, .tsc = 5000,
+				       .ip = 0x7f3a10400123, .nframes = 2 };
+	e.frames[0] = (struct jpb_decoded_frame){ 0x7f0000001234, 17 };
+	e.frames[1] = (struct jpb_decoded_frame){ 42, -1 };
+	struct jpb_buf a = { 0 }, b = { 0 }, tail = { 0 };
+	uint64_t pa = 4000, pb = 4000;
+	assert_int_equal(jpb_decoded_event_put(&a, &e, &pa), 0);
+	assert_int_equal(jpb_decoded_event_tail(&tail, &e), 0);
+	assert_int_equal(jpb_decoded_event_put_tail(&b, e.kind, e.tsc, &pb, tail.data,
+						    tail.len), 0);
+	assert_int_equal(a.len, b.len);
+	assert_memory_equal(a.data, b.data, a.len);
+	assert_int_equal(pa, pb);
+	jpb_buf_fini(&a);
+	jpb_buf_fini(&b);
+	jpb_buf_fini(&tail);
 }
 
 int main(void)
@@ -166,6 +194,7 @@ int main(void)
 		cmocka_unit_test(test_clock),
 		cmocka_unit_test(test_switch_placement),
 		cmocka_unit_test(test_lookups),
+		cmocka_unit_test(test_event_tail),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,6 +3,8 @@
  * records.h for how to add a type. */
 #include "records_decoded.h"
 
+#include <string.h>
+
 #include "bundle.h"
 
 static const struct jpb_field events_fields[] = {
@@ -115,13 +117,10 @@ static int64_t unzigzag(uint64_t v)
 /* Largest encoding: kind, time, 2 LEBs, nframes x (LEB, LEB). */
 #define MAX_EVENT_BYTES (1 + 10 + 1 + 10 + 10 + 10 + JPB_DECODED_MAX_FRAMES * 20)
 
-int jpb_decoded_event_put(struct jpb_buf *b, const struct jpb_decoded_event *e,
-			  uint64_t *prev_tsc)
+/* What follows the kind and the time delta. */
+static size_t put_tail(uint8_t *tmp, const struct jpb_decoded_event *e)
 {
-	uint8_t tmp[MAX_EVENT_BYTES];
 	size_t n = 0;
-	tmp[n++] = e->kind;
-	n += put_uleb(tmp + n, zigzag((int64_t)(e->tsc - *prev_tsc)));
 	switch (e->kind) {
 	case JPB_DEV_INTERP:
 		tmp[n++] = e->opcode;
@@ -149,13 +148,44 @@ int jpb_decoded_event_put(struct jpb_buf *b, const struct jpb_decoded_event *e,
 		n += put_uleb(tmp + n, e->ip);
 		n += put_uleb(tmp + n, e->arg);
 		break;
-	default:
-		return jpb_err_invalid;
 	}
-	int rc = jpb_buf_put(b, tmp, n);
-	if (!rc)
-		*prev_tsc = e->tsc;
-	return rc;
+	return n;
+}
+
+int jpb_decoded_event_tail(struct jpb_buf *b, const struct jpb_decoded_event *e)
+{
+	uint8_t tmp[MAX_EVENT_BYTES];
+	if (e->kind < JPB_DEV_INTERP || e->kind > JPB_DEV_GAP)
+		return jpb_err_invalid;
+	return jpb_buf_put(b, tmp, put_tail(tmp, e));
+}
+
+int jpb_decoded_event_put_tail(struct jpb_buf *b, uint8_t kind, uint64_t tsc,
+			       uint64_t *prev_tsc, const uint8_t *tail, size_t len)
+{
+	if (b->cap - b->len < 11 + len) { /* the common case needs no call */
+		int rc = jpb_buf_reserve(b, 11 + len);
+		if (rc)
+			return rc;
+	}
+	uint8_t *p = b->data + b->len;
+	size_t n = 0;
+	p[n++] = kind;
+	n += put_uleb(p + n, zigzag((int64_t)(tsc - *prev_tsc)));
+	memcpy(p + n, tail, len);
+	b->len += n + len;
+	*prev_tsc = tsc;
+	return 0;
+}
+
+int jpb_decoded_event_put(struct jpb_buf *b, const struct jpb_decoded_event *e,
+			  uint64_t *prev_tsc)
+{
+	uint8_t tmp[MAX_EVENT_BYTES];
+	if (e->kind < JPB_DEV_INTERP || e->kind > JPB_DEV_GAP)
+		return jpb_err_invalid;
+	return jpb_decoded_event_put_tail(b, e->kind, e->tsc, prev_tsc, tmp,
+					  put_tail(tmp, e));
 }
 
 int jpb_decoded_event_get(struct jpb_cur *c, struct jpb_decoded_event *e,

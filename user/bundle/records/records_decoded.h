@@ -133,6 +133,13 @@ int jpb_decoded_event_put(struct jpb_buf *buf, const struct jpb_decoded_event *e
 
 /* Parse the next event at C into E; *prev_tsc as in put.  Returns 0,
  * jpb_err_eos at the end, jpb_err_corrupt on a malformed event. */
+/* An event's encoding after its kind and time delta (for a compiled event
+ * at one pc it never changes), appended to B; and an event put from its
+ * kind, time and such a tail: a decoder encodes each pc's tail once. */
+int jpb_decoded_event_tail(struct jpb_buf *b, const struct jpb_decoded_event *e);
+int jpb_decoded_event_put_tail(struct jpb_buf *b, uint8_t kind, uint64_t tsc,
+			       uint64_t *prev_tsc, const uint8_t *tail, size_t len);
+
 int jpb_decoded_event_get(struct jpb_cur *c, struct jpb_decoded_event *e,
 			  uint64_t *prev_tsc);
 

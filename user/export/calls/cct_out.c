@@ -160,10 +160,11 @@ int cct_write_text(FILE *f, const struct cct *c, const struct calls_src *s,
 {
 	const struct cct_totals *tot = cct_totals(c);
 	struct text t = { .f = f, .c = c, .s = s, .o = o, .total = tot->bytecodes };
-	fprintf(f, "cct: %" PRIu64 " threads, %" PRIu64 " bytecodes (%" PRIu64
+	fprintf(f, "cct: %" PRIu64 " thread%s, %" PRIu64 " bytecodes (%" PRIu64
 		" at unknown positions), %zu contexts, %" PRIu64
 		" stack breaks; recursion %s; times from %s\n",
-		tot->threads, tot->bytecodes, tot->lost, cct_count(c) - 1,
+		tot->threads, tot->threads == 1 ? "" : "s", tot->bytecodes,
+		tot->lost, cct_count(c) - 1,
 		tot->breaks, cct_folded(c) ? "folded" : "kept",
 		s->clock_exact ? "the TSC clock pairs" : "raw TSC ticks (no clock pairs)");
 	fprintf(f, "%7s %11s %11s %9s %11s %11s  %s\n", "incl%", "bytecodes",

@@ -79,8 +79,16 @@ static uint64_t spill_now(const struct sdec *s)
 
 static void close_piece(struct sdec *s)
 {
-	if (!s->piece)
+	struct jpd_piece *p = s->piece;
+	if (!p)
 		return;
+	/* counted per piece on the hot path, per chunk here */
+	s->n->events += p->events;
+	s->n->interp += p->interp;
+	s->n->compiled += p->compiled;
+	s->n->transitions += p->transitions;
+	if (!p->tid)
+		s->n->unattributed += p->events;
 	s->piece->len = spill_now(s) - s->piece->off;
 	if (!s->piece->len)
 		s->c->npieces--; /* nothing in it */
@@ -123,15 +131,12 @@ static void count_event(struct sdec *s, const struct jpb_decoded_event *e)
 {
 	struct jpd_piece *p = s->piece;
 	p->events++;
-	s->n->events++;
-	if (!s->a.tid)
-		s->n->unattributed++;
 	if (e->kind == JPB_DEV_INTERP)
-		p->interp++, s->n->interp++;
+		p->interp++;
 	else if (e->kind == JPB_DEV_COMPILED)
-		p->compiled++, s->n->compiled++;
+		p->compiled++;
 	else
-		p->transitions++, s->n->transitions++;
+		p->transitions++;
 }
 
 static int emit(struct sdec *s, const struct jpb_decoded_event *e)
@@ -318,12 +323,10 @@ static int emit_tail(struct sdec *s, uint8_t kind, const uint8_t *tail, size_t l
 		return jpb_err_nomem;
 	struct jpd_piece *p = s->piece;
 	p->events++;
-	s->n->events++;
-	s->n->unattributed += !s->a.tid;
 	if (kind == JPB_DEV_COMPILED)
-		p->compiled++, s->n->compiled++;
+		p->compiled++;
 	else
-		p->interp++, s->n->interp++;
+		p->interp++;
 	if (spill_now(s) - p->off >= (256u << 10))
 		close_piece(s);
 	return s->w->out.len >= (1u << 20) ? flush_out(s) : 0;

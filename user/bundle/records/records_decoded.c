@@ -160,24 +160,6 @@ int jpb_decoded_event_tail(struct jpb_buf *b, const struct jpb_decoded_event *e)
 	return jpb_buf_put(b, tmp, put_tail(tmp, e));
 }
 
-int jpb_decoded_event_put_tail(struct jpb_buf *b, uint8_t kind, uint64_t tsc,
-			       uint64_t *prev_tsc, const uint8_t *tail, size_t len)
-{
-	if (b->cap - b->len < 11 + len) { /* the common case needs no call */
-		int rc = jpb_buf_reserve(b, 11 + len);
-		if (rc)
-			return rc;
-	}
-	uint8_t *p = b->data + b->len;
-	size_t n = 0;
-	p[n++] = kind;
-	n += put_uleb(p + n, zigzag((int64_t)(tsc - *prev_tsc)));
-	memcpy(p + n, tail, len);
-	b->len += n + len;
-	*prev_tsc = tsc;
-	return 0;
-}
-
 int jpb_decoded_event_put(struct jpb_buf *b, const struct jpb_decoded_event *e,
 			  uint64_t *prev_tsc)
 {

@@ -15,6 +15,8 @@
 #ifndef JPBPF_RECORDS_DECODED_H
 #define JPBPF_RECORDS_DECODED_H
 
+#include <string.h>
+
 #include "records.h"
 
 enum {
@@ -137,8 +139,31 @@ int jpb_decoded_event_put(struct jpb_buf *buf, const struct jpb_decoded_event *e
  * at one pc it never changes), appended to B; and an event put from its
  * kind, time and such a tail: a decoder encodes each pc's tail once. */
 int jpb_decoded_event_tail(struct jpb_buf *b, const struct jpb_decoded_event *e);
-int jpb_decoded_event_put_tail(struct jpb_buf *b, uint8_t kind, uint64_t tsc,
-			       uint64_t *prev_tsc, const uint8_t *tail, size_t len);
+static inline int jpb_decoded_event_put_tail(struct jpb_buf *b, uint8_t kind,
+					     uint64_t tsc, uint64_t *prev_tsc,
+					     const uint8_t *tail, size_t len)
+{
+	/* inline: a decoder's per-event path (kind, zigzag LEB128 delta) */
+	if (b->cap - b->len < 11 + len) {
+		int rc = jpb_buf_reserve(b, 11 + len);
+		if (rc)
+			return rc;
+	}
+	uint8_t *p = b->data + b->len;
+	int64_t d = (int64_t)(tsc - *prev_tsc);
+	uint64_t v = ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
+	size_t n = 0;
+	p[n++] = kind;
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	memcpy(p + n, tail, len);
+	b->len += n + len;
+	*prev_tsc = tsc;
+	return 0;
+}
 
 int jpb_decoded_event_get(struct jpb_cur *c, struct jpb_decoded_event *e,
 			  uint64_t *prev_tsc);

@@ -7,6 +7,7 @@
 # frames, a native call) on 3 threads.  With a tiny code cache, code is
 # flushed, unloaded and its addresses reused: verify then picks each
 # address's code by the decoder's time (TSC) from jvm_nmethod_load/unload.
+# Timing packets: TSC, MTC+TMA, CYC.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sim_lib.sh"
 sim_setup
@@ -76,6 +77,13 @@ t_check "mtc: MTC packets, and a TMA after every TSC" \
 	[ "$(sim_field "$out" mtc)" -gt 100 -a "$(sim_field "$out" tma)" = "$(sim_field "$out" tsc)" ]
 t_check "mtc: meta.json pt.config says so" \
 	[ "$(jq -r .pt.config.mtc "$TESTTMP/sim-rt-mtc/meta.json")" = 1 ]
+
+run cyc "--cyc --mtc --cpus 2 --quantum-us 20 --jit-invoke 5 --irq-every 200 --loss 5 --seed 4"
+out=$TESTTMP/sim-rt-cyc.out
+t_check "cyc: CYC packets (with MTC, interrupts and loss), one before most TIPs" \
+	[ "$(sim_field "$out" cyc)" -gt "$(( $(sim_field "$out" tip) / 2 ))" ]
+t_check "cyc: meta.json pt.config says cyc, threshold 0" \
+	[ "$(jq -c '.pt.config | [.cyc, .cyc_thresh]' "$TESTTMP/sim-rt-cyc/meta.json")" = "[true,0]" ]
 
 run all "--cpus 3 --quantum-us 15 --jit-invoke 4 --code-cache 384 --irq-every 120 --loss 6 --psb-period 512 --seed 8"
 t_check "all: loss, reuse and interrupts together" \

@@ -42,6 +42,7 @@ static const char usage[] =
 	"    --no-retcomp        no return compression\n"
 	"    --no-tsc            no TSC packets\n"
 	"    --mtc               MTC packets every 8 crystal ticks (320 ns), TMA after TSC\n"
+	"    --cyc               CYC packets (core cycles) before TNT, TIP, PGE, PGD, MTC\n"
 	"    --jitter NS         max |BPF clock - PT clock| of sched records (default 0)\n"
 	"    --quantum-us US     scheduler time slice (default 3000)\n"
 	"    --block-prob P      chance a thread blocks at a slice end (default 0.2)\n"
@@ -258,14 +259,14 @@ static int cmd_truth(int argc, char **argv, const char *argv0)
 
 enum { O_SEED = 256, O_CPUS, O_LOSS, O_AUX, O_DRAIN, O_PSB, O_NORET, O_NOTSC,
        O_JITTER, O_QUANTUM, O_BLOCK, O_NOJIT, O_JINV, O_JBE, O_INL, O_CI, O_CJ,
-       O_NOIT, O_CACHE, O_IRQ, O_MTC };
+       O_NOIT, O_CACHE, O_IRQ, O_MTC, O_CYC };
 
 static int synth_opt(struct sim_opts *o, int c, const char *arg)
 {
 	uint64_t v = 0;
 	double d = 0;
 	int num = c != O_NORET && c != O_NOTSC && c != O_NOJIT && c != O_NOIT &&
-		  c != O_MTC;
+		  c != O_MTC && c != O_CYC;
 	int dbl = c == O_LOSS || c == O_BLOCK || c == O_DRAIN;
 	if (num && (dbl ? parse_double(arg, &d) : parse_u64(arg, &v)))
 		return bad_usage("option needs a number");
@@ -318,6 +319,7 @@ static int synth_opt(struct sim_opts *o, int c, const char *arg)
 	case O_NOIT: o->itruth = 0; break;
 	case O_IRQ: o->irq_every = v; break;
 	case O_MTC: o->pt.mtc = 1; break;
+	case O_CYC: o->pt.cyc = 1; break;
 	case O_CACHE:
 		if (v < 256 || v > (48u << 20))
 			return bad_usage("--code-cache: 256 to 50331648 bytes");
@@ -432,6 +434,7 @@ static int cmd_synth(int argc, char **argv)
 		{ "code-cache", required_argument, NULL, O_CACHE },
 		{ "irq-every", required_argument, NULL, O_IRQ },
 		{ "mtc", no_argument, NULL, O_MTC },
+		{ "cyc", no_argument, NULL, O_CYC },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -499,14 +502,15 @@ static int cmd_verify(int argc, char **argv)
 	       (unsigned long long)st.enables, (unsigned long long)st.disables,
 	       rc == 0 ? "match" : "MISMATCH");
 	printf("packets: psb=%llu tnt=%llu tip=%llu pge=%llu pgd=%llu fup=%llu "
-	       "ovf=%llu tsc=%llu mode=%llu cbr=%llu mtc=%llu tma=%llu ip16=%llu "
-	       "ip32=%llu ip48=%llu\n",
+	       "ovf=%llu tsc=%llu mode=%llu cbr=%llu mtc=%llu tma=%llu cyc=%llu "
+	       "ip16=%llu ip32=%llu ip48=%llu\n",
 	       (unsigned long long)st.psb, (unsigned long long)st.tnt,
 	       (unsigned long long)st.tip, (unsigned long long)st.pge,
 	       (unsigned long long)st.pgd, (unsigned long long)st.fup,
 	       (unsigned long long)st.ovf, (unsigned long long)st.tsc,
 	       (unsigned long long)st.mode, (unsigned long long)st.cbr,
 	       (unsigned long long)st.mtc, (unsigned long long)st.tma,
+	       (unsigned long long)st.cyc,
 	       (unsigned long long)st.ip16, (unsigned long long)st.ip32,
 	       (unsigned long long)st.ip48);
 	printf("sched: cpus=%llu switches=%llu migrating_threads=%llu\n",

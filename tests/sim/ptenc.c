@@ -18,6 +18,7 @@ struct ptenc {
 	uint64_t tsc_q16, now_ns;
 	uint64_t last_tsc_ns; /* time of the last TSC packet written */
 	uint64_t last_ctc;    /* crystal clock at the last TSC or MTC */
+	uint64_t last_cyc;    /* core cycles at the last CYC or TSC */
 
 	uint64_t last_ip;
 	uint64_t tnt_bits;
@@ -141,6 +142,28 @@ static void put_simple(struct ptenc *e, enum pt_packet_type t)
 	put(e, &p);
 }
 
+static uint64_t core_cycles(const struct ptenc *e)
+{
+	return e->now_ns * e->o.cbr / 10;
+}
+
+/* Before a CYC-eligible packet (TNT, TIP, TIP.PGE/PGD, MTC): the core
+ * cycles since the last CYC.  The count restarts at each TSC, so a
+ * decoder adding CYC time to the last TSC (as libipt does) gets the
+ * model's time exactly, up to the cycle. */
+static void put_cyc(struct ptenc *e)
+{
+	if (!e->o.cyc)
+		return;
+	uint64_t now = core_cycles(e);
+	if (now <= e->last_cyc)
+		return;
+	struct pt_packet p = { .type = ppt_cyc };
+	p.payload.cyc.value = now - e->last_cyc;
+	e->last_cyc = now;
+	put(e, &p);
+}
+
 static void flush_tnt(struct ptenc *e)
 {
 	if (!e->tnt_n)
@@ -150,6 +173,7 @@ static void flush_tnt(struct ptenc *e)
 	p.payload.tnt.payload = e->tnt_bits;
 	e->tnt_n = 0;
 	e->tnt_bits = 0;
+	put_cyc(e);
 	put(e, &p);
 }
 
@@ -171,6 +195,8 @@ static void put_ip(struct ptenc *e, enum pt_packet_type t, uint64_t ip)
 	}
 	if (!e->dropping)
 		e->last_ip = ip;
+	if (t != ppt_fup)
+		put_cyc(e);
 	put(e, &p);
 }
 
@@ -202,6 +228,8 @@ static void put_tsc(struct ptenc *e)
 	}
 	if (!e->dropping) /* the time the packet says */
 		e->last_tsc_ns = e->o.mtc ? ctc * PTENC_NS_PER_CTC : e->now_ns;
+	e->last_cyc = e->o.mtc ? ctc * PTENC_NS_PER_CTC * e->o.cbr / 10
+			       : core_cycles(e);
 }
 
 /* An MTC when the crystal clock crossed a 2^mtc_freq boundary since the
@@ -218,6 +246,7 @@ static void put_mtc(struct ptenc *e)
 	struct pt_packet p = { .type = ppt_mtc };
 	p.payload.mtc.ctc = (uint8_t)(ctc >> e->o.mtc_freq);
 	e->last_ctc = ctc;
+	put_cyc(e);
 	put(e, &p);
 }
 
@@ -342,6 +371,7 @@ void ptenc_pgd(struct ptenc *e, uint64_t target)
 void ptenc_async_pgd(struct ptenc *e, uint64_t ip)
 {
 	flush_tnt(e);
+	put_cyc(e); /* the TIP.PGD's, ahead of its FUP: they bind as a pair */
 	put_ip(e, ppt_fup, ip);
 	put_ip_suppressed(e, ppt_tip_pgd);
 	e->enabled = 0;

@@ -23,6 +23,8 @@ struct ptenc_opts {
 	uint8_t cbr;         /* core:bus ratio in CBR packets */
 	int mtc;             /* MTC packets (and TMA after each TSC) */
 	unsigned mtc_freq;   /* an MTC every 2^mtc_freq crystal ticks */
+	int cyc;             /* CYC packets (threshold 0: before every
+			      * CYC-eligible packet, when cycles passed) */
 	/* Buffer model; buf_size 0 = unlimited. */
 	uint64_t buf_size;     /* bytes */
 	double drain_bpns;     /* bytes per ns the consumer drains */
@@ -41,7 +43,8 @@ struct ptenc_chunk {
 struct ptenc;
 
 /* TSC = 2 x ns; the crystal clock (CTC/ART) ticks every 40 ns (25 MHz),
- * so TSC = 80 x CTC: CPUID 0x15 eax 2, ebx 160. */
+ * so TSC = 80 x CTC: CPUID 0x15 eax 2, ebx 160.  The core clock runs at
+ * CBR x 100 MHz: cbr / 10 cycles per ns. */
 #define PTENC_NS_PER_CTC 40u
 #define PTENC_TSC_PER_CTC 80u
 

@@ -89,7 +89,8 @@ json_t *ptmeta_json(const struct sim_opts *o, uint64_t *config)
 	cfg.tsc = o->pt.tsc;
 	cfg.mtc = o->pt.mtc && o->pt.tsc;
 	cfg.mtc_period = o->pt.mtc_freq;
-	cfg.cyc = 0; /* the simulator writes no CYC */
+	cfg.cyc = o->pt.cyc;
+	cfg.cyc_thresh = 0; /* a CYC before every eligible packet */
 	cfg.noretcomp = !o->pt.retcomp;
 	/* a PSB every 2^(n+11) bytes; smaller test periods report 0 */
 	int n = 0;

@@ -375,6 +375,7 @@ static int packet_pass(struct pt_config *cfg, struct verify_stats *st, FILE *out
 		case ppt_cbr: st->cbr++; break;
 		case ppt_mtc: st->mtc++; break;
 		case ppt_tma: st->tma++; break;
+		case ppt_cyc: st->cyc++; break;
 		default: break;
 		}
 	}

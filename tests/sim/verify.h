@@ -16,7 +16,7 @@
 struct verify_stats {
 	uint64_t insns, blocks, overflows, enables, disables, truth;
 	/* packets, by libipt's packet decoder */
-	uint64_t psb, tnt, tip, pge, pgd, fup, ovf, tsc, mode, cbr, mtc, tma;
+	uint64_t psb, tnt, tip, pge, pgd, fup, ovf, tsc, mode, cbr, mtc, tma, cyc;
 	uint64_t ip16, ip32, ip48; /* IP compression of TIP/FUP/PGE/PGD */
 	/* sched stream */
 	uint64_t switches, migrating_threads, cpus;

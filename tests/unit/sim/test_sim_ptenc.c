@@ -244,6 +244,44 @@ static void test_mtc_and_tma(void **state)
 	ptenc_free(e);
 }
 
+/* CYC: the core cycles (CBR 20: 2 per ns) since the last CYC or TSC,
+ * before each TNT, TIP and asynchronous PGD (ahead of its FUP); none
+ * where no cycle passed.  Their sum is the time since the TSC. */
+static void test_cyc_counts_cycles(void **state)
+{
+	(void)state;
+	struct ptenc_opts o = { .psb_period = 4096, .retcomp = 1, .tsc = 1,
+				.cbr = 20, .cyc = 1, .aux_watermark = 1 << 16 };
+	struct ptenc *e = ptenc_new(&o, 2u << 16);
+	ptenc_time(e, 1000);
+	ptenc_pge(e, IP); /* right after its TSC: no CYC */
+	ptenc_time(e, 1100);
+	ptenc_tip(e, IP + 0x40);
+	ptenc_time(e, 1500);
+	ptenc_tnt(e, 1);
+	ptenc_tnt(e, 0);
+	ptenc_time(e, 1600);
+	ptenc_tip(e, IP + 0x80); /* the TNT's CYC covers it */
+	ptenc_time(e, 2000);
+	ptenc_async_pgd(e, IP + 0x90);
+	ptenc_finish(e);
+	struct pkts p;
+	decode(e, &p);
+	static const enum pt_packet_type want[] = {
+		ppt_psb, ppt_tsc, ppt_cbr, ppt_mode, ppt_psbend, ppt_tsc, ppt_mode,
+		ppt_tip_pge, ppt_cyc, ppt_tip, ppt_cyc, ppt_tnt_8, ppt_tip, ppt_cyc,
+		ppt_fup, ppt_tip_pgd
+	};
+	assert_int_equal(p.n, sizeof(want) / sizeof(want[0]));
+	for (size_t i = 0; i < p.n; i++)
+		assert_int_equal(p.p[i].type, want[i]);
+	assert_int_equal(p.p[8].payload.cyc.value, 200);
+	assert_int_equal(p.p[10].payload.cyc.value, 1000);
+	assert_int_equal(p.p[13].payload.cyc.value, 800);
+	assert_int_equal(p.p[5].payload.tsc.tsc + 200 + 1000 + 800, 2 * 2000);
+	ptenc_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -254,6 +292,7 @@ int main(void)
 		cmocka_unit_test(test_forced_loss_ovf_fup),
 		cmocka_unit_test(test_buffer_model_overflows),
 		cmocka_unit_test(test_mtc_and_tma),
+		cmocka_unit_test(test_cyc_counts_cycles),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,6 +35,12 @@ static uint64_t when(const struct walk_event *we)
 	return we->frame ? we->frame->tsc_last : 0;
 }
 
+/* Inferred from an event recovery filled in, not from an observed one. */
+static int recovered(const struct walk_event *we)
+{
+	return we->ev && we->ev->status == JPB_FLOW_RECOVERED;
+}
+
 static void text(struct trace *t, const struct walk_event *we, uint64_t ns,
 		 size_t depth)
 {
@@ -47,15 +53,16 @@ static void text(struct trace *t, const struct walk_event *we, uint64_t ns,
 	}
 	const char *m = calls_src_name(t->s, we->frame->method, b1, sizeof(b1));
 	if (we->kind == WALK_CALL)
-		fprintf(t->f, "> %s  from %s @%" PRId32 "\n", m,
+		fprintf(t->f, "> %s  from %s @%" PRId32, m,
 			calls_src_name(t->s, we->caller->method, b2, sizeof(b2)),
 			we->frame->callsite);
 	else if (we->kind == WALK_ROOT)
-		fprintf(t->f, "> %s\n", m);
+		fprintf(t->f, "> %s", m);
 	else if (we->kind == WALK_DROP)
-		fprintf(t->f, "< %s  (%s)\n", m, walk_reason_name(we->reason));
+		fprintf(t->f, "< %s  (%s)", m, walk_reason_name(we->reason));
 	else
-		fprintf(t->f, "< %s\n", m);
+		fprintf(t->f, "< %s", m);
+	fputs(recovered(we) ? "  [recovered]\n" : "\n", t->f);
 }
 
 static void json(struct trace *t, const struct walk_event *we, uint64_t ns,
@@ -74,6 +81,8 @@ static void json(struct trace *t, const struct walk_event *we, uint64_t ns,
 		fprintf(t->f, ",\"caller\":%s,\"callsite\":%" PRId32,
 			calls_src_json_name(t->s, we->caller->method, b2, sizeof(b2)),
 			we->frame->callsite);
+	if (recovered(we))
+		fputs(",\"recovered\":true", t->f);
 	fputs("}\n", t->f);
 }
 

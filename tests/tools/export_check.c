@@ -17,6 +17,8 @@
  *       (any loss); threads whose flow equals the truth also equal it
  *   export_check stack CONTEXTS.jsonl ID
  *       the stack of context ID from the table, as --expand prints it
+ *   EXPORT_CHECK_VERBOSE=1: `consistent` lists the truth's contexts (over
+ *       200 bytecodes) the export counts short, to find where they went
  *
  * The truth is read the way the walker sees a thread (docs/EXPORTS.md):
  * native frames run no bytecode and are transparent; frames already on
@@ -882,6 +884,9 @@ static void agreement(const struct truth *t, const char *cct)
 			uint64_t want = m.ctx[c].bytecodes;
 			total += want;
 			same += have < want ? have : want;
+			if (getenv("EXPORT_CHECK_VERBOSE") && have < want && want > 200)
+				printf("  short: %" PRIu64 " of %" PRIu64 " in %s\n", have,
+				       want, m.ctx[c].key);
 			if (g) /* what one thread matched is not there for another */
 				json_integer_set(g, (json_int_t)(have - (have < want ? have : want)));
 		}

@@ -5,8 +5,12 @@
  *
  * Only tasks whose tgid is in `traced_tgids` (or, when `filter_cgroup` is
  * set, whose cgroup-v2 id is in `traced_cgroups`) produce events; nothing
- * about other tasks leaves the kernel.  A failed ring buffer reservation is
- * counted in the per-CPU `lost` array, which the loader reports.
+ * about other tasks leaves the kernel.  Context switches, nearly all the
+ * events, are gathered in a per-CPU batch and copied to the ring buffer
+ * 32 at a time (or when 1 ms old): one ring buffer operation, whose lock
+ * the CPUs share, per batch instead of per switch.  A failed ring buffer
+ * reservation or copy is counted, in events, in the per-CPU `lost` array,
+ * which the loader reports.
  *
  * No helper or kfunc of this kernel reads the TSC, so times are
  * CLOCK_MONOTONIC only; user space writes TSC calibration pairs
@@ -53,6 +57,19 @@ struct {
 	__type(value, __u64);
 } lost SEC(".maps");
 
+/* Each CPU's batch of switches not yet in the ring buffer.  The loader
+ * reads what is left here after detaching (jpb_bpf_stop()). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct jpbpf_ev_switches);
+} pending SEC(".maps");
+
+/* A batch goes out when full or this old, which bounds how far the
+ * stream's order across CPUs may stray from time order. */
+const volatile __u64 flush_ns = 1000000;
+
 static __always_inline __u64 task_cgroup_id(struct task_struct *t)
 {
 	return BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
@@ -78,19 +95,19 @@ static __always_inline bool traced(struct task_struct *t)
 	return false;
 }
 
-static __always_inline void count_lost(void)
+static __always_inline void count_lost(__u32 events)
 {
 	__u32 zero = 0;
 	__u64 *n = bpf_map_lookup_elem(&lost, &zero);
 	if (n)
-		*n += 1; /* per-CPU slot: no other writer */
+		*n += events; /* per-CPU slot: no other writer */
 }
 
 static __always_inline void *reserve(__u64 size, __u32 kind)
 {
 	struct jpbpf_ev_hdr *h = bpf_ringbuf_reserve(&events, size, 0);
 	if (!h) {
-		count_lost();
+		count_lost(1);
 		return NULL;
 	}
 	h->kind = kind;
@@ -105,11 +122,15 @@ static __always_inline void *reserve(__u64 size, __u32 kind)
  * loader from the ring's size). */
 const volatile __u64 wakeup_bytes = 4 << 20;
 
-static __always_inline void submit(void *e)
+static __always_inline __u64 wakeup_flag(void)
 {
 	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
-	bpf_ringbuf_submit(e, avail >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
-						    : BPF_RB_NO_WAKEUP);
+	return avail >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void submit(void *e)
+{
+	bpf_ringbuf_submit(e, wakeup_flag());
 }
 
 static __always_inline __u32 ns_tid(struct task_struct *t)
@@ -121,24 +142,59 @@ static __always_inline __u32 ns_tid(struct task_struct *t)
 	return up.nr;
 }
 
+static __always_inline void flush(struct jpbpf_ev_switches *b)
+{
+	__u32 n = b->n;
+	__u64 size = JPBPF_SWITCHES_SIZE(n);
+	/* clang computes the size with an OR the verifier cannot bound:
+	 * bound it after the arithmetic. */
+	barrier_var(size);
+	if (size > sizeof(*b))
+		size = sizeof(*b);
+	if (bpf_ringbuf_output(&events, b, size, wakeup_flag()) != 0)
+		count_lost(n);
+	b->n = 0;
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
 {
-	__u32 which = (traced(prev) ? 1 : 0) | (traced(next) ? 2 : 0);
-	if (!which)
+	__u32 which = (traced(prev) ? JPBPF_SW_PREV_TRACED : 0) |
+		      (traced(next) ? JPBPF_SW_NEXT_TRACED : 0);
+	__u32 zero = 0;
+	struct jpbpf_ev_switches *b = bpf_map_lookup_elem(&pending, &zero);
+	if (!b)
 		return 0;
-	struct jpbpf_ev_switch *e = reserve(sizeof(*e), JPBPF_EV_SWITCH);
-	if (!e)
+	if (!which) {
+		/* A CPU that no longer runs traced threads must not keep
+		 * its last switches to itself for long. */
+		if (b->n && bpf_ktime_get_ns() - b->hdr.time_ns >= flush_ns)
+			flush(b);
 		return 0;
+	}
+	__u64 now = bpf_ktime_get_ns();
+	__u32 i = b->n;
+	if (i >= JPBPF_BATCH) {
+		flush(b);
+		i = 0;
+	}
+	if (i == 0) {
+		b->hdr.kind = JPBPF_EV_SWITCHES;
+		b->hdr.cpu = bpf_get_smp_processor_id();
+		b->hdr.time_ns = now;
+	}
+	struct jpbpf_sw *e = &b->sw[i];
+	e->time_ns = now;
 	e->prev_tid = prev->pid;
 	e->prev_tgid = prev->tgid;
 	e->next_tid = next->pid;
 	e->next_tgid = next->tgid;
 	e->prev_state = prev_state;
-	e->preempt = preempt;
-	e->traced = which;
-	submit(e);
+	e->flags = which | (preempt ? JPBPF_SW_PREEMPT : 0);
+	b->n = i + 1;
+	if (i + 1 == JPBPF_BATCH || now - b->hdr.time_ns >= flush_ns)
+		flush(b);
 	return 0;
 }
 

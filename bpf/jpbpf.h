@@ -22,7 +22,7 @@
 #define JPBPF_SIG_LEN 256
 
 enum jpbpf_ev_kind {
-	JPBPF_EV_SWITCH = 1,
+	JPBPF_EV_SWITCHES = 1, /* a batch of context switches of one CPU */
 	JPBPF_EV_FORK = 2,
 	JPBPF_EV_EXIT = 3,
 	JPBPF_EV_EXEC = 4,
@@ -36,16 +36,37 @@ struct jpbpf_ev_hdr {
 	__u64 time_ns; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
 };
 
-struct jpbpf_ev_switch {
-	struct jpbpf_ev_hdr hdr;
+/* Context switches travel in per-CPU batches: a switch costs a store into
+ * the CPU's pending batch, and a batch costs one ring buffer copy when it
+ * is full or JPBPF_FLUSH_NS old (bpf/jpbpf.bpf.c). */
+#define JPBPF_BATCH 32
+
+enum {
+	JPBPF_SW_PREV_TRACED = 1,
+	JPBPF_SW_NEXT_TRACED = 2,
+	JPBPF_SW_PREEMPT = 4,   /* the tracepoint's preempt flag */
+};
+
+struct jpbpf_sw {
+	__u64 time_ns;
 	__u32 prev_tid;
 	__u32 prev_tgid;
 	__u32 next_tid;
 	__u32 next_tgid;
-	__u64 prev_state; /* TASK_* bits of prev; 0 = runnable (preempted) */
-	__u32 preempt;    /* the tracepoint's preempt flag */
-	__u32 traced;     /* 1: prev is traced, 2: next is traced */
+	__u32 prev_state; /* TASK_* bits of prev; 0 = runnable (preempted) */
+	__u32 flags;      /* JPBPF_SW_* */
 };
+
+struct jpbpf_ev_switches {
+	struct jpbpf_ev_hdr hdr; /* cpu of all; time_ns of the first */
+	__u32 n;                 /* entries used in sw[] */
+	__u32 reserved;
+	struct jpbpf_sw sw[JPBPF_BATCH];
+};
+
+/* Bytes of a batch of N switches as the ring buffer carries it. */
+#define JPBPF_SWITCHES_SIZE(n) \
+	(sizeof(struct jpbpf_ev_hdr) + 8 + (n) * sizeof(struct jpbpf_sw))
 
 /* fork, exit and exec share one layout. */
 struct jpbpf_ev_task {

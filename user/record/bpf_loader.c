@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/jpbpf.skel.h"
+#include "../../bpf/jpbpf.h"
 
 #define DEFAULT_BTF "/sys/kernel/btf/vmlinux"
 
@@ -218,6 +219,51 @@ int jpb_bpf_fd(const struct jpb_bpf *b)
 int jpb_bpf_drain(struct jpb_bpf *b)
 {
 	return ring_buffer__consume(b->rb);
+}
+
+/* The per-CPU batches left in the `pending` map, delivered like ring
+ * buffer events.  Only safe once on_switch is detached. */
+static int flush_pending(struct jpb_bpf *b)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0)
+		return jpb_bpf_err_map;
+	/* A per-CPU lookup returns one value per possible CPU, each
+	 * rounded up to 8 bytes. */
+	size_t stride = (sizeof(struct jpbpf_ev_switches) + 7) & ~(size_t)7;
+	uint8_t *v = calloc((size_t)ncpu, stride);
+	if (!v)
+		return jpb_bpf_err_nomem;
+	uint32_t zero = 0;
+	int n = 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.pending), &zero, v)) {
+		free(v);
+		return jpb_bpf_err_map;
+	}
+	for (int c = 0; c < ncpu; c++) {
+		const struct jpbpf_ev_switches *e =
+			(const void *)(v + (size_t)c * stride);
+		if (!e->n || e->n > JPBPF_BATCH)
+			continue;
+		if (b->fn(b->ctx, e, JPBPF_SWITCHES_SIZE(e->n)) < 0)
+			break;
+		n++;
+	}
+	free(v);
+	return n;
+}
+
+int jpb_bpf_stop(struct jpb_bpf *b)
+{
+	/* Detaching waits for running instances of the program, so the
+	 * batches read below are no longer written. */
+	bpf_link__destroy(b->skel->links.on_switch);
+	b->skel->links.on_switch = NULL;
+	int n = ring_buffer__consume(b->rb);
+	if (n < 0)
+		return n;
+	int m = flush_pending(b);
+	return m < 0 ? m : n + m;
 }
 
 int jpb_bpf_lost(struct jpb_bpf *b, uint64_t *lost, size_t *ncpu)

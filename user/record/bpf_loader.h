@@ -32,7 +32,8 @@ struct jpb_bpf_opts {
 				  * the tgids of jpb_bpf_trace_tgid() */
 };
 
-/* Called for each ring buffer event (struct jpbpf_ev_*, bpf/jpbpf.h);
+/* Called for each ring buffer event (struct jpbpf_ev_*, bpf/jpbpf.h;
+ * switches come in per-CPU batches, struct jpbpf_ev_switches);
  * a negative return stops jpb_bpf_poll(), which returns it. */
 typedef int (*jpb_bpf_event_fn)(void *ctx, const void *data, size_t size);
 
@@ -61,6 +62,11 @@ int jpb_bpf_fd(const struct jpb_bpf *b);
 
 /* Deliver whatever the ring buffer holds, without waiting. */
 int jpb_bpf_drain(struct jpb_bpf *b);
+
+/* End of recording: detach the scheduling tracepoints, deliver what the
+ * ring buffer holds, then each CPU's batch of switches still pending in
+ * the kernel.  Returns the number of events delivered or an error. */
+int jpb_bpf_stop(struct jpb_bpf *b);
 
 /* Reservation failures so far: LOST[cpu] for cpu < *NCPU (in: capacity,
  * out: possible CPUs). */

@@ -809,8 +809,9 @@ static int finish(struct recorder *r, uint64_t *pt_bytes)
 {
 	int pterr = finish_pt(r, pt_bytes);
 	finish_agent(r);
-	if (r->bpf)
-		jpb_bpf_drain(r->bpf);
+	if (r->bpf && jpb_bpf_stop(r->bpf) < 0)
+		note(r, JPB_NOTE_ERROR, "sched", "the last batches of context "
+		     "switches could not be read from the kernel");
 	clock_pair(r);
 	rename_threads(r);
 	java_names(r);

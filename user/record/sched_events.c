@@ -36,25 +36,43 @@ static int put(struct jpb_sched_sink *s, uint16_t type, uint64_t t,
  * (records_sched.c; the unit test decodes it through the schema). */
 #define SWITCH_PAYLOAD 36
 
-static int on_switch(struct jpb_sched_sink *s, const struct jpbpf_ev_switch *e)
+static int on_switch(struct jpb_sched_sink *s, uint32_t cpu,
+		     const struct jpbpf_sw *e)
 {
 	uint8_t p[SWITCH_PAYLOAD];
-	jpb_st32(p, e->hdr.cpu);
-	jpb_st32(p + 4, e->preempt);
+	jpb_st32(p, cpu);
+	jpb_st32(p + 4, (e->flags & JPBPF_SW_PREEMPT) ? 1 : 0);
 	jpb_st32(p + 8, e->prev_tid);
 	jpb_st32(p + 12, e->prev_tgid);
 	jpb_st32(p + 16, e->next_tid);
 	jpb_st32(p + 20, e->next_tgid);
 	jpb_st64(p + 24, e->prev_state);
-	jpb_st32(p + 32, e->traced);
+	jpb_st32(p + 32, e->flags & (JPBPF_SW_PREV_TRACED | JPBPF_SW_NEXT_TRACED));
 	s->n.switches++;
-	int err = jpb_writer_put(s->w, JPB_REC_SCHED_SWITCH, e->hdr.time_ns, p,
+	int err = jpb_writer_put(s->w, JPB_REC_SCHED_SWITCH, e->time_ns, p,
 				 sizeof(p));
 	if (err && !s->err)
 		s->err = err;
 	if (!err)
 		s->n.events++;
 	return err;
+}
+
+/* One record per switch of a CPU's batch (bpf/jpbpf.h). */
+static int on_switches(struct jpb_sched_sink *s,
+		       const struct jpbpf_ev_switches *b, size_t size)
+{
+	if (b->n == 0 || b->n > JPBPF_BATCH ||
+	    size < JPBPF_SWITCHES_SIZE(b->n)) {
+		s->n.malformed++;
+		return 0;
+	}
+	for (uint32_t i = 0; i < b->n; i++) {
+		int err = on_switch(s, b->hdr.cpu, &b->sw[i]);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 static int on_task(struct jpb_sched_sink *s, const struct jpbpf_ev_task *e)
@@ -140,9 +158,9 @@ int jpb_sched_sink_event(struct jpb_sched_sink *s, const void *data,
 	}
 	memcpy(&h, data, sizeof(h));
 	switch (h.kind) {
-	case JPBPF_EV_SWITCH:
-		if (size >= sizeof(struct jpbpf_ev_switch))
-			return on_switch(s, data);
+	case JPBPF_EV_SWITCHES:
+		if (size >= JPBPF_SWITCHES_SIZE(1))
+			return on_switches(s, data, size);
 		break;
 	case JPBPF_EV_FORK:
 	case JPBPF_EV_EXIT:

@@ -59,12 +59,14 @@ static void write_events(struct calls *calls)
 	s.on_thread = on_thread;
 	s.ctx = calls;
 
-	struct jpbpf_ev_switch sw = { { JPBPF_EV_SWITCH, 1, 1000 }, 101, 100,
-				      0, 0, 1, 0, 1 };
-	assert_int_equal(jpb_sched_sink_event(&s, &sw, sizeof(sw)), 0);
-	struct jpbpf_ev_switch sw2 = { { JPBPF_EV_SWITCH, 0, 1100 }, 555, 555,
-				       102, 100, 0, 1, 2 };
-	assert_int_equal(jpb_sched_sink_event(&s, &sw2, sizeof(sw2)), 0);
+	/* Batches as the BPF side sends them: only n entries travel. */
+	struct jpbpf_ev_switches sw = { { JPBPF_EV_SWITCHES, 1, 1000 }, 1, 0,
+		{ { 1000, 101, 100, 0, 0, 1, JPBPF_SW_PREV_TRACED } } };
+	assert_int_equal(jpb_sched_sink_event(&s, &sw, JPBPF_SWITCHES_SIZE(1)), 0);
+	struct jpbpf_ev_switches sw2 = { { JPBPF_EV_SWITCHES, 0, 1100 }, 1, 0,
+		{ { 1100, 555, 555, 102, 100, 0,
+		    JPBPF_SW_NEXT_TRACED | JPBPF_SW_PREEMPT } } };
+	assert_int_equal(jpb_sched_sink_event(&s, &sw2, JPBPF_SWITCHES_SIZE(1)), 0);
 
 	struct jpbpf_ev_task fk = { { JPBPF_EV_FORK, 0, 1200 }, 103, 100, 7,
 				    101, 100, 0, "java", "" };
@@ -85,8 +87,13 @@ static void write_events(struct calls *calls)
 	strcpy(ml.signature, "()V");
 	assert_int_equal(jpb_sched_sink_event(&s, &ml, sizeof(ml)), 0);
 
-	/* Short or unknown events are counted, not written. */
+	/* Short or unknown events are counted, not written; so is a batch
+	 * whose count does not fit its size. */
 	assert_int_equal(jpb_sched_sink_event(&s, &sw, 8), 0);
+	sw.n = 2;
+	assert_int_equal(jpb_sched_sink_event(&s, &sw, JPBPF_SWITCHES_SIZE(1)), 0);
+	sw.n = JPBPF_BATCH + 1;
+	assert_int_equal(jpb_sched_sink_event(&s, &sw, sizeof(sw)), 0);
 	struct jpbpf_ev_hdr odd = { 99, 0, 1 };
 	assert_int_equal(jpb_sched_sink_event(&s, &odd, sizeof(odd)), 0);
 
@@ -95,7 +102,7 @@ static void write_events(struct calls *calls)
 	assert_int_equal(s.n.forks, 1);
 	assert_int_equal(s.n.exits, 1);
 	assert_int_equal(s.n.loads, 1);
-	assert_int_equal(s.n.malformed, 2);
+	assert_int_equal(s.n.malformed, 4);
 
 	struct jpb_rec_loss l = { jpb_str_c("ringbuf"), 1, 3, 0, 0 };
 	assert_int_equal(jpb_writer_put_rec(s.w, jpb_rectype_find(JPB_REC_LOSS),
@@ -197,10 +204,55 @@ static void info_summary(void **state)
 	json_decref(o);
 }
 
+/* A full batch: one record per entry, in the batch's order, all on the
+ * batch's CPU. */
+static void full_batch(void **state)
+{
+	(void)state;
+	struct jpb_bundle *b;
+	struct jpb_sched_sink s = { 0 };
+	char d[256], path[300];
+	const char *tmp = getenv("TESTTMP");
+	snprintf(d, sizeof(d), "%s/batch.XXXXXX", tmp ? tmp : "/tmp");
+	assert_non_null(mkdtemp(d));
+	assert_int_equal(jpb_bundle_create(&b, d), 0);
+	assert_int_equal(jpb_writer_open(b, "sched", &s.w), 0);
+	struct jpbpf_ev_switches sw = { { JPBPF_EV_SWITCHES, 3, 5000 },
+					JPBPF_BATCH, 0, { { 0 } } };
+	for (uint32_t i = 0; i < JPBPF_BATCH; i++)
+		sw.sw[i] = (struct jpbpf_sw){ 5000 + i, 200 + i, 100, 300 + i,
+					      7, 0, JPBPF_SW_PREV_TRACED };
+	assert_int_equal(jpb_sched_sink_event(&s, &sw, sizeof(sw)), 0);
+	assert_int_equal(s.n.switches, JPBPF_BATCH);
+	assert_int_equal(s.n.malformed, 0);
+	assert_int_equal(jpb_writer_close(s.w), 0);
+	jpb_sched_sink_fini(&s);
+	jpb_bundle_free(b);
+
+	struct jpb_reader *r;
+	struct jpb_record rec;
+	struct jpb_rec_sched_switch out;
+	snprintf(path, sizeof(path), "%s/sched.jpb", d);
+	assert_int_equal(jpb_reader_open_path(path, &r), 0);
+	for (uint32_t i = 0; i < JPBPF_BATCH; i++) {
+		assert_int_equal(jpb_reader_next(r, &rec), 0);
+		assert_int_equal(rec.time_ns, 5000 + i);
+		assert_int_equal(jpb_rec_decode(jpb_rectype_find(rec.type),
+						rec.payload, rec.size, &out), 0);
+		assert_int_equal(out.cpu, 3);
+		assert_int_equal(out.prev_tid, 200 + i);
+		assert_int_equal(out.next_tid, 300 + i);
+		assert_int_equal(out.next_tgid, 7);
+	}
+	assert_int_not_equal(jpb_reader_next(r, &rec), 0);
+	jpb_reader_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(records_read_back),
+		cmocka_unit_test(full_batch),
 		cmocka_unit_test(info_summary),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

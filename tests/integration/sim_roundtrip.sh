@@ -85,6 +85,15 @@ t_check "cyc: CYC packets (with MTC, interrupts and loss), one before most TIPs"
 t_check "cyc: meta.json pt.config says cyc, threshold 0" \
 	[ "$(jq -c '.pt.config | [.cyc, .cyc_thresh]' "$TESTTMP/sim-rt-cyc/meta.json")" = "[true,0]" ]
 
+# On-stack replacement: loops compiled by their back-edge counter move
+# their interpreted frame into the code at the loop head (runtime call,
+# indirect jump into the nmethod), with loss and 2 CPUs.
+run osr "--osr --jit-backedge 20 --jit-invoke 100000 --cpus 2 --quantum-us 30 --loss 4 --seed 6"
+t_check "osr: frames entered compiled code at a back edge" \
+	[ "$(sim_meta "$TESTTMP/sim-rt-osr" sim.osr_entries)" -gt 0 -a \
+	  "$(sim_meta "$TESTTMP/sim-rt-osr" sim.nmethods)" -gt 0 ]
+echo "# osr: $(sim_meta "$TESTTMP/sim-rt-osr" sim.osr_entries) OSR entries, $(sim_meta "$TESTTMP/sim-rt-osr" sim.nmethods) nmethods"
+
 run all "--cpus 3 --quantum-us 15 --jit-invoke 4 --code-cache 384 --irq-every 120 --loss 6 --psb-period 512 --seed 8"
 t_check "all: loss, reuse and interrupts together" \
 	[ "$(sim_meta "$TESTTMP/sim-rt-all" sim.code_reuses)" -gt 0 -a \

@@ -422,6 +422,37 @@ static void interp_bytecode(struct sim *s, struct sim_cpu *c, struct sim_thr *th
 	advance(c, s->o.cost_interp_ns);
 }
 
+/* On-stack replacement: the taken back edge's counter overflowed and the
+ * runtime compiled the method; the branch codelet calls it (TIP.PGD/PGE)
+ * and jumps into NM at the target's block, where the frame goes on as a
+ * compiled one.  0 if NM has no block there (the frame stays
+ * interpreted). */
+static int osr_branch(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
+		      struct frame *f, struct nmethod *nm,
+		      const struct jpb_truth_event *e, long target, int taken)
+{
+	const struct nblock *b = target >= 0 ? nmethod_block(nm, 0, (uint16_t)target)
+					     : NULL;
+	if (!b)
+		return 0;
+	struct xctx x = { 0 };
+	x.dispatch = interp_codelet(&s->in, th->prev_op, e->opcode);
+	x.taken = taken;
+	x.check_fail = 1;
+	x.allow_rt = 1;
+	x.rt_return = 1;
+	x.adapt = b->start;
+	x.stop_ip = b->start;
+	run(s, c, th, &x);
+	advance(c, s->o.cost_interp_ns);
+	f->mode = FM_COMPILED;
+	f->nm = nm;
+	f->scope = 0;
+	th->prev_op = -1;
+	s->osr_entries++;
+	return 1;
+}
+
 /* Where a return into frame G lands: its interpreter return entry, the
  * instruction after the call in its compiled block, or the call stub. */
 static uint64_t return_address(struct sim *s, const struct frame *g)
@@ -563,9 +594,12 @@ static void on_bytecode(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 	if (f->mode == FM_INTERP) {
 		if (kind == JBC_COND_BRANCH || kind == JBC_GOTO) {
 			long t = jbc_branch_target(m->code, m->code_len, e->bci);
-			jit_on_branch(s->jit, e->method_id, e->bci,
-				      kind == JBC_GOTO || taken,
-				      t >= 0 && t <= e->bci, horizon(s));
+			struct nmethod *osr = jit_on_branch(
+				s->jit, e->method_id, e->bci, kind == JBC_GOTO || taken,
+				t >= 0 && t <= e->bci, horizon(s));
+			if (osr && !fault && same_frame_next(e, nx) && nx->bci == t &&
+			    osr_branch(s, c, th, f, osr, e, t, taken))
+				return;
 		}
 		if (jbc_is_invoke(kind) && nx && nx->kind == JPB_TRUTH_ENTRY)
 			jit_on_call(s->jit, e->method_id, e->bci, nx->method_id);

@@ -262,8 +262,8 @@ int jit_on_invoke(struct jit *j, uint32_t mid, uint64_t now)
 	return 1;
 }
 
-void jit_on_branch(struct jit *j, uint32_t mid, uint16_t bci, int taken,
-		   int backward, uint64_t now)
+struct nmethod *jit_on_branch(struct jit *j, uint32_t mid, uint16_t bci,
+			      int taken, int backward, uint64_t now)
 {
 	struct prof *p = prof_find(j, hkey(mid, bci), 1);
 	if (taken)
@@ -271,10 +271,12 @@ void jit_on_branch(struct jit *j, uint32_t mid, uint16_t bci, int taken,
 	else
 		p->not_taken++;
 	if (!j->o.enabled || !taken || !backward || mid >= j->t->nmethods)
-		return;
+		return NULL;
 	struct mstate *s = &j->ms[mid];
-	if (++s->be >= j->o.backedge_threshold && !s->nm && !s->never)
-		compile(j, mid, now); /* no OSR: used from the next call on */
+	if (++s->be < j->o.backedge_threshold || s->nm || s->never)
+		return NULL;
+	compile(j, mid, now); /* without OSR: used from the next call on */
+	return j->o.osr && s->nm && s->nm->entrant ? s->nm : NULL;
 }
 
 void jit_on_call(struct jit *j, uint32_t mid, uint16_t bci, uint32_t callee)

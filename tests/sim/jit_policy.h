@@ -18,6 +18,7 @@ struct jit_opts {
 	uint32_t max_inline_size;
 	uint32_t max_inline_depth;
 	uint32_t max_recompiles;
+	int osr;               /* on-stack replacement at back edges */
 	uint64_t code_cache;   /* bytes; when full, cold code is flushed */
 };
 
@@ -42,8 +43,11 @@ void jit_free(struct jit *j);
  * overflow requests a compile (the method is compiled now and used from
  * the next invocation on). */
 int jit_on_invoke(struct jit *j, uint32_t mid, uint64_t now);
-void jit_on_branch(struct jit *j, uint32_t mid, uint16_t bci, int taken,
-		   int backward, uint64_t now);
+/* A branch at (MID, BCI).  With OSR, a taken back edge whose counter
+ * overflow compiled MID now returns that code: the interpreted frame
+ * continues in it at the branch target.  Else NULL. */
+struct nmethod *jit_on_branch(struct jit *j, uint32_t mid, uint16_t bci,
+			      int taken, int backward, uint64_t now);
 void jit_on_call(struct jit *j, uint32_t mid, uint16_t bci, uint32_t callee);
 
 /* The entrant compiled code of MID, or NULL. */

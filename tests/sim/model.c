@@ -120,6 +120,24 @@ static uint64_t small_stub(struct interp *in, const char *name, unsigned v1,
 	return start;
 }
 
+/* The end of a taken branch: with OSR, HotSpot's back-edge counter
+ * check, whose overflow path asks the runtime for compiled code and
+ * migrates the frame into it at the branch target. */
+static void taken_tail(struct interp *in)
+{
+	struct cg_region *r = &in->r;
+	if (!in->osr) {
+		dispatch_tail(r);
+		return;
+	}
+	cg_plain(r, V_CMP);
+	size_t ovf = cg_jcc(r, CR_CHECK);
+	dispatch_tail(r);
+	cg_patch(r, ovf, cg_here(r));
+	cg_call(r, RT_COMPILE, CR_RT);
+	cg_jmp_ind(r, CR_ADAPT, 1);
+}
+
 static void codelet_body(struct interp *in, uint8_t op)
 {
 	struct cg_region *r = &in->r;
@@ -136,14 +154,14 @@ static void codelet_body(struct interp *in, uint8_t op)
 		cg_patch(r, j, cg_here(r));
 		cg_plain(r, V_LOAD); /* profile: taken count */
 		cg_plain(r, V_ADD13);
-		dispatch_tail(r);
+		taken_tail(in);
 		break;
 	}
 	case JBC_GOTO:
 	case JBC_JSR:
 		cg_plain(r, V_LOAD); /* backedge counter */
 		cg_plain(r, V_ADD13);
-		dispatch_tail(r);
+		taken_tail(in);
 		break;
 	case JBC_SWITCH:
 	case JBC_RET:
@@ -203,9 +221,10 @@ static void build_stubs(struct interp *in)
 	add_piece(in, CP_STUB, 0, 2, in->c2i, cg_here(s), "c2i_adapter");
 }
 
-void interp_build(struct interp *in)
+void interp_build(struct interp *in, int osr)
 {
 	memset(in, 0, sizeof(*in));
+	in->osr = osr;
 	in->r.base = CG_INTERP_BASE;
 	in->r.live = 1;
 	build_entries(in);

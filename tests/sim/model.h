@@ -38,12 +38,15 @@ struct interp {
 	uint64_t native_after; /* instruction after the native call */
 	uint64_t ret_entry3, ret_entry5, exc_cont, deopt_cont;
 	struct cg_region s; /* stubs: call stub, i2c, c2i */
+	int osr; /* back-edge checks in branch codelets (on-stack replacement) */
 	uint64_t call_stub, call_stub_ret, i2c, c2i;
 	struct piece *pieces;
 	size_t npieces, cpieces;
 };
 
-void interp_build(struct interp *in);
+/* OSR: taken branches check the back-edge counter; on overflow they call
+ * the runtime and jump into the compiled method (an indirect jump). */
+void interp_build(struct interp *in, int osr);
 void interp_fini(struct interp *in);
 /* The codelet entry for OP after an instruction that left PREV_OP's
  * result state (HotSpot's TOS caching, simplified to two states). */

@@ -693,6 +693,7 @@ int out_meta(struct jpb_bundle *b, const struct sim *s, char *err, size_t n)
 	json_object_set_new(sim, "intrinsic_calls", json_integer((json_int_t)s->intrinsics));
 	json_object_set_new(sim, "restored_steps", json_integer((json_int_t)s->restored));
 	json_object_set_new(sim, "window_frames", json_integer((json_int_t)s->window_frames));
+	json_object_set_new(sim, "osr_entries", json_integer((json_int_t)s->osr_entries));
 	json_object_set_new(sim, "mid_stack_threads", json_integer((json_int_t)s->t->mid_stack));
 	json_object_set_new(sim, "interrupts", json_integer((json_int_t)s->irqs));
 	json_object_set_new(sim, "compressed_returns", json_integer((json_int_t)rc_n));

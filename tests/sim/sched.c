@@ -35,7 +35,7 @@ int sim_init(struct sim *s, const struct sim_opts *o, const struct truth *t)
 	s->o = *o;
 	s->t = t;
 	s->rng.s = o->seed;
-	interp_build(&s->in);
+	interp_build(&s->in, o->jit.osr);
 	struct jit_env env = { s, code_active, code_reusable };
 	s->jit = jit_new(&o->jit, t, &env);
 	s->cpus = xcalloc(o->cpus, sizeof(*s->cpus));

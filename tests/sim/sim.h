@@ -91,6 +91,7 @@ struct sim {
 	struct sim_thr *thr;
 	size_t nthr;
 	uint64_t resyncs, deopts, traps, blind, intrinsics, restored, irqs;
+	uint64_t osr_entries; /* interpreted frames moved into compiled code */
 	uint64_t window_frames; /* caller frames set up from window starts */
 	/* scheduling records for the sched writer */
 	struct sched_ev *sev;

@@ -44,7 +44,7 @@ static void test_interpreter_layout(void **state)
 {
 	(void)state;
 	struct interp in;
-	interp_build(&in);
+	interp_build(&in, 0);
 	/* every defined opcode has a codelet whose two entries are
 	 * instructions, the cached-TOS entry right after the vtos one */
 	for (int op = 0; op <= 0xc9; op++) {

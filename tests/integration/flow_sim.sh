@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Reconstruction and `jpbpf eval` on simulated bundles decoded by
-# `jpbpf decode`: the hand-made scenario (1 and 4 threads) and a real
-# JVM's truth (SimLoop, JDK 17) at 0%, 20% and 40% loss, measured by eval
-# against the issue's goals (DA >= 0.99 without loss, >= 0.95 with loss);
-# goals not met yet (recovery RA >= 0.75, SimWork DA >= 0.99) are
-# asserted at a lower floor and their measured figures printed as TAP
-# comments: make bench is where goals are measured;
+# `jpbpf decode`: the hand-made scenario (1 and 4 threads) and real JVMs'
+# truths (SimLoop, the Model* workloads, TruthSmall, SimWork; JDK 17) at
+# 0%, 20% and 40% loss, measured by eval against the issue's goals (DA >=
+# 0.99 without loss, >= 0.95 with loss); recovery accuracy is asserted at
+# a floor just under what was measured over seeds 5-8 (each run records a
+# new truth, which varies), and its figures against the goal (RA >= 0.75
+# at 20% loss) are printed as TAP comments; make bench is where goals are
+# measured;
 # eval's JSON keys and ranges, its definitions, its errors; reconstruction
 # is deterministic.  The measured figures are printed as TAP comments.
 . "$(dirname "$0")/lib.sh"
@@ -25,6 +27,33 @@ evalf() {
 	fi
 }
 ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
+
+# RA floors per workload at 20% and 40% loss: just under the lowest of
+# seeds 5-8 measured with this recovery (docs/RECONSTRUCTION.md), lower
+# where another truth of the same workload measured less (ModelControl:
+# 0.48 and 0.49 once).
+ra_floor() {
+	case $1-$2 in
+	SimLoop-20) echo 0.6 ;; SimLoop-40) echo 0.55 ;;
+	SimWork-20) echo 0.7 ;; SimWork-40) echo 0.65 ;;
+	ModelCalls-20) echo 0.65 ;; ModelCalls-40) echo 0.6 ;;
+	ModelControl-*) echo 0.4 ;;
+	ModelExceptions-*) echo 0.4 ;;
+	TruthSmall-*) echo 0.2 ;; # few, unrepeated events: one fill decides
+	esac
+}
+
+# check_recovery WL LOSS DIR: gaps partly filled, RA at its floor, the
+# figures against the goal printed.
+check_recovery() {
+	local floor
+	floor=$(ra_floor "$1" "$2")
+	t_check "$1 at $2% loss: gaps partly filled (PR $(evalf "$3" PR))" \
+		[ "$(evalf "$3" recovered)" -gt 0 ]
+	t_check "$1 at $2% loss: RA >= $floor ($(evalf "$3" RA))" ge "$(evalf "$3" RA)" "$floor"
+	[ "$2" = 20 ] && echo "# goal RA >= 0.75 at 20% loss for $1: measured $(evalf "$3" RA) (PR $(evalf "$3" PR))"
+	return 0
+}
 
 # reconstruct DIR: decode, reconstruct, evaluate
 reconstruct() {
@@ -120,38 +149,42 @@ if [ -x "$jdk/bin/javac" ] && [ -f "$AGENT" ]; then
 		if [ "$loss" != 0 ]; then
 			t_check "SimLoop at $loss% loss: PMD reflects the loss ($(evalf "$b" PMD))" \
 				ge "$(evalf "$b" PMD)" "$(awk -v l="$loss" 'BEGIN{print l/200}')"
-			t_check "SimLoop at $loss% loss: gaps partly filled (PR $(evalf "$b" PR), RA $(evalf "$b" RA))" \
-				[ "$(evalf "$b" recovered)" -gt 0 ]
-			# A floor that catches broken recovery; the goal (0.75) is
-			# not met yet and is measured by make bench.
-			t_check "SimLoop at $loss% loss: recovered events mostly not wrong: RA >= 0.2 ($(evalf "$b" RA))" \
-				ge "$(evalf "$b" RA)" 0.2
-			echo "# goal RA >= 0.75 at $loss% loss: measured $(evalf "$b" RA) (PR $(evalf "$b" PR))"
+			check_recovery SimLoop "$loss" "$b"
 		fi
 	done
-	# The other workloads at 0% loss, against the same goal.
+	# The other workloads at 0%, 20% and 40% loss, against the same goals.
 	"$jdk/bin/javac" -d "$cls" "$top"/tests/workloads/Model*.java \
 		"$top/tests/workloads/TruthSmall.java" 2>/dev/null
 	for wl in ModelCalls ModelControl ModelExceptions TruthSmall SimWork; do
-		b=$TESTTMP/flow-$wl
-		rm -rf "$b"
-		"$SIM" truth -o "$b" --agent "$AGENT" -- "$jdk/bin/java" -cp "$cls" $wl 200 \
+		truth=$TESTTMP/flow-$wl-truth
+		rm -rf "$truth"
+		"$SIM" truth -o "$truth" --agent "$AGENT" -- "$jdk/bin/java" -cp "$cls" $wl 200 \
 			>/dev/null 2>&1
-		"$SIM" synth "$b" --cpus 2 --jit-invoke 40 --jit-backedge 400 --seed 5 \
-			>/dev/null 2>&1
-		if ! reconstruct "$b"; then
-			t_fail "$wl: decode, reconstruct, eval"
-			continue
-		fi
-		split="compiled $(evalf "$b" DA_compiled), interpreted $(evalf "$b" DA_interpreted)"
-		if [ "$wl" = SimWork ]; then
-			# known shortfall (docs/RECONSTRUCTION.md): asserted at
-			# 0.97, the goal's figure printed
-			t_check "$wl: DA >= 0.97 ($(evalf "$b" DA))" ge "$(evalf "$b" DA)" 0.97
-			echo "# goal DA >= 0.99 for $wl: measured $(evalf "$b" DA) ($split)"
-		else
-			t_check "$wl: DA >= 0.99 ($(evalf "$b" DA); $split)" ge "$(evalf "$b" DA)" 0.99
-		fi
+		for loss in 0 20 40; do
+			b=$TESTTMP/flow-$wl-$loss
+			rm -rf "$b"; cp -r "$truth" "$b"
+			opt=""; [ "$loss" = 0 ] || opt="--loss $loss"
+			# shellcheck disable=SC2086
+			"$SIM" synth "$b" --cpus 2 --jit-invoke 40 --jit-backedge 400 --seed 5 $opt \
+				>/dev/null 2>&1
+			if ! reconstruct "$b"; then
+				t_fail "$wl at $loss% loss: decode, reconstruct, eval"
+				continue
+			fi
+			split="compiled $(evalf "$b" DA_compiled), interpreted $(evalf "$b" DA_interpreted)"
+			if [ "$loss" != 0 ]; then
+				t_check "$wl at $loss% loss: DA >= 0.95 ($(evalf "$b" DA); $split)" \
+					ge "$(evalf "$b" DA)" 0.95
+				check_recovery "$wl" "$loss" "$b"
+			elif [ "$wl" = SimWork ]; then
+				# known shortfall (docs/RECONSTRUCTION.md): asserted at
+				# 0.97, the goal's figure printed
+				t_check "$wl: DA >= 0.97 ($(evalf "$b" DA))" ge "$(evalf "$b" DA)" 0.97
+				echo "# goal DA >= 0.99 for $wl: measured $(evalf "$b" DA) ($split)"
+			else
+				t_check "$wl: DA >= 0.99 ($(evalf "$b" DA); $split)" ge "$(evalf "$b" DA)" 0.99
+			fi
+		done
 	done
 else
 	t_skip "SimLoop and workloads (real JVM truth)" "no JDK 17 javac or agent not built"

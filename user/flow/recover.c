@@ -25,8 +25,9 @@
 
 #define Y 3             /* events after the gap a fill must reconnect to */
 #define TOP_N 8         /* candidates ranked */
-#define MAX_OCC 4096    /* anchor occurrences examined per gap */
-#define MAX_SUFFIX 4096 /* events compared backwards at most */
+#define MIN_MATCH 16    /* concrete common suffix a copied stretch needs */
+#define MAX_OCC 1024    /* anchor occurrences examined per gap */
+#define MAX_SUFFIX 512  /* events compared backwards at most */
 #define MAX_ENDS 64     /* reconnection points tried per candidate */
 #define MAX_FILL 20000u
 /* A fill may cost this much more than the budget, for timing noise. */
@@ -272,28 +273,36 @@ struct fill {
 	struct jpb_flow_event *path; /* a shortest ICFG path (owned) */
 };
 
-/* Where the continuation of the candidate at P first reconnects to the
- * Y events after the gap at A, at a cost within MAXCOST: the index where
- * the reconnection starts, or 0.  The first, as PLDI'21 reads a
- * candidate until the budget is spent: a longer stretch between the
- * same ends is a guess the time cannot tell from the shorter one. */
-static size_t reconnect(const struct rctx *r, size_t p, size_t a, double maxcost)
+/* Where the continuation of the candidate at P reconnects to the Y events
+ * after the gap at A, at a cost within MAXCOST: the index where the
+ * reconnection starts, or 0.  With the gap's budget WANT known, the
+ * reconnection whose cost is nearest it (reading stops once past it);
+ * else the first, as PLDI'21 reads a candidate until it reconnects. */
+static size_t reconnect(const struct rctx *r, size_t p, size_t a, double want,
+			double maxcost)
 {
 	uint32_t id = r->kid[a];
-	size_t j = occ_find(r, id, p + 1), end = r->ostart[id + 1], at = p;
-	double cost = 0;
+	size_t j = occ_find(r, id, p + 1), end = r->ostart[id + 1], at = p, best = 0;
+	double cost = 0, bestd = 0;
 	for (int e = 0; j < end && e < MAX_ENDS; j++, e++) {
 		size_t q = r->occ[j]; /* the reconnection starts at q */
 		if (q - p > MAX_FILL || q + Y > r->n || r->seg[q + Y - 1] != r->seg[p])
-			return 0;
+			break;
 		cost += flow_cost_of(&r->cost, r->v + at, q - at);
 		at = q;
 		if (cost > maxcost)
-			return 0;
-		if (same_events(r->v, q, a, Y))
-			return q;
+			break;
+		if (!same_events(r->v, q, a, Y))
+			continue;
+		double d = cost > want ? cost - want : want - cost;
+		if (!best || d < bestd) {
+			best = q;
+			bestd = d;
+		}
+		if (want < 0 || cost >= want)
+			break;
 	}
-	return 0;
+	return best;
 }
 
 static int find_fill(struct rctx *r, size_t gi, struct fill *out)
@@ -309,8 +318,8 @@ static int find_fill(struct rctx *r, size_t gi, struct fill *out)
 		want * SLACK_FACTOR + SLACK_EVENTS * r->cost.interp;
 	struct rank top[TOP_N];
 	size_t nt = rank_candidates(r, a, top);
-	for (size_t i = 0; i < nt; i++) {
-		size_t q = reconnect(r, top[i].p, a, maxcost);
+	for (size_t i = 0; i < nt && top[i].m[2] >= MIN_MATCH; i++) {
+		size_t q = reconnect(r, top[i].p, a, want, maxcost);
 		if (!q)
 			continue;
 		out->from = top[i].p;

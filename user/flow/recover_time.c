@@ -45,42 +45,47 @@ static double median(double *v, size_t n)
 	return v[n / 2];
 }
 
-/* Ticks per event of each kind: the median over the windows (runs of one
- * TSC, no gap inside, followed by another) where nearly all events are of
- * that kind.  A median, not a least-squares fit: a window in which the
- * thread was descheduled or blocked lasts arbitrarily long. */
+/* Ticks per compiled event: the median over the windows of >= 16 events,
+ * >= 90% compiled, of what the window's time leaves after its
+ * interpreted events (at CI each) per compiled event; 0 when none.  V
+ * is scratch room for one value per event. */
+static double compiled_rate(const struct flow *f, double ci, double *v)
+{
+	size_t n = 0;
+	for (size_t i = 0, j; v && i < f->nout; i = j) {
+		size_t nc = 0;
+		for (j = i; j < f->nout && f->out[j].tsc == f->out[i].tsc; j++)
+			nc += compiled(&f->out[j]);
+		if (j == f->nout || gap_within(f, i, j) || j - i < MIN_WINDOW ||
+		    nc * 10 < (j - i) * 9)
+			continue;
+		double d = (double)(f->out[j].tsc - f->out[i].tsc) - ci * (double)(j - i - nc);
+		if (d > 0)
+			v[n++] = d / (double)nc;
+	}
+	return median(v, n);
+}
+
+/* Ticks per event of each kind: interpreted events, the median over the
+ * windows (runs of one TSC, no gap inside, followed by another) of >= 16
+ * events, >= 95% interpreted; compiled ones, compiled_rate.  Medians, not
+ * a least-squares fit: a window in which the thread was descheduled or
+ * blocked lasts arbitrarily long. */
 void flow_cost_fit(const struct flow *f, struct fcost *c)
 {
-	double *r[2];
-	size_t n[2] = { 0, 0 };
-	r[0] = malloc((f->nout + 1) * sizeof(double));
-	r[1] = malloc((f->nout + 1) * sizeof(double));
-	for (size_t i = 0, j; r[0] && r[1] && i < f->nout; i = j) {
+	double *v = malloc((f->nout + 1) * sizeof(*v));
+	size_t n = 0;
+	for (size_t i = 0, j; v && i < f->nout; i = j) {
 		size_t nc = 0;
 		for (j = i; j < f->nout && f->out[j].tsc == f->out[i].tsc; j++)
 			nc += compiled(&f->out[j]);
-		if (j == f->nout || gap_within(f, i, j) || j - i < MIN_WINDOW)
-			continue;
-		double d = (double)(f->out[j].tsc - f->out[i].tsc);
-		if (nc * 20 <= j - i)
-			r[0][n[0]++] = d / (double)(j - i);
+		if (j < f->nout && !gap_within(f, i, j) && j - i >= MIN_WINDOW &&
+		    nc * 20 <= j - i)
+			v[n++] = (double)(f->out[j].tsc - f->out[i].tsc) / (double)(j - i);
 	}
-	c->interp = r[0] ? median(r[0], n[0]) : 0;
-	/* Compiled code: what the window's time leaves after its
-	 * interpreted events, per compiled event, where they are many. */
-	for (size_t i = 0, j; r[1] && c->interp > 0 && i < f->nout; i = j) {
-		size_t nc = 0;
-		for (j = i; j < f->nout && f->out[j].tsc == f->out[i].tsc; j++)
-			nc += compiled(&f->out[j]);
-		if (j == f->nout || gap_within(f, i, j) || nc < MIN_WINDOW)
-			continue;
-		double d = (double)(f->out[j].tsc - f->out[i].tsc) -
-			   c->interp * (double)(j - i - nc);
-		r[1][n[1]++] = d > 0 ? d / (double)nc : 0;
-	}
-	c->compiled = r[1] ? median(r[1], n[1]) : 0;
-	free(r[0]);
-	free(r[1]);
+	c->interp = median(v, n);
+	c->compiled = compiled_rate(f, c->interp, v);
+	free(v);
 	/* One kind unseen: the same rate for both (an overestimate of
 	 * compiled code's cost, the safe side for a budget). */
 	if (!(c->interp > 0))
@@ -106,9 +111,11 @@ double flow_gap_budget(const struct flow *f, const struct fcost *c, size_t gi)
 {
 	const struct gapmark *gm = &f->gaps[gi];
 	size_t a = gm->at;
+	if (!(c->interp > 0)) /* no cost model: ticks say nothing */
+		return -1;
 	if (gm->t1 > gm->t0)
 		return (double)(gm->t1 - gm->t0);
-	if (!a || a >= f->nout || !(c->interp > 0))
+	if (!a || a >= f->nout)
 		return -1;
 	uint64_t tb = f->out[a - 1].tsc;
 	size_t i0 = a, j = a;

@@ -37,7 +37,7 @@ static const char *src =
 	"    static int compiledCallee(int x) { return x + 1; }\n"
 	"    static int anchored(int x) { int y = compiledCallee(x); return y * 3; }\n"
 	"    static int fact(int n) { if (n <= 1) return 1; return n * fact(n - 1); }\n"
-	"    static int sumFact(int n) { int s = 0; for (int i = 0; i < 2; i++) s += fact(n); return s; }\n"
+	"    static int sumFact(int n) { int s = 0; for (int i = 0; i < 3; i++) s += fact(n); return s; }\n"
 	"    static int callLoop(int n) { return loop(n) * 7; }\n"
 	"}\n";
 
@@ -296,9 +296,11 @@ static void test_compiled_anchor(void **state)
 	check(x, w, NW(w));
 }
 
-/* loop(5) with the third iteration lost: the flow resynchronises after the
- * gap, and recovery fills the gap with one iteration copied from the
- * second (the stretch between the same contexts), marked recovered. */
+/* loop(7) with the fifth iteration lost: the flow resynchronises after
+ * the gap, and recovery fills the gap with one iteration copied from the
+ * third: the candidate after the fourth matches more history but runs
+ * into the gap itself; the one after the second iteration matches 21
+ * events back (>= 16 needed) and reconnects after one iteration. */
 static void test_recover_loop_iteration(void **state)
 {
 	struct fx *x = *state;
@@ -306,7 +308,7 @@ static void test_recover_loop_iteration(void **state)
 	x->n = 0;
 	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
 	ops(x, 0x03, 0x3c, 0x03, 0x3d, 0x1c, 0x1a, 0xa2, -1);        /* init, test */
-	for (int it = 0; it < 2; it++)
+	for (int it = 0; it < 4; it++)
 		ops(x, 0x1b, 0x1c, 0x60, 0x3c, 0x84, 0xa7, 0x1c, 0x1a, 0xa2, -1);
 	add(x, JPB_DEV_GAP)->what = JPB_GAP_OVERFLOW;
 	for (int it = 0; it < 2; it++)
@@ -317,17 +319,17 @@ static void test_recover_loop_iteration(void **state)
 	struct flow_summary s;
 	assert_int_equal(flow_thread(x->f, x->ev, x->n, &out, &n, &s), 0);
 	static const int32_t iter[] = { 9, 10, 11, 12, 13, 16, 4, 5, 6 };
-	/* 7 + 2 x 9 before the gap, 9 recovered, 2 x 9 + 2 after */
-	assert_int_equal(n, 7 + 18 + 9 + 18 + 2);
+	/* 7 + 4 x 9 before the gap, 9 recovered, 2 x 9 + 2 after */
+	assert_int_equal(n, 7 + 36 + 9 + 18 + 2);
 	assert_int_equal(s.gaps, 1);
 	assert_int_equal(s.by_status[JPB_FLOW_RECOVERED], 9);
 	for (size_t i = 0; i < 9; i++) {
-		const struct jpb_flow_event *e = &out[25 + i];
+		const struct jpb_flow_event *e = &out[43 + i];
 		assert_int_equal(e->status, JPB_FLOW_RECOVERED);
 		assert_int_equal(e->bci, iter[i]);
 		assert_string_equal(flow_method(x->f, e->method)->name, "loop");
 	}
-	for (size_t i = 34; i < n; i++)
+	for (size_t i = 52; i < n; i++)
 		assert_int_not_equal(out[i].status, JPB_FLOW_RECOVERED);
 	assert_int_equal(out[n - 1].bci, 20);
 }
@@ -335,21 +337,23 @@ static void test_recover_loop_iteration(void **state)
 #define F8 0x1a, 0x04, 0xa3, 0x1a, 0x1a, 0x04, 0x64, 0xb8 /* fact, n > 1 */
 #define RC JPB_FLOW_RECOVERED
 
-/* sumFact(3): fact(3) twice; in the second, fact(2) and fact(1) are lost.
- * The first call, whose context before fact(3)'s recursive invoke is the
- * longest match, fills the gap with fact(2)'s and fact(1)'s events up to
- * where it reconnects with the imul, ireturn, iadd after the gap. */
+/* sumFact(3): fact(3) three times; in the third, fact(2) and fact(1) are
+ * lost.  Of the 4 candidates (the recursive invokes of fact(3) and
+ * fact(2) in the first two calls), the second call's fact(3), whose
+ * history before the invoke matches longest, fills the gap with fact(2)'s
+ * and fact(1)'s events up to where it reconnects with the imul, ireturn,
+ * iadd after the gap. */
 static void test_recover_recursion(void **state)
 {
 	struct fx *x = *state;
 	SKIP_IF_NO_JAVAC(x);
 	x->n = 0;
 	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
-	ops(x, 0x03, 0x3c, 0x03, 0x3d, 0x1c, 0x05, 0xa2, 0x1b, 0x1a, 0xb8, -1);
-	for (int it = 0; it < 2; it++) {
+	ops(x, 0x03, 0x3c, 0x03, 0x3d, 0x1c, 0x06, 0xa2, 0x1b, 0x1a, 0xb8, -1);
+	for (int it = 0; it < 3; it++) {
 		tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
 		ops(x, F8, -1); /* fact(3) */
-		if (it == 1) {
+		if (it == 2) {
 			add(x, JPB_DEV_GAP)->what = JPB_GAP_OVERFLOW;
 		} else {
 			tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
@@ -357,9 +361,9 @@ static void test_recover_recursion(void **state)
 			tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
 			ops(x, 0x1a, 0x04, 0xa3, 0x04, 0xac, 0x68, 0xac, -1);
 		}
-		ops(x, 0x68, 0xac, 0x60, 0x3c, 0x84, 0xa7, 0x1c, 0x05, 0xa2, -1);
-		ops(x, 0x1b, it ? 0xac : 0x1a, -1);
-		if (!it)
+		ops(x, 0x68, 0xac, 0x60, 0x3c, 0x84, 0xa7, 0x1c, 0x06, 0xa2, -1);
+		ops(x, 0x1b, it == 2 ? 0xac : 0x1a, -1);
+		if (it < 2)
 			ops(x, 0xb8, -1);
 	}
 	const struct jpb_flow_event *out;
@@ -369,15 +373,15 @@ static void test_recover_recursion(void **state)
 	static const int32_t lost[] = { 0, 1, 2, 7, 8, 9, 10, 11, /* fact(2) */
 					0, 1, 2, 5, 6,              /* fact(1) */
 					14, 15 };                   /* fact(2) */
-	/* 10 + 8 + 15 + 11 before the gap (sumFact, fact(3), the rest of
-	 * the first call, sumFact's loop), 8 of fact(3) */
-	size_t at = 10 + 8 + 15 + 12 + 8;
+	/* before the gap: sumFact's 10, two calls of 35 (fact(3), fact(2),
+	 * fact(1) and the returns, sumFact's loop), fact(3)'s 8 */
+	size_t at = 10 + 2 * 35 + 8;
 	assert_int_equal(s.by_status[RC], 15);
 	assert_int_equal(n, at + 15 + 11);
 	for (size_t i = 0; i < 15; i++) {
 		const struct jpb_flow_event *e = &out[at + i];
 		assert_int_equal(e->status, RC);
-		assert_int_equal(e->ncand, 2); /* fact(3)'s and fact(2)'s invoke */
+		assert_int_equal(e->ncand, 4); /* the candidates ranked */
 		assert_int_equal(e->bci, lost[i]);
 		assert_string_equal(flow_method(x->f, e->method)->name, "fact");
 	}

@@ -12,7 +12,7 @@ decode_setup
 ATTR=$TOOLS/decode_attr
 
 base=$TESTTMP/attr-base
-"$SIM" scenario -o "$base" --threads 4 --iters 1000 >/dev/null 2>&1
+"$SIM" scenario -o "$base" --threads 4 --iters 2000 >/dev/null 2>&1
 synth() { # NAME JITTER_NS
 	rm -rf "$TESTTMP/attr-$1"; cp -r "$base" "$TESTTMP/attr-$1"
 	"$SIM" synth "$TESTTMP/attr-$1" --cpus 2 --quantum-us 500 --jit-invoke 5 \
@@ -58,4 +58,11 @@ done
 o=$TESTTMP/attr-j100000
 t_check "jitter 100 us: the scores are real (events decoded, some misplaced by time)" \
 	awk -v t="$(pct "$o.time.out")" 'BEGIN { exit !(t > 50 && t < 100) }'
+# The default places cuts by PT gaps, IP continuity and idle gaps; the
+# baseline by time alone.
+t_check "jitter 100 us: switch attributes better than time (by over a point)" \
+	awk -v s="$(pct "$o.switch.out")" -v t="$(pct "$o.time.out")" 'BEGIN { exit !(s >= t + 1) }'
+o=$TESTTMP/attr-j10000
+t_check "jitter 10 us: switch attributes better than time, >= 99.8%" \
+	awk -v s="$(pct "$o.switch.out")" -v t="$(pct "$o.time.out")" 'BEGIN { exit !(s > t && s >= 99.8) }'
 t_done

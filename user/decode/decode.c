@@ -432,6 +432,10 @@ static int decode_streams(struct jpd_ctx *ctx, struct pool *p, unsigned jobs)
 	ctx->window = jpd_ns_to_tsc(clk, t0 + 5000) - jpd_ns_to_tsc(clk, t0);
 	int rc = run_pool(p, jobs < p->nstreams ? jobs : (unsigned)p->nstreams,
 			  prepare_worker);
+	if (ctx->attribution != JPD_ATTR_TIME)
+		jpd_continuity(ctx, p->streams, p->nstreams);
+	for (size_t i = 0; i < p->nstreams; i++)
+		jpd_stream_chunk_states(ctx, &p->streams[i]);
 	size_t total = 0;
 	for (size_t i = 0; i < p->nstreams; i++)
 		total += p->streams[i].nchunks;

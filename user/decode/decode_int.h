@@ -200,9 +200,10 @@ struct jpd_stream {
 	size_t nsw;
 	uint64_t *dis, *en, *goff; /* goff: where the scan saw the gap end */
 	uint8_t *async;
+	uint64_t *dis_ip, *en_ip; /* where trace stopped (async; else 0), resumed */
 	size_t ngaps, capgaps;
 	struct jpd_chunk *chunks;
-	size_t nchunks;
+	size_t nchunks, capchunks;
 	/* results */
 	uint64_t pt_bytes, errors;
 	uint64_t aux_truncated; /* pt_aux_event records flagged truncated */
@@ -236,6 +237,10 @@ struct jpd_ctx {
 /* Gather, scan and split one stream into chunks (stream.c). */
 int jpd_stream_prepare(struct jpd_ctx *ctx, struct jpd_stream *st);
 void jpd_stream_fini(struct jpd_stream *st);
+/* The attribution state at each chunk's start, once switches are placed. */
+void jpd_stream_chunk_states(const struct jpd_ctx *ctx, struct jpd_stream *st);
+/* Move switches placed where the IPs say no thread resumed (continuity.c). */
+void jpd_continuity(const struct jpd_ctx *ctx, struct jpd_stream *sts, size_t n);
 /* The attribution state after passing the gaps with goff < OFF. */
 void jpd_attr_walk(const struct jpd_ctx *ctx, const struct jpd_stream *st,
 		   struct jpd_attr_state *a, size_t *gpos, uint64_t off);

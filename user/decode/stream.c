@@ -79,7 +79,7 @@ static int gather(struct jpd_ctx *ctx, struct jpd_stream *st, int fd)
 /* ---- pass 1: tracing gaps from packets ---------------------------- */
 
 static int add_gap(struct jpd_stream *st, uint64_t d, uint64_t e, int async,
-		   uint64_t off)
+		   uint64_t off, uint64_t dis_ip, uint64_t en_ip)
 {
 	size_t cap = st->capgaps;
 	if (JPB_GROW(st->dis, st->ngaps, st->capgaps))
@@ -94,7 +94,13 @@ static int add_gap(struct jpd_stream *st, uint64_t d, uint64_t e, int async,
 		uint8_t *q = realloc(st->async, st->capgaps);
 		if (q)
 			st->async = q;
-		if (!p || !o || !q)
+		uint64_t *di = realloc(st->dis_ip, st->capgaps * sizeof(*di));
+		if (di)
+			st->dis_ip = di;
+		uint64_t *ei = realloc(st->en_ip, st->capgaps * sizeof(*ei));
+		if (ei)
+			st->en_ip = ei;
+		if (!p || !o || !q || !di || !ei)
 			return jpb_err_nomem;
 	}
 	/* in stream order enable times only grow; a TSC glitch must not
@@ -104,6 +110,8 @@ static int add_gap(struct jpd_stream *st, uint64_t d, uint64_t e, int async,
 	st->dis[st->ngaps] = d;
 	st->async[st->ngaps] = (uint8_t)async;
 	st->goff[st->ngaps] = off;
+	st->dis_ip[st->ngaps] = dis_ip;
+	st->en_ip[st->ngaps] = en_ip;
 	st->en[st->ngaps++] = e;
 	return 0;
 }
@@ -112,7 +120,7 @@ static int add_gap(struct jpd_stream *st, uint64_t d, uint64_t e, int async,
  * (the block decoder sees the same events at the same times: it runs this
  * query decoder inside). */
 struct scan {
-	uint64_t last, dis, base;
+	uint64_t last, dis, base, dis_ip;
 	int off; /* 0 tracing, 1 async disabled, 2 disabled by a branch */
 };
 
@@ -138,6 +146,7 @@ static int scan_events(struct jpd_stream *st, struct pt_query_decoder *q,
 		case ptev_async_disabled:
 			sc->off = 1;
 			sc->dis = t;
+			sc->dis_ip = ev.variant.async_disabled.at;
 			break;
 		case ptev_disabled:
 			sc->off = 2;
@@ -146,12 +155,15 @@ static int scan_events(struct jpd_stream *st, struct pt_query_decoder *q,
 		case ptev_enabled:
 			/* Any PGE may start a task: the previous one may have
 			 * blocked or ended in untraced code, or without a PGD. */
+			/* where it stopped and resumed: a thread resumes
+			 * where it stopped (see continuity.c) */
 			rc = add_gap(st, sc->off ? sc->dis : t, t, sc->off != 2,
-				     qry_off(q, sc));
+				     qry_off(q, sc), sc->off == 1 ? sc->dis_ip : 0,
+				     ev.ip_suppressed ? 0 : ev.variant.enabled.ip);
 			sc->off = 0;
 			break;
 		case ptev_overflow: /* switches may hide in lost trace */
-			rc = add_gap(st, t, t, 1, qry_off(q, sc));
+			rc = add_gap(st, t, t, 1, qry_off(q, sc), 0, 0);
 			break;
 		default:
 			break;
@@ -183,7 +195,7 @@ static int scan_run(struct jpd_ctx *ctx, struct jpd_stream *st,
 		uint32_t lm, lc;
 		pt_qry_time(q, &sc.last, &lm, &lc);
 		/* the run's start: tasks switched in before it */
-		rc = add_gap(st, sc.last, sc.last, 1, rn->begin);
+		rc = add_gap(st, sc.last, sc.last, 1, rn->begin, 0, 0);
 	}
 	while (!rc && status >= 0) {
 		status = scan_events(st, q, &sc, status);
@@ -218,7 +230,7 @@ static int scan_run(struct jpd_ctx *ctx, struct jpd_stream *st,
 	 * belongs there, and is never applied within the run. */
 	if (!rc)
 		rc = add_gap(st, sc.off == 1 ? sc.dis : sc.last, UINT64_MAX - 1, 1,
-			     rn->end);
+			     rn->end, 0, 0);
 	pt_qry_free_decoder(q);
 	return rc;
 }
@@ -338,19 +350,15 @@ void jpd_attr_walk(const struct jpd_ctx *ctx, const struct jpd_stream *st,
 	}
 }
 
-static int make_chunks(struct jpd_ctx *ctx, struct jpd_stream *st)
+/* The attribution state at each chunk's start, once switches are placed. */
+void jpd_stream_chunk_states(const struct jpd_ctx *ctx, struct jpd_stream *st)
 {
-	size_t cap = 0;
-	int rc = 0;
-	for (uint32_t r = 0; r < st->nruns && !rc; r++)
-		rc = split_run(ctx, st, r, &cap);
 	struct jpd_attr_state a = { .tid = st->tid };
 	size_t gpos = 0;
-	for (size_t i = 0; i < st->nchunks && !rc; i++) {
+	for (size_t i = 0; i < st->nchunks; i++) {
 		jpd_attr_walk(ctx, st, &a, &gpos, st->chunks[i].warm);
 		st->chunks[i].init = a;
 	}
-	return rc;
 }
 
 /* ---- the stream ------------------------------------------------------ */
@@ -387,8 +395,8 @@ int jpd_stream_prepare(struct jpd_ctx *ctx, struct jpd_stream *st)
 	if (!rc && !by_time && st->nsw)
 		jpd_sched_place(st->sw, st->nsw, st->dis, st->en, st->async,
 				st->ngaps, ctx->window);
-	if (!rc && st->buf)
-		rc = make_chunks(ctx, st);
+	for (uint32_t r = 0; r < st->nruns && !rc && st->buf; r++)
+		rc = split_run(ctx, st, r, &st->capchunks);
 	if (rc && !st->err[0])
 		snprintf(st->err, sizeof(st->err), "decode: %s: %s", st->name,
 			 jpb_errstr(rc));
@@ -407,4 +415,6 @@ void jpd_stream_fini(struct jpd_stream *st)
 	free(st->en);
 	free(st->goff);
 	free(st->async);
+	free(st->dis_ip);
+	free(st->en_ip);
 }

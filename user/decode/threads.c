@@ -147,12 +147,6 @@ static void sort_pairs(struct jpd_clock *c)
 		}
 }
 
-static int cmp_switch(const void *a, const void *b)
-{
-	const struct jpd_switch *x = a, *y = b;
-	return x->tsc < y->tsc ? -1 : x->tsc > y->tsc;
-}
-
 static int split_by_cpu(struct jpd_sched *s, struct sched_loader *l)
 {
 	for (size_t i = 0; i < l->nsw; i++)
@@ -178,8 +172,14 @@ static int split_by_cpu(struct jpd_sched *s, struct sched_loader *l)
 					     .next_tid = r->next, .apply_tsc = tsc,
 					     .preempt = r->preempt };
 	}
+	/* A CPU's switches in stream order: the order they happened there.
+	 * Their times may be off by the BPF clock's error, so they are not
+	 * sorted by time (that could put an arrival before the departure it
+	 * follows), only kept from going back. */
 	for (uint32_t c = 0; c < s->ncpus; c++)
-		qsort(s->sw[c], s->nsw[c], sizeof(**s->sw), cmp_switch);
+		for (size_t i = 1; i < s->nsw[c]; i++)
+			if (s->sw[c][i].tsc < s->sw[c][i - 1].tsc)
+				s->sw[c][i].tsc = s->sw[c][i].apply_tsc = s->sw[c][i - 1].tsc;
 	return 0;
 }
 

@@ -259,8 +259,13 @@ static int add_capabilities(struct agent *a, char *err, size_t size)
 	want.can_generate_all_class_hook_events = pot.can_generate_all_class_hook_events;
 	want.can_generate_early_class_hook_events =
 		!a->late_attach && pot.can_generate_early_class_hook_events;
-	want.can_retransform_classes = pot.can_retransform_classes;
-	want.can_retransform_any_class = pot.can_retransform_any_class;
+	/* Retransforming is how a late agent gets the classes loaded before
+	 * it; at start-up the hook sees every class, and holding the
+	 * capability would make HotSpot's compilers record redefinition
+	 * dependencies for nothing (can_hotswap_or_post_breakpoint). */
+	want.can_retransform_classes = a->late_attach && pot.can_retransform_classes;
+	want.can_retransform_any_class =
+		a->late_attach && pot.can_retransform_any_class;
 	want.can_get_bytecodes = 1;
 	if (a->opts.truth) {
 		if (!pot.can_generate_single_step_events) {
@@ -390,10 +395,11 @@ static void put_summary(struct agent *a, const char *why)
 {
 	aq_note(&a->q, JPB_NOTE_INFO,
 		"agent stops (%s): %llu classes, %llu without class file, "
-		"%llu compiled methods, %llu code blobs", why,
+		"%llu compiled methods (%.1f ms of CPU in their callbacks), "
+		"%llu code blobs", why,
 		(unsigned long long)a->n_classes,
 		(unsigned long long)a->n_class_fail,
-		(unsigned long long)a->n_nmethods,
+		(unsigned long long)a->n_nmethods, a->jit_ns / 1e6,
 		(unsigned long long)a->n_blobs);
 }
 

@@ -51,6 +51,7 @@ struct aq {
 	char errmsg[512];
 	char stop_file[4096]; /* polled: the recorder asks us to stop */
 	char done_file[4096]; /* written once the streams are closed */
+	uint64_t cpu_ns;      /* the writer thread's CPU time, at its end */
 	int (*on_stop_request)(void);
 };
 
@@ -85,6 +86,7 @@ struct agent {
 	int same_pidns; /* host tid == gettid() */
 	/* counters for the notes at the end */
 	uint64_t n_classes, n_class_fail, n_nmethods, n_blobs;
+	uint64_t jit_ns; /* CPU time in CompiledMethodLoad callbacks */
 	uint64_t n_retransform_batches, max_pause_ns, total_pause_ns;
 	void *truth; /* struct truth state, truth mode only */
 };

@@ -7,12 +7,22 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "agent.h"
 
 #include <jvmticmlr.h>
 
 static __thread int tls_replaying;
+
+/* CPU time, not wall time: the callback's thread may be descheduled. */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 void jit_set_replaying(int on)
 {
@@ -29,11 +39,32 @@ find_inline(const void *compile_info)
 	return NULL;
 }
 
+/* Methods already described, as seen by this nmethod: most pcs repeat
+ * the previous pc's frames, and the session-wide table takes a lock. */
+struct seen {
+	jmethodID m[16];
+	unsigned next;
+};
+
+static void note_once(struct agent *a, struct seen *s, jmethodID m)
+{
+	for (unsigned i = 0; i < 16; i++)
+		if (s->m[i] == m)
+			return;
+	methods_note(a, m);
+	s->m[s->next++ & 15] = m;
+}
+
 /* Encode the pc map; every method it names gets a METHOD record. */
 static int encode_pcmap(struct agent *a,
 			const jvmtiCompiledMethodLoadInlineRecord *r,
 			struct jpb_buf *b)
 {
+	struct seen seen = { { 0 }, 0 };
+	/* 12 bytes per pc and per frame: one allocation for most maps. */
+	if (r && r->numpcs > 0 &&
+	    jpb_buf_reserve(b, (size_t)r->numpcs * 12 * 3) != 0)
+		return -1;
 	for (jint i = 0; r && i < r->numpcs; i++) {
 		const PCStackInfo *pc = &r->pcinfo[i];
 		jint n = pc->numstackframes > 0 ? pc->numstackframes : 0;
@@ -41,7 +72,7 @@ static int encode_pcmap(struct agent *a,
 		    jpb_buf_u32(b, (uint32_t)n))
 			return -1;
 		for (jint k = 0; k < n; k++) {
-			methods_note(a, pc->methods[k]);
+			note_once(a, &seen, pc->methods[k]);
 			if (jpb_buf_u64(b, (uint64_t)(uintptr_t)pc->methods[k]) ||
 			    jpb_buf_u32(b, (uint32_t)pc->bcis[k]))
 				return -1;
@@ -61,7 +92,7 @@ void JNICALL jit_on_load(jvmtiEnv *e, jmethodID m, jint size,
 	struct agent *a = agent_get();
 	if (!a || a->stopped || size < 0 || !addr)
 		return;
-	uint64_t now = agent_now();
+	uint64_t now = agent_now(), cpu0 = thread_cpu_ns();
 	methods_note(a, m);
 	struct jpb_buf pcmap = { 0 };
 	uint32_t flags = 0;
@@ -88,6 +119,7 @@ void JNICALL jit_on_load(jvmtiEnv *e, jmethodID m, jint size,
 	aq_put_rec(&a->q, AS_JVM, JPB_REC_JVM_NMETHOD_LOAD, now, &r);
 	__atomic_add_fetch(&a->n_nmethods, 1, __ATOMIC_RELAXED);
 	jpb_buf_fini(&pcmap);
+	__atomic_add_fetch(&a->jit_ns, thread_cpu_ns() - cpu0, __ATOMIC_RELAXED);
 }
 
 void JNICALL jit_on_unload(jvmtiEnv *e, jmethodID m, const void *addr)

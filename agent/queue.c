@@ -17,6 +17,10 @@
 
 static const char *const stream_names[AS_COUNT] = { "jvm", "truth" };
 
+/* The writer drains every WAKE_MS, or as soon as WAKE_BYTES are queued. */
+#define WAKE_MS 50
+#define WAKE_BYTES (1u << 20)
+
 void aq_put_raw(struct aq *q, int stream, uint16_t type, uint64_t time_ns,
 		uint8_t *data, uint32_t size)
 {
@@ -52,7 +56,11 @@ void aq_put_raw(struct aq *q, int stream, uint16_t type, uint64_t time_ns,
 		q->head = it;
 	q->tail = it;
 	q->queued_bytes += size;
-	pthread_cond_signal(&q->cond);
+	/* The writer wakes by itself every WAKE_MS; waking it for each
+	 * record would cost a futex call here and a context switch there
+	 * per compiled method (docs/AGENT.md, overhead). */
+	if (q->queued_bytes >= WAKE_BYTES && q->queued_bytes - size < WAKE_BYTES)
+		pthread_cond_signal(&q->cond);
 	pthread_mutex_unlock(&q->lock);
 }
 
@@ -101,14 +109,16 @@ static int stop_requested(struct aq *q)
 	return q->stop_file[0] && stat(q->stop_file, &st) == 0;
 }
 
-/* Waits at most 50 ms so the stop file is noticed promptly. */
+/* Waits WAKE_MS unless WAKE_BYTES are queued (or the session stops), so
+ * records go to disk in large writes; WAKE_MS also bounds how late the
+ * stop file is noticed. */
 static struct aq_item *take_all(struct aq *q, int *stop)
 {
 	pthread_mutex_lock(&q->lock);
-	if (!q->head && !q->stop) {
+	if (q->queued_bytes < WAKE_BYTES && !q->stop) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 50 * 1000000L;
+		ts.tv_nsec += WAKE_MS * 1000000L;
 		if (ts.tv_nsec >= 1000000000L) {
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
@@ -125,9 +135,29 @@ static struct aq_item *take_all(struct aq *q, int *stop)
 
 static void put_losses(struct aq *q);
 
+/* What the writer thread cost, for the overhead account (docs/AGENT.md). */
+static void put_cpu_note(struct aq *q)
+{
+	struct timespec ts;
+	char text[128];
+	if (!q->w[AS_JVM] || clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return;
+	q->cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	snprintf(text, sizeof(text), "writer thread: %.1f ms of CPU",
+		 q->cpu_ns / 1e6);
+	struct jpb_rec_note n = { JPB_NOTE_INFO, jpb_str_c("agent"),
+				  jpb_str_c(text) };
+	struct jpb_buf b = { 0 };
+	if (jpb_rec_encode(jpb_rectype_find(JPB_REC_NOTE), &n, &b) == 0)
+		jpb_writer_put(q->w[AS_JVM], JPB_REC_NOTE, agent_now(), b.data,
+			       (uint32_t)b.len);
+	jpb_buf_fini(&b);
+}
+
 static void close_streams(struct aq *q)
 {
 	put_losses(q);
+	put_cpu_note(q);
 	for (int i = 0; i < AS_COUNT; i++) {
 		if (!q->w[i])
 			continue;

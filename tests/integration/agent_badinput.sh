@@ -93,10 +93,12 @@ t_check "trigger file removed although the JVM is gone" [ ! -e ".attach_pid$jpid
 wait "$jpid" 2>/dev/null
 
 # A JVM that exits while the agent records: VMDeath flushes the streams.
-"$java" -cp "$WL" HotInline 1.2 >/dev/null 2>&1 &
+# It lives long enough for an attach on a loaded machine (which took more
+# than the 0.4 s it had before), and ends well before the recording.
+"$java" -cp "$WL" HotInline 3 >/dev/null 2>&1 &
 jpid=$!
 wait_jvm_ready "$jpid"
-"$ATTACH" "$jpid" "$AGENT" "$B-exit" 3 >"$B.out" 2>&1
+"$ATTACH" "$jpid" "$AGENT" "$B-exit" 5 >"$B.out" 2>&1
 t_check "session ends cleanly when the JVM exits while recording" [ $? = 0 ]
 wait "$jpid"
 "$CHECK" summary "$B-exit" >"$B.sum" 2>/dev/null

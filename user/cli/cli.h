@@ -32,6 +32,7 @@ struct cli_decode_opts {
 	int no_flow;
 	int no_recover;
 	int attribution; /* enum jpd_attribution; 0: at switches (exact) */
+	int quiet;       /* no progress bar even on a terminal */
 	uint64_t chunk_bytes; /* 0: the decoder's default */
 };
 int cli_decode_dir(const char *dir, const struct cli_decode_opts *o);

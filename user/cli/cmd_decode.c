@@ -10,12 +10,13 @@
 #include "cli.h"
 #include "decode/decode.h"
 #include "flow/flow.h"
+#include "progress.h"
 #include "records_decoded.h"
 
 static void usage(FILE *f)
 {
 	fputs("Usage: jpbpf decode DIR [-j N] [--attribution=switch|time]\n"
-	      "                          [--chunk-size BYTES] [--no-flow] [--no-recover]\n"
+	      "                          [--chunk-size BYTES] [--no-flow] [--no-recover] [-q]\n"
 	      "Decode the PT streams of bundle DIR into per-thread events (DIR/decoded/),\n"
 	      "then reconstruct each thread's bytecode-level flow (DIR/flow/).\n"
 	      "  -j, --jobs N     worker threads (default: all cores)\n"
@@ -27,6 +28,7 @@ static void usage(FILE *f)
 	      "                   PT per parallel chunk, cut at PSBs (default 4 MiB)\n"
 	      "      --no-flow    decode only; do not reconstruct\n"
 	      "      --no-recover reconstruct, but leave lost trace unfilled\n"
+	      "  -q, --quiet      no progress bar (shown only when stderr is a terminal)\n"
 	      "  -h, --help       this text\n", f);
 }
 
@@ -61,19 +63,23 @@ static void print_summary(const struct jpd_summary *s)
 
 int cli_decode_dir(const char *dir, const struct cli_decode_opts *co)
 {
+	int bar = !co->quiet && progress_wanted(stderr);
+	struct progress *pd = progress_alloc(stderr, "decode", bar);
 	struct jpd_options o = { .jobs = co->jobs,
-				 .progress = isatty(STDERR_FILENO),
+				 .progress = progress_cb, .progress_arg = pd,
 				 .attribution = co->attribution,
 				 .chunk_bytes = co->chunk_bytes };
 	struct jpb_bundle *b;
 	int rc = jpb_bundle_open(&b, dir);
 	if (rc) {
+		progress_free(pd);
 		cli_err("%s: %s", dir, jpb_errstr(rc));
 		return CLI_FAIL;
 	}
 	struct jpd_summary sum;
 	char err[1024] = "";
 	rc = jpd_decode(b, &o, &sum, err, sizeof(err));
+	progress_free(pd);
 	if (rc) {
 		cli_err("%s", err);
 		jpb_bundle_free(b);
@@ -86,10 +92,13 @@ int cli_decode_dir(const char *dir, const struct cli_decode_opts *co)
 		jpb_bundle_free(b);
 		return CLI_OK;
 	}
-	struct flow_opts fo = { .no_recover = (unsigned)co->no_recover };
+	struct progress *pf = progress_alloc(stderr, "flow", bar);
+	struct flow_opts fo = { .no_recover = (unsigned)co->no_recover,
+				.progress = progress_cb, .progress_arg = pf };
 	struct flow_summary fs;
 	err[0] = '\0';
 	rc = flow_reconstruct_bundle(b, &fo, &fs, err, sizeof(err));
+	progress_free(pf);
 	jpb_bundle_free(b);
 	if (rc) {
 		cli_err("reconstruction: %s", err);
@@ -107,6 +116,7 @@ int cmd_decode(int argc, char **argv)
 		{ "no-recover", no_argument, NULL, 2 },
 		{ "attribution", required_argument, NULL, 3 },
 		{ "chunk-size", required_argument, NULL, 4 },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -114,10 +124,14 @@ int cmd_decode(int argc, char **argv)
 	unsigned long long jobs;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "j:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "j:qh", opts, NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
 			return CLI_OK;
+		}
+		if (c == 'q') {
+			o.quiet = 1;
+			continue;
 		}
 		if (c == 1 || c == 2) {
 			*(c == 1 ? &o.no_flow : &o.no_recover) = 1;

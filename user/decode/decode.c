@@ -32,7 +32,8 @@ struct pool {
 	unsigned nworkers;
 	atomic_size_t next, done;
 	atomic_uint ids;
-	int progress;
+	const struct jpd_options *opt;
+	pthread_mutex_t progress_lock; /* the callback is called serially */
 };
 
 static void *prepare_worker(void *arg)
@@ -50,8 +51,11 @@ static void *chunk_worker(void *arg)
 	for (size_t i; (i = atomic_fetch_add(&p->next, 1)) < p->nchunks;) {
 		jpd_chunk_decode(p->ctx, w, p->chunks[i]);
 		size_t d = atomic_fetch_add(&p->done, 1) + 1;
-		if (p->progress)
-			fprintf(stderr, "\rdecode: %zu/%zu chunks", d, p->nchunks);
+		if (p->opt->progress) {
+			pthread_mutex_lock(&p->progress_lock);
+			p->opt->progress(p->opt->progress_arg, d, p->nchunks);
+			pthread_mutex_unlock(&p->progress_lock);
+		}
 	}
 	return NULL;
 }
@@ -486,14 +490,12 @@ int jpd_decode(struct jpb_bundle *b, const struct jpd_options *opt,
 		long c = sysconf(_SC_NPROCESSORS_ONLN);
 		jobs = c > 0 ? (unsigned)c : 1;
 	}
-	struct pool p = { .ctx = ctx, .streams = sts, .nstreams = n,
-			  .progress = opt->progress };
+	struct pool p = { .ctx = ctx, .streams = sts, .nstreams = n, .opt = opt,
+			  .progress_lock = PTHREAD_MUTEX_INITIALIZER };
 	double t1 = now_s();
 	if (!rc)
 		rc = decode_streams(ctx, &p, jobs);
 	sum->decode_seconds = now_s() - t1;
-	if (opt->progress && p.nchunks)
-		fputc('\n', stderr);
 	for (size_t i = 0; i < n && !rc; i++)
 		if (sts[i].rc) {
 			snprintf(err, errsize, "%s", sts[i].err);

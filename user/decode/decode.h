@@ -23,7 +23,10 @@ enum jpd_attribution {
 
 struct jpd_options {
 	unsigned jobs;  /* worker threads; 0: all online CPUs */
-	int progress;   /* 1: progress lines on stderr */
+	/* Called as chunks of PT finish: DONE of TOTAL chunks; from the
+	 * worker threads, but never two calls at a time.  NULL: silent. */
+	void (*progress)(void *arg, uint64_t done, uint64_t total);
+	void *progress_arg;
 	int attribution; /* enum jpd_attribution */
 	uint64_t chunk_bytes; /* PT per parallel chunk; 0: JPD_CHUNK_BYTES */
 };

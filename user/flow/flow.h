@@ -33,6 +33,10 @@ struct flow_opts {
 	unsigned max_resync; /* candidates a resynchronisation may keep (0: 64) */
 	unsigned lookahead;  /* opcodes a resync candidate must explain (0: 8) */
 	unsigned no_recover; /* leave gaps unfilled */
+	/* flow_reconstruct_bundle calls it after each thread: DONE of TOTAL
+	 * bytes of decoded streams reconstructed.  NULL: silent. */
+	void (*progress)(void *arg, uint64_t done, uint64_t total);
+	void *progress_arg;
 };
 
 /* Counts of one thread's or all threads' output. */

@@ -9,6 +9,7 @@ extern const struct info_section info_section_usdt;
 extern const struct info_section info_section_pt;
 extern const struct info_section info_section_decoded;
 extern const struct info_section info_section_flow;
+extern const struct info_section info_section_java_threads;
 
 const struct info_section *const info_sections[] = {
 	&info_section_jvm,
@@ -18,5 +19,6 @@ const struct info_section *const info_sections[] = {
 	&info_section_pt,
 	&info_section_decoded,
 	&info_section_flow,
+	&info_section_java_threads,
 	NULL,
 };

@@ -11,18 +11,26 @@
 #include "records.h"
 
 struct xthreads {
-	struct xthread *v;
-	char **names; /* owned, parallel to v */
-	size_t n, cap, capn;
+	struct xthread *v; /* names: "" (none) or owned copies */
+	size_t n, cap;
 };
+
+static const char none[] = "";
+
+static void drop(const char *s)
+{
+	if (s != none)
+		free((char *)s);
+}
 
 void xthreads_free(struct xthreads *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->n; i++)
-		free(t->names[i]);
-	free(t->names);
+	for (size_t i = 0; i < t->n; i++) {
+		drop(t->v[i].name);
+		drop(t->v[i].comm);
+	}
 	free(t->v);
 	free(t);
 }
@@ -33,24 +41,21 @@ static struct xthread *entry(struct xthreads *t, uint32_t tid, uint32_t nstid)
 		if ((tid && t->v[i].tid == tid) ||
 		    (!tid && nstid && t->v[i].nstid == nstid))
 			return &t->v[i];
-	if (JPB_GROW(t->v, t->n, t->cap) || JPB_GROW(t->names, t->n, t->capn))
+	if (JPB_GROW(t->v, t->n, t->cap))
 		return NULL;
-	t->names[t->n] = NULL;
-	t->v[t->n] = (struct xthread){ tid, nstid, "", 0 };
+	t->v[t->n] = (struct xthread){ tid, nstid, none, none, 0, 0 };
 	return &t->v[t->n++];
 }
 
-static int set_name(struct xthreads *t, struct xthread *e, struct jpb_str s)
+static int set_name(const char **dst, struct jpb_str s)
 {
 	char *d = malloc(s.len + 1);
 	if (!d)
 		return jpb_err_nomem;
 	memcpy(d, s.ptr, s.len);
 	d[s.len] = 0;
-	size_t i = (size_t)(e - t->v);
-	free(t->names[i]);
-	t->names[i] = d;
-	e->name = d;
+	drop(*dst);
+	*dst = d;
 	return 0;
 }
 
@@ -78,7 +83,8 @@ static int read_stream(struct jpb_bundle *b, const char *name, struct xthreads *
 		if (th.nstid)
 			e->nstid = th.nstid;
 		if (th.name.len)
-			err = set_name(t, e, th.name);
+			err = set_name(strcmp(name, "jvm") ? &e->comm : &e->name,
+				       th.name);
 	}
 	jpb_reader_free(r);
 	return err;
@@ -97,7 +103,6 @@ int xthreads_load(struct jpb_bundle *b, struct xthreads **out)
 	size_t n;
 	if (!t)
 		return jpb_err_nomem;
-	/* The agent's Java names, read last, win over the kernel's comm. */
 	int err = read_stream(b, "sched", t);
 	if (!err)
 		err = read_stream(b, "jvm", t);
@@ -121,11 +126,13 @@ int xthreads_load(struct jpb_bundle *b, struct xthreads **out)
 		xthreads_free(t);
 		return err;
 	}
-	/* names[] only owns the strings: after sorting v, every non-empty
-	 * name is still exactly one allocation, now at v's new index. */
 	qsort(t->v, t->n, sizeof(*t->v), by_tid);
 	for (size_t i = 0; i < t->n; i++)
-		t->names[i] = t->v[i].name[0] ? (char *)t->v[i].name : NULL;
+		if (!t->v[i].name[0] && t->v[i].comm[0] &&
+		    set_name(&t->v[i].name, jpb_str_c(t->v[i].comm))) {
+			xthreads_free(t);
+			return jpb_err_nomem;
+		}
 	*out = t;
 	return 0;
 }
@@ -157,10 +164,13 @@ static void list(const struct xthreads *t, const char *name, char *buf,
 	for (size_t i = 0; i < t->n && len + 1 < size; i++) {
 		const struct xthread *x = &t->v[i];
 		if (!(x->has_flow || x->has_decoded) ||
-		    (name && strcmp(x->name, name)))
+		    (name && strcmp(x->name, name) && strcmp(x->comm, name)))
 			continue;
-		int k = snprintf(buf + len, size - len, "%s%u%s%s", len ? ", " : "",
-				 x->tid, x->name[0] ? " " : "", x->name);
+		int other = x->comm[0] && strcmp(x->comm, x->name);
+		int k = snprintf(buf + len, size - len, "%s%u%s%s%s%s%s",
+				 len ? ", " : "", x->tid, x->name[0] ? " " : "",
+				 x->name, other ? " (" : "", other ? x->comm : "",
+				 other ? ")" : "");
 		len += k > 0 ? (size_t)k : 0;
 	}
 	if (!buf[0])
@@ -182,7 +192,8 @@ int xthreads_select(const struct xthreads *t, const char *sel, uint32_t *tid,
 	size_t nhit = 0;
 	for (size_t i = 0; i < t->n; i++)
 		if ((t->v[i].has_flow || t->v[i].has_decoded) &&
-		    !strcmp(t->v[i].name, sel) && nhit++ == 0)
+		    (!strcmp(t->v[i].name, sel) || !strcmp(t->v[i].comm, sel)) &&
+		    nhit++ == 0)
 			*tid = t->v[i].tid;
 	if (nhit == 1)
 		return 0;

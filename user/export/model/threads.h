@@ -17,7 +17,8 @@ struct xthreads;
 struct xthread {
 	uint32_t tid;     /* host tid: the N of flow/tidN */
 	uint32_t nstid;   /* 0 if unknown */
-	const char *name; /* "" if unnamed */
+	const char *name; /* Java name from the agent, else comm; "" if none */
+	const char *comm; /* the kernel's name (sched stream), "" if none */
 	int has_flow;    /* flow/tidN exists */
 	int has_decoded; /* decoded/tidN exists */
 };
@@ -31,7 +32,7 @@ const struct xthread *xthreads_at(const struct xthreads *t, size_t i);
 /* The thread TID, or NULL. */
 const struct xthread *xthreads_find(const struct xthreads *t, uint32_t tid);
 
-/* SEL is a tid or a thread name.  0 with *TID set; or jpb_err_not_found
+/* SEL is a tid or a thread name (Java name or comm).  0 with *TID set; or jpb_err_not_found
  * (no such thread with a flow or decoded events) / jpb_err_invalid (a name several
  * threads share), with a one-line message listing the candidates. */
 int xthreads_select(const struct xthreads *t, const char *sel, uint32_t *tid,

@@ -578,6 +578,14 @@ void truth_flush_all(struct agent *a)
 	struct truth *t = a->truth;
 	if (!t)
 		return;
+	if (t->from_class[0] && !__atomic_load_n(&t->open, __ATOMIC_ACQUIRE)) {
+		/* Said, not silent: an empty truth is not a quiet program. */
+		aq_note(&a->q, JPB_NOTE_WARN,
+			"truth: truthfrom=%s never entered (%d methods armed): "
+			"no truth recorded", a->opts.truth_from, t->nbps);
+		agent_log("truthfrom=%s never entered (%d methods armed): no "
+			  "truth recorded", a->opts.truth_from, t->nbps);
+	}
 	pthread_mutex_lock(&t->lock);
 	for (struct tthread *th = t->threads; th; th = th->next) {
 		pthread_mutex_lock(&th->lock);

@@ -50,6 +50,24 @@ window_limit_only() {
 		       grep -qx 'total bytecodes=5000 threads=.*' '$out.tw'"
 }
 
+# A trigger that never fires: the program runs, nothing is recorded, and
+# the agent says so (stderr and a note in the jvm stream).
+never_said() {
+	"$TW" "$1" | grep -qx 'total bytecodes=0 threads=0' &&
+		grep -q 'truthfrom=TruthSmall.nosuch never entered (0 methods armed)' "$1.stderr" &&
+		grep -q 'note: truth: truthfrom=TruthSmall.nosuch never entered' "$1.notes"
+}
+
+window_never() {
+	local name=$1 java=$2 out=$TESTTMP/twn-$1
+	"$java" -agentpath:"$AGENT"=out="$out",truth,truthfrom=TruthSmall.nosuch \
+		-cp "$WL" TruthSmall >"$out.stdout" 2>"$out.stderr"
+	t_check "$name: trigger never entered: program output intact" grep -qx "result 2" "$out.stdout"
+	"$CHECK" summary "$out" >/dev/null 2>"$out.notes"
+	t_check "$name: ... no truth events, and the agent says why (stderr, note)" \
+		never_said "$out"
+}
+
 bad_options() {
 	local name=$1 java=$2 opt
 	for opt in truthmax=5 truth,truthmax=0 truth,truthmax=x truth,truthfrom=nodot \
@@ -94,6 +112,7 @@ window_sim() {
 while read -r name java; do
 	window_small "$name" "$java"
 	window_limit_only "$name" "$java"
+	window_never "$name" "$java"
 	bad_options "$name" "$java"
 	window_sim "$name" "$java"
 done < <(agent_jdks)

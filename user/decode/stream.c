@@ -230,7 +230,7 @@ static int scan_run(struct jpd_ctx *ctx, struct jpd_stream *st,
 	 * belongs there, and is never applied within the run. */
 	if (!rc)
 		rc = add_gap(st, sc.off == 1 ? sc.dis : sc.last, UINT64_MAX - 1, 1,
-			     rn->end, 0, 0);
+			     rn->end, sc.off == 1 ? sc.dis_ip : 0, 0);
 	pt_qry_free_decoder(q);
 	return rc;
 }

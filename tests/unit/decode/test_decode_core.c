@@ -186,6 +186,53 @@ static void test_event_tail(void **state)
 	jpb_buf_fini(&tail);
 }
 
+/* IP continuity with a jittered clock: thread B stopped at 0xb1 on CPU 1;
+ * its arrival on CPU 0 is stamped 85 ticks late, nearest to a gap where
+ * the trace resumes at 0xb2 (the same thread after an interrupt), and
+ * moves to the gap that resumes at 0xb1.  A fault's gap (0xa1 -> 0xf0)
+ * changes the IP too, but not to B's. */
+static void test_continuity(void **state)
+{
+	(void)state;
+	uint32_t tids[] = { 1, 2 };
+	struct jpd_ctx ctx = { .window = 10 };
+	ctx.sched.tids = tids;
+	ctx.sched.ntids = 2;
+	uint64_t dis0[] = { 0, 100, 200, 300, 400 },
+		 en0[] = { 0, 110, 210, 310, UINT64_MAX - 1 },
+		 dip0[] = { 0, 0xa1, 0xa2, 0xb2, 0xb3 },
+		 eip0[] = { 0, 0xf0, 0xb1, 0xb2, 0 };
+	uint64_t dis1[] = { 0, 50 }, en1[] = { 0, UINT64_MAX - 1 },
+		 dip1[] = { 0, 0xb1 }, eip1[] = { 0, 0 };
+	uint8_t async0[] = { 1, 1, 1, 1, 1 }, async1[] = { 1, 1 };
+	struct jpd_switch sw0[] = { { .tsc = 0, .next_tid = 1 },
+				    { .tsc = 290, .prev_tid = 1, .next_tid = 2, .preempt = 1 },
+				    { .tsc = 405, .prev_tid = 2 } };
+	struct jpd_switch sw1[] = { { .tsc = 0, .next_tid = 2 },
+				    { .tsc = 55, .prev_tid = 2 } };
+	struct jpd_stream st[2] = {
+		{ .sw = sw0, .nsw = 3, .dis = dis0, .en = en0, .dis_ip = dip0,
+		  .en_ip = eip0, .async = async0, .ngaps = 5 },
+		{ .sw = sw1, .nsw = 2, .dis = dis1, .en = en1, .dis_ip = dip1,
+		  .en_ip = eip1, .async = async1, .ngaps = 2 },
+	};
+	for (int k = 0; k < 2; k++)
+		jpd_sched_place(st[k].sw, st[k].nsw, st[k].dis, st[k].en, st[k].async,
+				st[k].ngaps, ctx.window);
+	assert_int_equal(sw0[1].apply_tsc, 310); /* nearest: the wrong gap */
+	jpd_continuity(&ctx, st, 2);
+	assert_int_equal(sw0[1].apply_tsc, 210); /* where B resumes */
+	assert_int_equal(sw0[0].apply_tsc, 0);
+	assert_int_equal(sw0[2].apply_tsc, UINT64_MAX - 1);
+	/* a right clock (every stamp inside a gap): nothing moves */
+	sw0[1].tsc = 205;
+	jpd_sched_place(sw0, 3, dis0, en0, async0, 5, ctx.window);
+	assert_int_equal(sw0[1].apply_tsc, 210);
+	eip0[2] = 0xc0; /* and the IPs are not consulted */
+	jpd_continuity(&ctx, st, 2);
+	assert_int_equal(sw0[1].apply_tsc, 210);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -195,6 +242,7 @@ int main(void)
 		cmocka_unit_test(test_switch_placement),
 		cmocka_unit_test(test_lookups),
 		cmocka_unit_test(test_event_tail),
+		cmocka_unit_test(test_continuity),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

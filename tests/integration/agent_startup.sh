@@ -73,6 +73,15 @@ run_jdk() {
 	check_loaded "$name" "$out.loaded" "$out.classes" "$out.missing"
 	t_check "$name: dispatch tables recorded" \
 		[ "$(grep -c 'no .* dispatch table' "$out.notes")" = 0 ]
+	# The overhead account (docs/AGENT.md): the callbacks' and the
+	# writer's CPU time, and no retransform at start-up.
+	t_check "$name: summary gives the callbacks' CPU time" \
+		grep -Eq 'compiled methods \([0-9.]+ ms of CPU in their callbacks\)' "$out.notes"
+	v=$(sed -n 's/.*writer thread: \([0-9.]*\) ms of CPU.*/\1/p' "$out.notes")
+	t_check "$name: writer thread reports its CPU time (${v:-none} ms)" \
+		awk -v v="${v:-0}" 'BEGIN { exit !(v > 0) }'
+	t_check "$name: nothing retransformed at start-up" \
+		[ "$(agent_json "$s" retransformed)" = 0 -a "$(agent_json "$s" pauses)" = 0 ]
 	if [ -x "$JPBPF_PLAIN" ]; then
 		"$JPBPF_PLAIN" info "$out" --json >"$out.info" 2>"$out.infoerr"
 		t_check "$name: info jvm.codelets matches" \

@@ -131,6 +131,12 @@ if command -v script >/dev/null; then
 		sh -c "grep -q \$(printf '\r')'flow \[' '$b.script' && grep -q '100%' '$b.script'"
 	script -qfc "'$JPBPF' report '$b' --format flow --full -q -o '$b.tty'" /dev/null >"$b.script-q" 2>&1
 	t_check "-q on a terminal: no bar" sh -c "! grep -q 'flow \[' '$b.script-q'"
+	script -qfc "'$JPBPF' decode '$l'" /dev/null >"$b.script-dec" 2>&1
+	t_check "jpbpf decode on a terminal: decode and flow bars, then the summaries" \
+		sh -c "grep -q 'decode \[' '$b.script-dec' && grep -q 'flow \[' '$b.script-dec' && grep -q 'flow: 2 threads, ' '$b.script-dec'"
+	"$JPBPF" decode "$l" >"$b.dec-notty" 2>&1
+	t_check "jpbpf decode not on a terminal: no control characters" \
+		sh -c "! grep -q \$(printf '[\r\033]') '$b.dec-notty'"
 	"$JPBPF" report "$b" --format flow --full -o "$b.notty" 2>"$b.notty.err"
 	t_check "not a terminal: stderr empty, no control characters in the output" \
 		sh -c "[ ! -s '$b.notty.err' ] && ! grep -q \$(printf '[\r\033]') '$b.notty'"

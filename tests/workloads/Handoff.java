@@ -5,8 +5,10 @@
 // methods (code-cache events) and, after LATE_MS, starts one more thread
 // ("late-starter") so tests can check threads born during a recording.
 // With REPORT_MS > 0 it prints "hops MONOTONIC_MS TOTAL" that often, so a
-// benchmark can compare rates within one run.
-//   java Handoff [seconds] [threads] [late_ms] [report_ms]
+// benchmark can compare rates within one run.  WORK (default 200) is the
+// loop count of the work done per hop: larger values mean fewer context
+// switches per second.
+//   java Handoff [seconds] [threads] [late_ms] [report_ms] [work]
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.atomic.AtomicLong;
@@ -14,8 +16,10 @@ import java.util.concurrent.atomic.AtomicLong;
 public class Handoff {
     static final AtomicLong hops = new AtomicLong();
 
+    static int workIters = 200;
+
     static long work(long x) {
-        for (int i = 0; i < 200; i++)
+        for (int i = 0; i < workIters; i++)
             x = x * 6364136223846793005L + 1442695040888963407L;
         return x;
     }
@@ -25,6 +29,8 @@ public class Handoff {
         int n = args.length > 1 ? Integer.parseInt(args[1]) : 8;
         long lateMs = args.length > 2 ? Long.parseLong(args[2]) : -1;
         long reportMs = args.length > 3 ? Long.parseLong(args[3]) : 0;
+        if (args.length > 4)
+            workIters = Integer.parseInt(args[4]);
         long end = System.nanoTime() + secs * 1_000_000_000L;
         @SuppressWarnings("unchecked")
         BlockingQueue<Long>[] q = new BlockingQueue[n];

@@ -60,7 +60,7 @@ struct jpbpf_sw {
 struct jpbpf_ev_switches {
 	struct jpbpf_ev_hdr hdr; /* cpu of all; time_ns of the first */
 	__u32 n;                 /* entries used in sw[] */
-	__u32 reserved;
+	__u32 untraced;          /* BPF's own: untraced switches seen (age checks) */
 	struct jpbpf_sw sw[JPBPF_BATCH];
 };
 

@@ -11,7 +11,9 @@
 #include "records_truth.h"
 
 #define RUN 4       /* elements that must agree to accept a resync */
-#define TRIES 64    /* occurrences tried per resync */
+#define RUN_FAR 16  /* ... when it skips more than NEAR elements */
+#define FAR 256     /* skips of one side tried against any of the other */
+#define TRIES 1024  /* occurrences tried per resync */
 #define NEAR 64     /* local resync window (sum of both skips) */
 
 const char *eval_definitions(void)
@@ -21,11 +23,11 @@ const char *eval_definitions(void)
 	"as (method class+name+signature, bci).  Alignment: walk T and F in order;\n"
 	"equal heads are aligned pairs; an unknown F event is skipped; otherwise\n"
 	"resync at the nearest (i+a, j+b), a+b <= 64, where 4 elements agree\n"
-	"(fewest skipped, then fewest T skipped); failing that, skip whichever\n"
-	"side reaches an occurrence of the other's head soonest with the next 4\n"
-	"elements equal (T side on ties); if neither exists, both advance\n"
-	"unaligned.  Every pair is equal, in order, and used\n"
-	"once, so no output can score better than its real agreement.\n"
+	"(fewest skipped, then fewest T skipped); failing that, the point\n"
+	"(i+a, j+b), a < 256 or b < 256, with the fewest skipped where 16\n"
+	"elements agree; if none exists, both advance unaligned.  Every pair\n"
+	"is equal, in order, and used once, so no output can score better\n"
+	"than its real agreement.\n"
 	"  PMD = lost / |T| where the simulator lists the truth events whose\n"
 	"        trace was lost (sim/lost): observed events then align with the\n"
 	"        captured truth and recovered ones with the lost truth; without\n"
@@ -79,21 +81,28 @@ static struct occ *occ_build(const uint64_t *s, size_t n)
 	return o;
 }
 
-static int runs_agree(const uint64_t *a, size_t na, size_t i, const uint64_t *b,
-		      size_t nb, size_t j)
+static int runs_agree_n(const uint64_t *a, size_t na, size_t i,
+			const uint64_t *b, size_t nb, size_t j, size_t run)
 {
-	for (size_t k = 1; k < RUN && i + k < na && j + k < nb; k++)
+	for (size_t k = 1; k < run && i + k < na && j + k < nb; k++)
 		if (a[i + k] != b[j + k])
 			return 0;
 	return 1;
 }
 
-/* Distance from FROM to the next occurrence of B[J] in A (index O) whose
- * run agrees, or 0 if none. */
-static size_t next_occ(const struct occ *o, const uint64_t *a, size_t na,
+static int runs_agree(const uint64_t *a, size_t na, size_t i, const uint64_t *b,
+		      size_t nb, size_t j)
+{
+	return runs_agree_n(a, na, i, b, nb, j, RUN);
+}
+
+/* The first index >= FROM in A (index O) holding B[J] where a run of
+ * RUN_FAR agrees, or SIZE_MAX: a far skip on a short agreement derails
+ * the rest of the alignment. */
+static size_t occ_from(const struct occ *o, const uint64_t *a, size_t na,
 		       size_t from, const uint64_t *b, size_t nb, size_t j)
 {
-	struct occ key = { b[j], from + 1 };
+	struct occ key = { b[j], from };
 	size_t lo = 0, hi = na;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -103,9 +112,37 @@ static size_t next_occ(const struct occ *o, const uint64_t *a, size_t na,
 			hi = mid;
 	}
 	for (int t = 0; lo < na && o[lo].v == b[j] && t < TRIES; lo++, t++)
-		if (runs_agree(a, na, o[lo].pos, b, nb, j))
-			return o[lo].pos - from;
-	return 0;
+		if (runs_agree_n(a, na, o[lo].pos, b, nb, j, RUN_FAR))
+			return o[lo].pos;
+	return SIZE_MAX;
+}
+
+/* The point (i + a, j + b) with the fewest skipped, a < FAR or b < FAR,
+ * where RUN_FAR elements agree: extra stretches on either side or both
+ * (a stretch the decoder kept that the simulator counts as lost, and
+ * the truth's events around it). */
+static int far_sync(const struct occ *ot, const uint64_t *t, size_t nt,
+		    size_t i, const struct occ *of, const uint64_t *f, size_t nf,
+		    size_t j, size_t *a, size_t *b)
+{
+	size_t best = SIZE_MAX;
+	for (size_t x = 0; x < FAR && i + x < nt; x++) {
+		size_t p = t[i + x] ? occ_from(of, f, nf, j, t, nt, i + x) : SIZE_MAX;
+		if (p != SIZE_MAX && x + (p - j) < best) {
+			best = x + (p - j);
+			*a = x;
+			*b = p - j;
+		}
+	}
+	for (size_t y = 0; y < FAR && j + y < nf; y++) {
+		size_t p = f[j + y] ? occ_from(ot, t, nt, i, f, nf, j + y) : SIZE_MAX;
+		if (p != SIZE_MAX && (p - i) + y < best) {
+			best = (p - i) + y;
+			*a = p - i;
+			*b = y;
+		}
+	}
+	return best != SIZE_MAX && best > 0;
 }
 
 /* The nearest point (i + a, j + b), a + b <= NEAR, where both sides agree
@@ -155,18 +192,15 @@ uint64_t eval_align_pairs(const uint64_t *t, size_t nt, const uint64_t *f,
 			j++;
 			continue;
 		}
-		size_t a, bb;
+		size_t a = 0, bb = 0;
 		if (near_sync(t, nt, i, f, nf, j, &a, &bb)) {
 			i += a;
 			j += bb;
 			continue;
 		}
-		size_t dt = next_occ(ot, t, nt, i, f, nf, j);
-		size_t df = t[i] ? next_occ(of, f, nf, j, t, nt, i) : 0;
-		if (dt && (!df || dt <= df)) {
-			i += dt;
-		} else if (df) {
-			j += df;
+		if (far_sync(ot, t, nt, i, of, f, nf, j, &a, &bb)) {
+			i += a;
+			j += bb;
 		} else {
 			i++;
 			j++;

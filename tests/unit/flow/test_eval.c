@@ -89,9 +89,33 @@ static void test_definitions_printed(void **state)
 		assert_non_null(strstr(d, keys[i]));
 }
 
+/* Extra stretches on both sides at one place (truth events lost from
+ * the flow, flow events the truth does not hold there): both are
+ * skipped at once and everything around them pairs. */
+static void test_two_sided_skip(void **state)
+{
+	(void)state;
+	static uint64_t t[1050], f[1300];
+	size_t nt = 0, nf = 0;
+	for (uint64_t k = 1; k <= 500; k++)
+		t[nt++] = f[nf++] = k;           /* A */
+	for (uint64_t k = 0; k < 50; k++)
+		t[nt++] = 5000 + k % 7;          /* X: only in T */
+	for (uint64_t k = 0; k < 300; k++)
+		f[nf++] = 9000 + k % 11;         /* Y: only in F */
+	for (uint64_t k = 501; k <= 1000; k++)
+		t[nt++] = f[nf++] = k;           /* B */
+	uint8_t m[1300] = { 0 };
+	assert_int_equal(eval_align(t, nt, f, nf, m), 1000);
+	for (size_t j = 500; j < 800; j++)
+		assert_int_equal(m[j], 0);
+	assert_int_equal(m[800], 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_two_sided_skip),
 		cmocka_unit_test(test_identical),
 		cmocka_unit_test(test_flow_misses_a_stretch),
 		cmocka_unit_test(test_wrong_events_do_not_align),

@@ -113,6 +113,8 @@ if [ -x "$jdk/bin/javac" ] && [ -f "$AGENT" ]; then
 		[ "$got" = "ModelControl.java:$want" ]
 	t_check "text flow: ranges with file:line and branch directions" \
 		sh -c "'$JPBPF' report '$j' --format flow | grep -E 'ModelControl.loop\(I\)I @[0-9]+\.\.[0-9]+ .*ModelControl.java:[0-9]+.* (taken|not taken)$' | grep -q ."
+	t_check "--thread main: the main thread, by the name it had before DestroyJavaVM" \
+		sh -c "'$JPBPF' report '$j' --format flow --thread main | head -1 | grep -q '^thread [0-9]* \"DestroyJavaVM\"\$'"
 	"$JPBPF" report "$j" --format summary --json >"$j.sum"
 	"$CHECK" coverage "$j" "$j.sum" ModelControl. 2 >"$j.cov" 2>&1
 	sed 's/^/# /' "$j.cov"

@@ -2,6 +2,7 @@
 /* Thread names and tids for report selection (see threads.h). */
 #include "export/model/threads.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@ void xthreads_free(struct xthreads *t)
 	for (size_t i = 0; i < t->n; i++) {
 		drop(t->v[i].name);
 		drop(t->v[i].comm);
+		drop(t->v[i].former);
 	}
 	free(t->v);
 	free(t);
@@ -43,7 +45,7 @@ static struct xthread *entry(struct xthreads *t, uint32_t tid, uint32_t nstid)
 			return &t->v[i];
 	if (JPB_GROW(t->v, t->n, t->cap))
 		return NULL;
-	t->v[t->n] = (struct xthread){ tid, nstid, none, none, 0, 0 };
+	t->v[t->n] = (struct xthread){ tid, nstid, none, none, none, 0, 0 };
 	return &t->v[t->n++];
 }
 
@@ -56,6 +58,36 @@ static int set_name(const char **dst, struct jpb_str s)
 	d[s.len] = 0;
 	drop(*dst);
 	*dst = d;
+	return 0;
+}
+
+/* Keep E's current Java name among its former ones before a rename. */
+static int remember(struct xthread *e, struct jpb_str next)
+{
+	size_t n = strlen(e->name), f = strlen(e->former);
+	if (!n || (next.len == n && !memcmp(next.ptr, e->name, n)))
+		return 0;
+	char *d = malloc(f + n + 2);
+	if (!d)
+		return jpb_err_nomem;
+	memcpy(d, e->former, f);
+	memcpy(d + f, e->name, n);
+	d[f + n] = '\n';
+	d[f + n + 1] = 0;
+	drop(e->former);
+	e->former = d;
+	return 0;
+}
+
+/* Is SEL one of X's names? */
+static int named(const struct xthread *x, const char *sel)
+{
+	size_t n = strlen(sel);
+	if (!strcmp(x->name, sel) || !strcmp(x->comm, sel))
+		return 1;
+	for (const char *p = x->former; *p; p = strchr(p, '\n') + 1)
+		if (!strncmp(p, sel, n) && p[n] == '\n')
+			return 1;
 	return 0;
 }
 
@@ -82,9 +114,11 @@ static int read_stream(struct jpb_bundle *b, const char *name, struct xthreads *
 			e->tid = th.tid;
 		if (th.nstid)
 			e->nstid = th.nstid;
-		if (th.name.len)
-			err = set_name(strcmp(name, "jvm") ? &e->comm : &e->name,
-				       th.name);
+		int jvm = !strcmp(name, "jvm");
+		if (th.name.len && jvm)
+			err = remember(e, th.name);
+		if (th.name.len && !err)
+			err = set_name(jvm ? &e->name : &e->comm, th.name);
 	}
 	jpb_reader_free(r);
 	return err;
@@ -155,23 +189,38 @@ const struct xthread *xthreads_find(const struct xthreads *t, uint32_t tid)
 	return NULL;
 }
 
-/* "1234 main, 1240 worker-1, ..." over the threads with a flow. */
+/* Append to BUF (SIZE bytes, *LEN used), truncating. */
+static void add(char *buf, size_t size, size_t *len, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void add(char *buf, size_t size, size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+	if (*len + 1 >= size)
+		return;
+	va_start(ap, fmt);
+	int k = vsnprintf(buf + *len, size - *len, fmt, ap);
+	va_end(ap);
+	*len += k < 0 ? 0 : (size_t)k < size - *len ? (size_t)k : size - *len - 1;
+}
+
+/* "1234 main, 1240 DestroyJavaVM (java-t0, was main), ..." over the
+ * threads with events; only those named NAME if not NULL. */
 static void list(const struct xthreads *t, const char *name, char *buf,
 		 size_t size)
 {
 	size_t len = 0;
 	buf[0] = 0;
-	for (size_t i = 0; i < t->n && len + 1 < size; i++) {
+	for (size_t i = 0; i < t->n; i++) {
 		const struct xthread *x = &t->v[i];
-		if (!(x->has_flow || x->has_decoded) ||
-		    (name && strcmp(x->name, name) && strcmp(x->comm, name)))
+		if (!(x->has_flow || x->has_decoded) || (name && !named(x, name)))
 			continue;
 		int other = x->comm[0] && strcmp(x->comm, x->name);
-		int k = snprintf(buf + len, size - len, "%s%u%s%s%s%s%s",
-				 len ? ", " : "", x->tid, x->name[0] ? " " : "",
-				 x->name, other ? " (" : "", other ? x->comm : "",
-				 other ? ")" : "");
-		len += k > 0 ? (size_t)k : 0;
+		int was = (int)strcspn(x->former, "\n"); /* the first former name */
+		add(buf, size, &len, "%s%u%s%s", len ? ", " : "", x->tid,
+		    x->name[0] ? " " : "", x->name);
+		if (other || was)
+			add(buf, size, &len, " (%s%s%s%.*s)", other ? x->comm : "",
+			    other && was ? ", " : "", was ? "was " : "", was, x->former);
 	}
 	if (!buf[0])
 		snprintf(buf, size, "none (run 'jpbpf decode' first)");
@@ -192,7 +241,7 @@ int xthreads_select(const struct xthreads *t, const char *sel, uint32_t *tid,
 	size_t nhit = 0;
 	for (size_t i = 0; i < t->n; i++)
 		if ((t->v[i].has_flow || t->v[i].has_decoded) &&
-		    (!strcmp(t->v[i].name, sel) || !strcmp(t->v[i].comm, sel)) &&
+		    named(&t->v[i], sel) &&
 		    nhit++ == 0)
 			*tid = t->v[i].tid;
 	if (nhit == 1)

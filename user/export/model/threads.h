@@ -19,6 +19,8 @@ struct xthread {
 	uint32_t nstid;   /* 0 if unknown */
 	const char *name; /* Java name from the agent, else comm; "" if none */
 	const char *comm; /* the kernel's name (sched stream), "" if none */
+	const char *former; /* earlier Java names, each ending in '\n' (the
+			     * main thread ends as "DestroyJavaVM") */
 	int has_flow;    /* flow/tidN exists */
 	int has_decoded; /* decoded/tidN exists */
 };
@@ -32,7 +34,7 @@ const struct xthread *xthreads_at(const struct xthreads *t, size_t i);
 /* The thread TID, or NULL. */
 const struct xthread *xthreads_find(const struct xthreads *t, uint32_t tid);
 
-/* SEL is a tid or a thread name (Java name or comm).  0 with *TID set; or jpb_err_not_found
+/* SEL is a tid or a thread name (a Java name it had, or its comm).  0 with *TID set; or jpb_err_not_found
  * (no such thread with a flow or decoded events) / jpb_err_invalid (a name several
  * threads share), with a one-line message listing the candidates. */
 int xthreads_select(const struct xthreads *t, const char *sel, uint32_t *tid,

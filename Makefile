@@ -57,7 +57,7 @@ BIN_SIM   := $(if $(SIM_SRCS),$(O)/jpbpf-sim)
 LIB_BUNDLE := $(O)/libjpbpf-bundle.a
 LIB_USER   := $(O)/libjpbpf.a
 
-.PHONY: all test unit-tests demo bench install clean deps workloads check-clang
+.PHONY: all test unit-tests demo bench install clean deps deps-programs workloads check-clang
 all: $(BIN_JPBPF) $(if $(AGENT_SRCS),$(LIB_AGENT)) $(BIN_SIM) $(BPF_OBJS) $(SKELS)
 
 # ---- C objects ------------------------------------------------------------
@@ -127,10 +127,14 @@ workloads:
 deps:
 	$(Q)scripts/install-deps
 
+# The tests and the bench also drive real Java programs from Debian.
+deps-programs:
+	$(Q)scripts/install-deps --programs
+
 # The sanitizer variant runs the tests; the plain build serves the agent
 # (it is loaded into a JVM, where ASan's runtime cannot be preloaded sanely)
 # and the BPF objects.  The clang build is a warnings gate.
-test: deps
+test: deps-programs
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory O=$(O)/asan SAN=1 unit-tests
 	$(Q)$(MAKE) --no-print-directory check-clang
@@ -142,7 +146,7 @@ check-clang:
 demo: deps all
 	$(Q)scripts/demo $(O)
 
-bench: deps all
+bench: deps-programs all
 	$(Q)bench/run $(if $(BUDGET),--budget $(BUDGET)) $(O)
 
 install: all

@@ -41,6 +41,18 @@ t_check "text: header, exactly 3 hot methods ($hot), time, coverage and loss sec
 	sh -c "grep -q 'bytecodes in 3 threads' '$b.txt' && [ '$hot' -eq 3 ] &&
 	       grep -q '^hot methods by time' '$b.txt' && grep -q '^coverage by class' '$b.txt' &&
 	       grep -q '^data loss and recovery' '$b.txt'"
+"$JPBPF" report "$b" --format all -q 2>"$b.all.err"
+t_check "--format all: exit 0, one file per export in DIR/exports" \
+	test -s "$b/exports/summary.txt" -a -s "$b/exports/cct.json" -a \
+	-s "$b/exports/calls.jsonl" -a -s "$b/exports/flow.txt" -a \
+	-s "$b/exports/folded.txt" -a -s "$b/exports/perfetto.json"
+t_check "--format all: the summary equals report --format summary --json" \
+	cmp -s "$b/exports/summary.json" "$b.json"
+t_check "--format all: JSON exports parse, folded lines are 'stack count'" \
+	sh -c "jq -e .traceEvents '$b/exports/perfetto.json' >/dev/null &&
+	       jq -e . '$b/exports/cct.json' >/dev/null &&
+	       ! grep -vqE '^[^ ].* [0-9]+\$' '$b/exports/folded.txt'"
+t_expect_exit 2 "--format all with -o: exit 2" "$JPBPF" report "$b" --format all -o x
 t_expect_exit 2 "unknown format: exit 2" "$JPBPF" report "$b" --format nope
 t_expect_exit 2 "no --format: exit 2" "$JPBPF" report "$b"
 t_expect_exit 1 "unknown thread: exit 1" "$JPBPF" report "$b" --format summary --thread 999999

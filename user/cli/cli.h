@@ -37,6 +37,11 @@ struct cli_decode_opts {
 };
 int cli_decode_dir(const char *dir, const struct cli_decode_opts *o);
 
+/* Write the usual exports of decoded bundle DIR into DIR/exports/
+ * (summary, cct, calls, flow, folded, perfetto; cmd_report.c), for the
+ * one-shot mode and the demo.  Returns an exit code. */
+int cli_report_set(const char *dir, int quiet);
+
 /* `record`, shared with the one-shot mode; fills OUTDIR with the bundle
  * it wrote (cmd_record.c). */
 int cli_record_main(int argc, char **argv, int oneshot, char *outdir,

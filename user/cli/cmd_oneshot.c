@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* jpbpf -p PID: record, decode, then summarise, into one bundle. */
+/* jpbpf -p PID: record, decode, then the usual exports, into one bundle. */
 #include <stdio.h>
 
 #include "cli.h"
@@ -14,6 +14,8 @@ int cmd_oneshot(int argc, char **argv)
 		return rc;
 	struct cli_decode_opts o = { 0 };
 	rc = cli_decode_dir(dir, &o);
+	if (rc == CLI_OK)
+		rc = cli_report_set(dir, 0);
 	if (rc == CLI_OK)
 		fprintf(stderr, "jpbpf: bundle %s (see 'jpbpf info %s')\n",
 			dir, dir);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -27,7 +28,8 @@ static void usage(FILE *f)
 	      "                     contexts (context ids per bytecode), folded\n"
 	      "                     (collapsed stacks), perfetto (Chrome trace JSON);\n"
 	      "                     flow (bytecode-level flow per thread), raw (the\n"
-	      "                     decoder's events, for debugging)\n"
+	      "                     decoder's events, for debugging);\n"
+	      "                     all (the usual set, into DIR/exports/)\n"
 	      "  -t, --thread T     only thread T: a host tid or a thread name\n"
 	      "      --full         flow: every bytecode (default: straight-line ranges)\n"
 	      "  -q, --quiet        no progress bar\n"
@@ -298,6 +300,19 @@ static int report_calls(struct report_args *a, enum calls_format fmt)
 	return rc || bad ? CLI_FAIL : CLI_OK;
 }
 
+static int dispatch(struct report_args *a)
+{
+	if (strcmp(a->format, "summary") == 0)
+		return report_summary(a);
+	if (strcmp(a->format, "flow") == 0 || strcmp(a->format, "raw") == 0)
+		return report_stream(a);
+	enum calls_format cf = calls_format_parse(a->format);
+	if (cf)
+		return report_calls(a, cf);
+	cli_err("report: unknown format '%s' (see 'jpbpf report --help')", a->format);
+	return CLI_USAGE;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_args a;
@@ -305,13 +320,55 @@ int cmd_report(int argc, char **argv)
 	int rc = parse(argc, argv, &a);
 	if (rc >= 0)
 		return rc;
-	if (strcmp(a.format, "summary") == 0)
-		return report_summary(&a);
-	if (strcmp(a.format, "flow") == 0 || strcmp(a.format, "raw") == 0)
-		return report_stream(&a);
-	enum calls_format cf = calls_format_parse(a.format);
-	if (cf)
-		return report_calls(&a, cf);
-	cli_err("report: unknown format '%s' (see 'jpbpf report --help')", a.format);
-	return CLI_USAGE;
+	if (strcmp(a.format, "all") == 0) {
+		if (a.output || a.thread || a.json) {
+			cli_err("report: --format all writes DIR/exports/; "
+				"-o, --thread and --json do not apply");
+			return CLI_USAGE;
+		}
+		return cli_report_set(a.dir, a.quiet);
+	}
+	return dispatch(&a);
+}
+
+/* The set the one-shot run and the demo leave in DIR/exports/: what a
+ * person opens first (summary, tree, flame graph, timeline) and what a
+ * tool reads (JSON Lines). */
+static const struct export_file {
+	const char *format, *file;
+	int json;
+} usual_set[] = {
+	{ "summary", "summary.txt", 0 },   { "summary", "summary.json", 1 },
+	{ "cct", "cct.txt", 0 },           { "cct", "cct.json", 1 },
+	{ "calls", "calls.jsonl", 1 },     { "flow", "flow.txt", 0 },
+	{ "folded", "folded.txt", 0 },     { "perfetto", "perfetto.json", 0 },
+};
+
+int cli_report_set(const char *dir, int quiet)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/exports", dir);
+	if (mkdir(path, 0755) && errno != EEXIST) {
+		cli_err("%s: %s", path, strerror(errno));
+		return CLI_FAIL;
+	}
+	for (size_t i = 0; i < sizeof(usual_set) / sizeof(usual_set[0]); i++) {
+		const struct export_file *e = &usual_set[i];
+		struct report_args a;
+		memset(&a, 0, sizeof(a));
+		a.co.expand = -1;
+		a.dir = dir;
+		a.format = e->format;
+		a.json = e->json;
+		a.quiet = quiet;
+		snprintf(path, sizeof(path), "%s/exports/%s", dir, e->file);
+		a.output = path;
+		int rc = dispatch(&a);
+		if (rc != CLI_OK)
+			return rc;
+	}
+	if (!quiet)
+		fprintf(stderr, "jpbpf: exports in %s/exports/ (summary, cct, "
+			"calls, flow, folded, perfetto)\n", dir);
+	return CLI_OK;
 }

@@ -19,6 +19,7 @@
 
 struct xctx {
 	uint64_t dispatch, invoke, adapt, sw, stop_ip;
+	uint64_t block_lo, block_hi; /* if set: stop on leaving [lo, hi) */
 	int taken, check_fail, allow_ret, allow_rt, rt_return, fault;
 	int fault_armed;
 };
@@ -227,7 +228,8 @@ static int stop_before(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 		async_out(c, th);
 		return 1;
 	}
-	if (x->stop_ip && th->ip == x->stop_ip) {
+	if ((x->stop_ip && th->ip == x->stop_ip) ||
+	    (x->block_hi && (th->ip < x->block_lo || th->ip >= x->block_hi))) {
 		*why = S_STOPIP;
 		return 1;
 	}
@@ -566,6 +568,12 @@ static void compiled_bytecode(struct sim *s, struct sim_cpu *c,
 		x.stop_ip = nb ? nb->start : 0;
 		x.sw = x.stop_ip;
 		intrinsic_call(s, &x, e, nx);
+	} else if (!nx) {
+		/* the truth ends here: no later decision would stop a loop,
+		 * which would otherwise run on to RUN_BUDGET instructions of
+		 * bytecodes that never ran */
+		x.block_lo = b->start;
+		x.block_hi = b->end;
 	}
 	enum stop st = run(s, c, th, &x);
 	advance(c, s->o.cost_jit_ns);

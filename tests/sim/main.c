@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "out.h"
+#include "records_jvm.h"
 #include "scenario.h"
 #include "sched.h"
 #include "verify.h"
@@ -356,6 +357,25 @@ static void default_opts(struct sim_opts *o)
 	o->pid = 4242;
 }
 
+/* The simulated run starts where the real JVM's agent started, so its
+ * records share one clock with the agent records the bundle keeps (class
+ * files, threads); a bundle without them (scenario) keeps DEFAULT. */
+static uint64_t agent_start_ns(struct jpb_bundle *b, uint64_t def)
+{
+	struct jpb_reader *r;
+	struct jpb_record rec;
+	uint64_t t = def;
+	if (jpb_reader_open(b, "jvm", &r))
+		return def;
+	while (jpb_reader_next(r, &rec) == 0)
+		if (rec.type == JPB_REC_JVM_INFO) {
+			t = rec.time_ns ? rec.time_ns : def;
+			break;
+		}
+	jpb_reader_free(r);
+	return t;
+}
+
 static int write_all(struct jpb_bundle *b, const struct sim *s)
 {
 	char err[512] = "";
@@ -477,6 +497,7 @@ static int cmd_synth(int argc, char **argv)
 		jpb_bundle_free(b);
 		return 1;
 	}
+	o.start_ns = agent_start_ns(b, o.start_ns);
 	rc = run_synth(b, &o, &t);
 	truth_fini(&t);
 	jpb_bundle_free(b);

@@ -32,29 +32,16 @@ static int cmp_swref(const void *a, const void *b)
 	return x->i < y->i ? -1 : x->i > y->i;
 }
 
-static size_t en_lower(const struct jpd_stream *st, uint64_t t)
-{
-	size_t lo = 0, hi = st->ngaps;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (st->en[mid] < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 static size_t gap_of(const struct jpd_stream *st, const struct jpd_switch *w)
 {
-	size_t g = en_lower(st, w->apply_tsc) + w->apply_k;
+	size_t g = jpd_gap_lower(st, w->apply_tsc) + w->apply_k;
 	return g < st->ngaps ? g : st->ngaps - 1;
 }
 
 static void put_in(const struct jpd_stream *st, struct jpd_switch *w, size_t g)
 {
 	w->apply_tsc = st->en[g];
-	w->apply_k = (uint32_t)(g - en_lower(st, st->en[g]));
+	w->apply_k = (uint32_t)(g - jpd_gap_lower(st, st->en[g]));
 }
 
 static uint64_t dist(uint64_t t, uint64_t a, uint64_t b)
@@ -66,7 +53,7 @@ static uint64_t dist(uint64_t t, uint64_t a, uint64_t b)
 static size_t nearest_resume(const struct jpd_stream *st, uint64_t t, uint64_t ip,
 			     size_t from, uint64_t far)
 {
-	size_t mid = en_lower(st, t), best = SIZE_MAX;
+	size_t mid = jpd_gap_lower(st, t), best = SIZE_MAX;
 	uint64_t bd = far + 1;
 	if (mid < from)
 		mid = from;

@@ -244,6 +244,12 @@ void jpd_continuity(const struct jpd_ctx *ctx, struct jpd_stream *sts, size_t n)
 /* The attribution state after passing the gaps with goff < OFF. */
 void jpd_attr_walk(const struct jpd_ctx *ctx, const struct jpd_stream *st,
 		   struct jpd_attr_state *a, size_t *gpos, uint64_t off);
+/* The first tracing gap of ST ending at or after T.  A gap's name is its
+ * enable time and its rank among the gaps ending then: the decoder's
+ * (ptdec.c) and the chunk states' (stream.c) naming must agree. */
+size_t jpd_gap_lower(const struct jpd_stream *st, uint64_t t);
+/* Name the gap an attribution state passes, enabled at TSC. */
+void jpd_attr_gap(struct jpd_attr_state *a, uint64_t tsc);
 /* Apply the switches due at the last gap passed (ptdec.c); returns
  * whether any was applied. */
 int jpd_attr_apply(const struct jpd_stream *st, struct jpd_attr_state *a,

@@ -163,18 +163,6 @@ static int emit(struct sdec *s, const struct jpb_decoded_event *e)
 	return s->w->out.len >= (1u << 20) ? flush_out(s) : 0;
 }
 
-/* The decoder passes a tracing gap (run start, PGE, OVF) at TSC. */
-static void gap_passed(struct sdec *s, uint64_t tsc)
-{
-	if (s->a.gaps_seen && tsc == s->a.gap_tsc) {
-		s->a.gap_k++;
-	} else {
-		s->a.gap_tsc = tsc > s->a.gap_tsc ? tsc : s->a.gap_tsc;
-		s->a.gap_k = 0;
-	}
-	s->a.gaps_seen = 1;
-}
-
 /* Apply the switches due: placed at or before the last gap passed, or
  * (the time baseline) stamped at or before the decoder's time.  A new
  * thread opens a new piece. */
@@ -412,20 +400,6 @@ static int classify(struct sdec *s, const struct pt_block *b)
 	}
 }
 
-/* First tracing gap ending at or after T. */
-static size_t gap_lower(const struct jpd_stream *st, uint64_t t)
-{
-	size_t lo = 0, hi = st->ngaps;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (st->en[mid] < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* Whether a context switch is placed in the tracing gap that starts now:
  * the one after the last gap passed (by name, not by time: a disable may
  * share its TSC with the enable before it). */
@@ -435,10 +409,10 @@ static int switch_follows(const struct sdec *s)
 	if (s->a.swpos >= s->nsw || s->by_time) /* time: no gaps to tell */
 		return 0;
 	const struct jpd_switch *w = &s->sw[s->a.swpos];
-	size_t g = s->a.gaps_seen ? gap_lower(st, s->a.gap_tsc) + s->a.gap_k + 1 : 0;
+	size_t g = s->a.gaps_seen ? jpd_gap_lower(st, s->a.gap_tsc) + s->a.gap_k + 1 : 0;
 	if (g >= st->ngaps)
 		return 0;
-	uint32_t k = (uint32_t)(g - gap_lower(st, st->en[g]));
+	uint32_t k = (uint32_t)(g - jpd_gap_lower(st, st->en[g]));
 	return w->apply_tsc < st->en[g] || (w->apply_tsc == st->en[g] && w->apply_k <= k);
 }
 
@@ -478,7 +452,7 @@ static int on_event(struct sdec *s, const struct pt_event *ev)
 	uint64_t evt = ev->has_tsc ? ev->tsc : s->now;
 	switch (ev->type) {
 	case ptev_enabled:
-		gap_passed(s, evt);
+		jpd_attr_gap(&s->a, evt);
 		close_gap(s);
 		apply_switches(s);
 		s->prev_isid = -1;
@@ -488,7 +462,7 @@ static int on_event(struct sdec *s, const struct pt_event *ev)
 	case ptev_async_disabled:
 		return async_disabled(s, ev->variant.async_disabled.at);
 	case ptev_overflow:
-		gap_passed(s, evt);
+		jpd_attr_gap(&s->a, evt);
 		s->prev_isid = -1;
 		return open_gap(s, JPB_GAP_OVERFLOW, 0, dec_offset(s));
 	default:
@@ -622,7 +596,7 @@ static void run_start(struct sdec *s)
 	uint64_t t0 = 0;
 	uint32_t lm, lc;
 	pt_blk_time(s->dec, &t0, &lm, &lc);
-	gap_passed(s, t0);
+	jpd_attr_gap(&s->a, t0);
 	if (s->rn->after_hole) {
 		s->gap_open = 0;
 		open_gap(s, JPB_GAP_AUX_HOLE, 0, s->rn->begin);

@@ -323,9 +323,20 @@ int jpd_attr_apply(const struct jpd_stream *st, struct jpd_attr_state *a,
 	return changed;
 }
 
-/* The decoder's naming of the gap it passes: its enable time and its rank
- * among gaps ending then (see ptdec.c gap_passed). */
-static void walk_gap(struct jpd_attr_state *a, uint64_t tsc)
+size_t jpd_gap_lower(const struct jpd_stream *st, uint64_t t)
+{
+	size_t lo = 0, hi = st->ngaps;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (st->en[mid] < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void jpd_attr_gap(struct jpd_attr_state *a, uint64_t tsc)
 {
 	if (a->gaps_seen && tsc == a->gap_tsc) {
 		a->gap_k++;
@@ -345,7 +356,7 @@ void jpd_attr_walk(const struct jpd_ctx *ctx, const struct jpd_stream *st,
 		if (st->en[*gpos] == UINT64_MAX - 1)
 			continue; /* a run's end: never passed */
 		uint64_t n;
-		walk_gap(a, st->en[*gpos]);
+		jpd_attr_gap(a, st->en[*gpos]);
 		jpd_attr_apply(st, a, 0, 0, &n);
 	}
 }

@@ -146,25 +146,39 @@ static int parse(int argc, char **argv, struct report_args *a)
 	return -1;
 }
 
-static int write_summary(const struct report_args *a, json_t *s)
+static FILE *open_output(const struct report_args *a)
 {
 	FILE *f = a->output ? fopen(a->output, "w") : stdout;
-	if (!f) {
+	if (!f)
 		cli_err("%s: %s", a->output, strerror(errno));
+	return f;
+}
+
+/* Close F and say what failed: the export (RC, ERR) first, since a write
+ * error after a failed export would only repeat it.  Nonzero on failure. */
+static int finish_output(const struct report_args *a, FILE *f, int rc,
+			 const char *err)
+{
+	int bad = ferror(f) | (a->output ? fclose(f) : fflush(f));
+	if (rc)
+		cli_err("%s", err);
+	else if (bad)
+		cli_err("%s: write failed", a->output ? a->output : "stdout");
+	return rc || bad;
+}
+
+static int write_summary(const struct report_args *a, json_t *s)
+{
+	FILE *f = open_output(a);
+	if (!f)
 		return CLI_FAIL;
-	}
 	if (a->json) {
 		json_dumpf(s, f, JSON_INDENT(2));
 		fputc('\n', f);
 	} else {
 		summary_print(f, s);
 	}
-	int bad = ferror(f) | (a->output ? fclose(f) : fflush(f));
-	if (bad) {
-		cli_err("%s: write failed", a->output ? a->output : "stdout");
-		return CLI_FAIL;
-	}
-	return CLI_OK;
+	return finish_output(a, f, 0, "") ? CLI_FAIL : CLI_OK;
 }
 
 /* --thread TID|NAME to a host tid (0: all threads), or an exit code. */
@@ -234,9 +248,8 @@ static int report_stream(const struct report_args *a)
 	int rc = open_bundle(a, &b, &tid);
 	if (rc)
 		return rc;
-	FILE *f = a->output ? fopen(a->output, "w") : stdout;
+	FILE *f = open_output(a);
 	if (!f) {
-		cli_err("%s: %s", a->output, strerror(errno));
 		jpb_bundle_free(b);
 		return CLI_FAIL;
 	}
@@ -252,12 +265,7 @@ static int report_stream(const struct report_args *a)
 	}
 	progress_free(p);
 	jpb_bundle_free(b);
-	int bad = ferror(f) | (a->output ? fclose(f) : fflush(f));
-	if (rc)
-		cli_err("%s", err);
-	else if (bad)
-		cli_err("%s: write failed", a->output ? a->output : "stdout");
-	return rc || bad ? CLI_FAIL : CLI_OK;
+	return finish_output(a, f, rc, err) ? CLI_FAIL : CLI_OK;
 }
 
 static void warn_damage(const char *msg)
@@ -279,9 +287,8 @@ static int report_calls(struct report_args *a, enum calls_format fmt)
 	int rc = open_bundle(a, &b, &a->co.tid);
 	if (rc)
 		return rc;
-	FILE *f = a->output ? fopen(a->output, "w") : stdout;
+	FILE *f = open_output(a);
 	if (!f) {
-		cli_err("%s: %s", a->output, strerror(errno));
 		jpb_bundle_free(b);
 		return CLI_FAIL;
 	}
@@ -290,14 +297,10 @@ static int report_calls(struct report_args *a, enum calls_format fmt)
 	a->co.warn = warn_damage;
 	rc = calls_export(b, fmt, &a->co, f, err, sizeof(err));
 	jpb_bundle_free(b);
-	int bad = ferror(f) | (a->output ? fclose(f) : fflush(f));
-	if (rc)
-		cli_err("%s", err);
-	else if (bad)
-		cli_err("%s: write failed", a->output ? a->output : "stdout");
+	int failed = finish_output(a, f, rc, err);
 	if (rc == jpb_err_invalid)
 		return CLI_USAGE;
-	return rc || bad ? CLI_FAIL : CLI_OK;
+	return failed ? CLI_FAIL : CLI_OK;
 }
 
 static int dispatch(struct report_args *a)

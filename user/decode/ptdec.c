@@ -95,16 +95,19 @@ static void close_piece(struct sdec *s)
 	s->piece = NULL;
 }
 
-static int open_piece(struct sdec *s)
+/* A piece starting at TSC, unless one is open. */
+static int open_piece(struct sdec *s, uint64_t tsc)
 {
 	struct jpd_chunk *c = s->c;
+	if (s->piece)
+		return 0;
 	if (JPB_GROW(c->pieces, c->npieces, c->cap))
 		return jpb_err_nomem;
 	s->piece = &c->pieces[c->npieces];
 	memset(s->piece, 0, sizeof(*s->piece));
 	s->piece->tid = s->a.tid;
 	s->piece->cpu = s->st->cpu;
-	s->piece->first_tsc = s->now;
+	s->piece->first_tsc = tsc;
 	s->piece->ordinal = (uint64_t)c->index << 32 | c->npieces++;
 	s->piece->spill = s->w->id;
 	s->piece->off = spill_now(s);
@@ -139,16 +142,22 @@ static void count_event(struct sdec *s, const struct jpb_decoded_event *e)
 		p->transitions++;
 }
 
+/* After an event: pieces stay small enough to be one decoded_events
+ * record each. */
+static int event_written(struct sdec *s)
+{
+	if (s->piece && spill_now(s) - s->piece->off >= (256u << 10))
+		close_piece(s);
+	return s->w->out.len >= (1u << 20) ? flush_out(s) : 0;
+}
+
 static int emit(struct sdec *s, const struct jpb_decoded_event *e)
 {
 	if (s->silent)
 		return 0;
-	if (!s->piece) {
-		int rc = open_piece(s);
-		if (rc)
-			return rc;
-		s->piece->first_tsc = e->tsc;
-	}
+	int rc = open_piece(s, e->tsc);
+	if (rc)
+		return rc;
 	if (jpb_decoded_event_put(&s->w->out, e, &s->piece_prev_tsc))
 		return jpb_err_nomem;
 	if (e->kind == JPB_DEV_GAP) {
@@ -157,10 +166,7 @@ static int emit(struct sdec *s, const struct jpb_decoded_event *e)
 	} else {
 		count_event(s, e);
 	}
-	/* Pieces stay small enough to be one decoded_events record each. */
-	if (s->piece && spill_now(s) - s->piece->off >= (256u << 10))
-		close_piece(s);
-	return s->w->out.len >= (1u << 20) ? flush_out(s) : 0;
+	return event_written(s);
 }
 
 /* Apply the switches due: placed at or before the last gap passed, or
@@ -301,11 +307,9 @@ static int emit_tail(struct sdec *s, uint8_t kind, const uint8_t *tail, size_t l
 {
 	if (s->silent)
 		return 0;
-	if (!s->piece) {
-		int rc = open_piece(s);
-		if (rc)
-			return rc;
-	}
+	int rc = open_piece(s, s->now);
+	if (rc)
+		return rc;
 	if (jpb_decoded_event_put_tail(&s->w->out, kind, s->now, &s->piece_prev_tsc,
 				       tail, len))
 		return jpb_err_nomem;
@@ -315,9 +319,7 @@ static int emit_tail(struct sdec *s, uint8_t kind, const uint8_t *tail, size_t l
 		p->compiled++;
 	else
 		p->interp++;
-	if (spill_now(s) - p->off >= (256u << 10))
-		close_piece(s);
-	return s->w->out.len >= (1u << 20) ? flush_out(s) : 0;
+	return event_written(s);
 }
 
 /* A compiled event: its pc's bytes were encoded with the image. */

@@ -78,29 +78,30 @@ static int gather(struct jpd_ctx *ctx, struct jpd_stream *st, int fd)
 
 /* ---- pass 1: tracing gaps from packets ---------------------------- */
 
+/* OLD resized to N elements of SIZE, or OLD kept and *FAILED set. */
+static void *resize(void *old, size_t n, size_t size, int *failed)
+{
+	void *p = realloc(old, n * size);
+	if (!p)
+		*failed = 1;
+	return p ? p : old;
+}
+
 static int add_gap(struct jpd_stream *st, uint64_t d, uint64_t e, int async,
 		   uint64_t off, uint64_t dis_ip, uint64_t en_ip)
 {
 	size_t cap = st->capgaps;
 	if (JPB_GROW(st->dis, st->ngaps, st->capgaps))
 		return jpb_err_nomem;
-	if (cap != st->capgaps) {
-		uint64_t *p = realloc(st->en, st->capgaps * sizeof(*p));
-		if (p)
-			st->en = p;
-		uint64_t *o = realloc(st->goff, st->capgaps * sizeof(*o));
-		if (o)
-			st->goff = o;
-		uint8_t *q = realloc(st->async, st->capgaps);
-		if (q)
-			st->async = q;
-		uint64_t *di = realloc(st->dis_ip, st->capgaps * sizeof(*di));
-		if (di)
-			st->dis_ip = di;
-		uint64_t *ei = realloc(st->en_ip, st->capgaps * sizeof(*ei));
-		if (ei)
-			st->en_ip = ei;
-		if (!p || !o || !q || !di || !ei)
+	if (cap != st->capgaps) { /* the arrays beside dis */
+		size_t n = st->capgaps;
+		int failed = 0;
+		st->en = resize(st->en, n, sizeof(*st->en), &failed);
+		st->goff = resize(st->goff, n, sizeof(*st->goff), &failed);
+		st->async = resize(st->async, n, sizeof(*st->async), &failed);
+		st->dis_ip = resize(st->dis_ip, n, sizeof(*st->dis_ip), &failed);
+		st->en_ip = resize(st->en_ip, n, sizeof(*st->en_ip), &failed);
+		if (failed)
 			return jpb_err_nomem;
 	}
 	/* in stream order enable times only grow; a TSC glitch must not

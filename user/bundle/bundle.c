@@ -256,6 +256,16 @@ int jpb_bundle_path(const struct jpb_bundle *b, const char *rel, char *buf,
 	return n < 0 || (size_t)n >= size ? jpb_err_invalid : 0;
 }
 
+uint64_t jpb_bundle_stream_size(const struct jpb_bundle *b, const char *name)
+{
+	char path[4200];
+	struct stat st;
+	int n = snprintf(path, sizeof(path), "%s/%s.jpb", b->dir, name);
+	if (n < 0 || (size_t)n >= sizeof(path) || stat(path, &st))
+		return 0;
+	return (uint64_t)st.st_size;
+}
+
 /* meta.json lives here rather than in its own file because it shares the
  * bundle's private state (the cached object). */
 int jpb_meta_load(struct jpb_bundle *b, void **meta)

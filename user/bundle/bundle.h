@@ -110,6 +110,10 @@ int jpb_bundle_list_streams(struct jpb_bundle *b, const char *const **names,
 int jpb_bundle_path(const struct jpb_bundle *b, const char *rel, char *buf,
 		    size_t size);
 
+/* Size in bytes of stream NAME's file (e.g. "flow/tid7"), 0 if it has
+ * none: the unit of progress for passes that read whole streams. */
+uint64_t jpb_bundle_stream_size(const struct jpb_bundle *b, const char *name);
+
 /* ------------------------------------------------------------------ */
 /* meta.json.  The bundle keeps it as a jansson object (json_t *); the  */
 /* declaration is void * so that users need not include jansson.h.      */

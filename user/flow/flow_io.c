@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/stat.h>
 
 #include "flow/flow_int.h"
 #include "records_jvm.h"
@@ -259,17 +258,6 @@ static int write_methods(struct jpb_bundle *b, struct flow *f,
 	return err;
 }
 
-/* Size of stream NAME's file, the unit of reconstruction progress. */
-static uint64_t stream_bytes(struct jpb_bundle *b, const char *name)
-{
-	char rel[256], path[4096];
-	struct stat st;
-	snprintf(rel, sizeof(rel), "%s.jpb", name);
-	if (jpb_bundle_path(b, rel, path, sizeof(path)) || stat(path, &st))
-		return 0;
-	return (uint64_t)st.st_size;
-}
-
 static int run_threads(struct jpb_bundle *b, struct flow *f,
 		       struct flow_summary *total, char *errmsg, size_t size)
 {
@@ -292,7 +280,7 @@ static int run_threads(struct jpb_bundle *b, struct flow *f,
 	err = tids ? jpb_writer_open(b, "flow/summary", &sum) : jpb_err_nomem;
 	uint64_t done = 0, all = 0;
 	for (size_t i = 0; f->o.progress && i < ntid; i++)
-		all += stream_bytes(b, tids[i]);
+		all += jpb_bundle_stream_size(b, tids[i]);
 	for (size_t i = 0; i < ntid && !err; i++) {
 		uint32_t tid = (uint32_t)strtoul(tids[i] + 11, NULL, 10);
 		const struct jpb_flow_event *out;
@@ -310,7 +298,7 @@ static int run_threads(struct jpb_bundle *b, struct flow *f,
 		total->gaps += s.gaps;
 		total->resyncs += s.resyncs;
 		if (f->o.progress) {
-			done += stream_bytes(b, tids[i]);
+			done += jpb_bundle_stream_size(b, tids[i]);
 			f->o.progress(f->o.progress_arg, done, all);
 		}
 	}

@@ -403,6 +403,14 @@ static void test_list_streams_and_meta(void **state)
 	assert_string_equal(names[1], "pt/cpu1");
 	assert_string_equal(names[2], "sched");
 
+	char file[512];
+	struct stat st;
+	snprintf(file, sizeof(file), "%s/pt/cpu1.jpb", f->dir);
+	assert_int_equal(stat(file, &st), 0);
+	assert_true(st.st_size > 0);
+	assert_int_equal(jpb_bundle_stream_size(f->b, "pt/cpu1"), (uint64_t)st.st_size);
+	assert_int_equal(jpb_bundle_stream_size(f->b, "pt/cpu2"), 0);
+
 	void *m;
 	assert_int_equal(jpb_meta_load(f->b, &m), jpb_err_not_found);
 	json_t *base = jpb_meta_new_base();

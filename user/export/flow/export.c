@@ -4,7 +4,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "bundle.h"
 #include "export/flow/format.h"
@@ -23,12 +22,9 @@ struct run {
 
 static uint64_t stream_size(struct jpb_bundle *b, uint32_t tid)
 {
-	char rel[64], path[4096];
-	struct stat st;
-	snprintf(rel, sizeof(rel), "flow/tid%u.jpb", tid);
-	if (jpb_bundle_path(b, rel, path, sizeof(path)) || stat(path, &st))
-		return 0;
-	return (uint64_t)st.st_size;
+	char name[64];
+	snprintf(name, sizeof(name), "flow/tid%u", tid);
+	return jpb_bundle_stream_size(b, name);
 }
 
 static void tick(struct run *r, uint64_t done)

@@ -40,8 +40,13 @@ const char *eval_definitions(void)
 	"  unjudged = placed events left unaligned at the second instruction of\n"
 	"        a pair HotSpot runs as one dispatch (aload_0+getfield,\n"
 	"        iload+iload, iload+caload): JVMTI steps, hence the truth, never\n"
-	"        report them; they count in neither DA's numerator nor its\n"
-	"        denominator\n"
+	"        report them; and placed events left unaligned that repeat the\n"
+	"        location of the aligned flow event before them (directly or\n"
+	"        through a run of such repeats): JVMTI never reports a step at\n"
+	"        the location of the previous one, so a method returning twice\n"
+	"        through one bytecode location holds one truth event for two.\n"
+	"        Unjudged events count in neither DA's numerator nor its\n"
+	"        denominator (--json: unjudged, of them unjudged_repeats)\n"
 	"  PR  = min(1, recovered / missing), 0 when nothing is missing\n"
 	"  RA  = aligned recovered events / recovered; with sim/lost, gap by\n"
 	"        gap: each run of recovered events aligns with the lost truth\n"
@@ -722,6 +727,21 @@ out:
 	free(tp);
 }
 
+size_t eval_repeats(const uint64_t *f, const uint8_t *matched_f, size_t n,
+		    uint8_t *repeat)
+{
+	size_t cnt = 0;
+	int run_aligned = 0; /* the run of equal events so far began aligned */
+	for (size_t i = 0; i < n; i++) {
+		int same = i > 0 && f[i] && f[i] == f[i - 1];
+		repeat[i] = same && run_aligned && !matched_f[i];
+		cnt += repeat[i];
+		if (!same)
+			run_aligned = matched_f[i] != 0;
+	}
+	return cnt;
+}
+
 static void thread_counts(const struct seq *t, const struct seq *f,
 			  const struct vset *fused, int lost_known,
 			  struct eval_counts *c)
@@ -772,6 +792,9 @@ static void thread_counts(const struct seq *t, const struct seq *f,
 	free(fr);
 	free(mo);
 	free(mr);
+	uint8_t *rep = m ? calloc(f->n + 1, 1) : NULL;
+	if (rep)
+		eval_repeats(f->v, m, f->n, rep);
 	for (size_t i = 0; i < f->n; i++) {
 		if (f->recovered[i] == 1) {
 			c->recovered++;
@@ -779,6 +802,11 @@ static void thread_counts(const struct seq *t, const struct seq *f,
 			continue;
 		}
 		c->trace++;
+		if (rep && rep[i]) {
+			c->unjudged++;
+			c->unjudged_repeats++;
+			continue;
+		}
 		if (!(m && m[i]) && f->v[i] && vset_has(fused, f->v[i])) {
 			c->unjudged++;
 			continue;
@@ -791,6 +819,7 @@ static void thread_counts(const struct seq *t, const struct seq *f,
 		}
 	}
 	free(m);
+	free(rep);
 	c->on_thread = multiset_overlap(t, f);
 }
 
@@ -839,6 +868,7 @@ int eval_bundle(struct jpb_bundle *b, struct eval_result **out, char *errmsg,
 		o->rec_matched += c->rec_matched;
 		o->on_thread += c->on_thread;
 		o->unjudged += c->unjudged;
+		o->unjudged_repeats += c->unjudged_repeats;
 		o->missing += c->missing;
 		o->compiled_known += c->compiled_known;
 		o->compiled_matched += c->compiled_matched;
@@ -889,6 +919,8 @@ static json_t *counts_json(const struct eval_counts *c, int with_tid)
 	json_object_set_new(o, "recovered", json_integer((json_int_t)c->recovered));
 	json_object_set_new(o, "recovered_aligned", json_integer((json_int_t)c->rec_matched));
 	json_object_set_new(o, "unjudged", json_integer((json_int_t)c->unjudged));
+	json_object_set_new(o, "unjudged_repeats",
+			    json_integer((json_int_t)c->unjudged_repeats));
 	/* DA split: compiled-code events (the decoder's pc maps) and
 	 * interpreted ones (the reconstruction's placement) */
 	json_object_set_new(o, "DA_compiled", json_real(frac(c->compiled_matched, c->compiled_known)));

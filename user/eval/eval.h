@@ -24,6 +24,8 @@ struct eval_counts {
 			       * ones excepted */
 	uint64_t unjudged;    /* placed, unaligned, at an instruction the truth
 			       * cannot report (eval_definitions) */
+	uint64_t unjudged_repeats; /* ... of them repeating the location of
+				    * the aligned event before them */
 	uint64_t matched;     /* ... of them aligned with an equal truth event */
 	uint64_t recovered;   /* flow events filled into gaps */
 	uint64_t rec_matched; /* ... aligned with an equal truth event */
@@ -63,5 +65,13 @@ uint64_t eval_align(const uint64_t *t, size_t nt, const uint64_t *f, size_t nf,
  * aligned with, SIZE_MAX for unaligned ones. */
 uint64_t eval_align_pairs(const uint64_t *t, size_t nt, const uint64_t *f,
 			  size_t nf, uint8_t *matched_f, size_t *t_of_f);
+
+/* JVMTI never posts a single step at the location of the previous one,
+ * so a run of flow events at one location holds one truth event.  Sets
+ * REPEAT[i] (N entries) for every F[i] left unaligned (MATCHED_F[i] 0)
+ * whose run of equal events before it starts with an aligned one;
+ * returns their number. */
+size_t eval_repeats(const uint64_t *f, const uint8_t *matched_f, size_t n,
+		    uint8_t *repeat);
 
 #endif /* JPBPF_EVAL_EVAL_H */

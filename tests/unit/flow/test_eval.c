@@ -112,6 +112,29 @@ static void test_two_sided_skip(void **state)
 	assert_int_equal(m[800], 1);
 }
 
+/* A recursive method returning twice through one areturn: the truth (JVMTI
+ * steps) holds the location once, the flow twice; the second is unjudged,
+ * and so is a third, but not a repeat whose run began unaligned nor a
+ * wrong event. */
+static void test_repeats_unjudged(void **state)
+{
+	(void)state;
+	uint64_t t[] = { 1, 2, 7, 3, 4, 5, 6, 8, 10, 11, 12, 13 };
+	uint64_t f[] = { 1, 2, 7, 7, 7, 3, 4, 5, 6, 9, 9, 10, 11, 12, 13 };
+	uint8_t m[N(f)] = { 0 }, rep[N(f)];
+	assert_int_equal(eval_align(t, N(t), f, N(f), m), 11);
+	assert_int_equal(m[2], 1);
+	assert_int_equal(m[3] + m[4] + m[9] + m[10], 0);
+	assert_int_equal(eval_repeats(f, m, N(f), rep), 2);
+	static const uint8_t want[N(f)] = { 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+	assert_memory_equal(rep, want, N(f));
+	/* an aligned repeat (the truth has it twice) is no repeat to forgive */
+	uint64_t t2[] = { 1, 7, 7, 3 }, f2[] = { 1, 7, 7, 3 };
+	uint8_t m2[4] = { 0 }, rep2[4];
+	assert_int_equal(eval_align(t2, 4, f2, 4, m2), 4);
+	assert_int_equal(eval_repeats(f2, m2, 4, rep2), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -123,6 +146,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_never_aligns),
 		cmocka_unit_test(test_reordered_counts_once),
 		cmocka_unit_test(test_definitions_printed),
+		cmocka_unit_test(test_repeats_unjudged),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -52,30 +52,32 @@ void calls_src_close(struct calls_src *s)
 	s->clk = NULL;
 }
 
+/* NAME if known, else the placeholder for METHOD in BUF, between quotes Q
+ * (the text and the JSON names agree on the placeholders). */
+static const char *or_placeholder(const char *name, uint32_t method,
+				  const char *q, char *buf, size_t size)
+{
+	if (name)
+		return name;
+	if (method)
+		snprintf(buf, size, "%smethod#%u%s", q, method, q);
+	else
+		snprintf(buf, size, "%s(unknown)%s", q, q);
+	return buf;
+}
+
 const char *calls_src_name(const struct calls_src *s, uint32_t method,
 			   char *buf, size_t size)
 {
 	const struct xm_method *m = method ? xmethods_get(s->m, method) : NULL;
-	if (m && m->name)
-		return m->name;
-	if (method)
-		snprintf(buf, size, "method#%u", method);
-	else
-		snprintf(buf, size, "(unknown)");
-	return buf;
+	return or_placeholder(m ? m->name : NULL, method, "", buf, size);
 }
 
 const char *calls_src_json_name(const struct calls_src *s, uint32_t method,
 				char *buf, size_t size)
 {
 	const struct xm_method *m = method ? xmethods_get(s->m, method) : NULL;
-	if (m && m->json_name)
-		return m->json_name;
-	if (method)
-		snprintf(buf, size, "\"method#%u\"", method);
-	else
-		snprintf(buf, size, "\"(unknown)\"");
-	return buf;
+	return or_placeholder(m ? m->json_name : NULL, method, "\"", buf, size);
 }
 
 uint64_t calls_src_ns(const struct calls_src *s, uint64_t tsc)

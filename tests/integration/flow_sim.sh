@@ -26,7 +26,6 @@ evalf() {
 		jq -r ".overall.$2" "$1.eval.json"
 	fi
 }
-ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 
 # RA floors per workload at 20% and 40% loss: under the lowest measured
 # over seeds 5-8 of one truth (docs/RECONSTRUCTION.md) and over the truths
@@ -53,6 +52,22 @@ check_recovery() {
 	t_check "$1 at $2% loss: RA >= $floor ($(evalf "$3" RA))" ge "$(evalf "$3" RA)" "$floor"
 	[ "$2" = 20 ] && echo "# goal RA >= 0.75 at 20% loss for $1: measured $(evalf "$3" RA) (PR $(evalf "$3" PR))"
 	return 0
+}
+
+# truth_of WL DIR: a real JVM's truth of workload WL (classes in $cls).
+truth_of() {
+	rm -rf "$2"
+	"$SIM" truth -o "$2" --agent "$AGENT" -- "$jdk/bin/java" -cp "$cls" "$1" 200 \
+		>/dev/null 2>&1
+}
+
+# synth_at TRUTH DIR LOSS: DIR, a copy of TRUTH synthesised at LOSS %.
+synth_at() {
+	local opt=()
+	rm -rf "$2"; cp -r "$1" "$2"
+	[ "$3" = 0 ] || opt=(--loss "$3")
+	"$SIM" synth "$2" --cpus 2 --jit-invoke 40 --jit-backedge 400 --seed 5 "${opt[@]}" \
+		>/dev/null 2>&1
 }
 
 # reconstruct DIR: decode, reconstruct, evaluate
@@ -129,16 +144,10 @@ if [ -x "$jdk/bin/javac" ] && [ -f "$AGENT" ]; then
 	"$jdk/bin/javac" -d "$cls" "$top/tests/workloads/SimLoop.java" \
 		"$top/tests/workloads/SimWork.java" 2>/dev/null
 	truth=$TESTTMP/flow-simloop-truth
-	rm -rf "$truth"
-	"$SIM" truth -o "$truth" --agent "$AGENT" -- "$jdk/bin/java" -cp "$cls" SimLoop 200 \
-		>/dev/null 2>&1
+	truth_of SimLoop "$truth"
 	for loss in 0 20 40; do
 		b=$TESTTMP/flow-simloop-$loss
-		rm -rf "$b"; cp -r "$truth" "$b"
-		opt=""; [ "$loss" = 0 ] || opt="--loss $loss"
-		# shellcheck disable=SC2086
-		"$SIM" synth "$b" --cpus 2 --jit-invoke 40 --jit-backedge 400 --seed 5 $opt \
-			>/dev/null 2>&1
+		synth_at "$truth" "$b" "$loss"
 		if ! reconstruct "$b"; then
 			t_fail "SimLoop at $loss% loss: decode, reconstruct, eval"
 			continue
@@ -157,16 +166,10 @@ if [ -x "$jdk/bin/javac" ] && [ -f "$AGENT" ]; then
 		"$top/tests/workloads/TruthSmall.java" 2>/dev/null
 	for wl in ModelCalls ModelControl ModelExceptions TruthSmall SimWork; do
 		truth=$TESTTMP/flow-$wl-truth
-		rm -rf "$truth"
-		"$SIM" truth -o "$truth" --agent "$AGENT" -- "$jdk/bin/java" -cp "$cls" $wl 200 \
-			>/dev/null 2>&1
+		truth_of "$wl" "$truth"
 		for loss in 0 20 40; do
 			b=$TESTTMP/flow-$wl-$loss
-			rm -rf "$b"; cp -r "$truth" "$b"
-			opt=""; [ "$loss" = 0 ] || opt="--loss $loss"
-			# shellcheck disable=SC2086
-			"$SIM" synth "$b" --cpus 2 --jit-invoke 40 --jit-backedge 400 --seed 5 $opt \
-				>/dev/null 2>&1
+			synth_at "$truth" "$b" "$loss"
 			if ! reconstruct "$b"; then
 				t_fail "$wl at $loss% loss: decode, reconstruct, eval"
 				continue

@@ -2,6 +2,7 @@
 #   sim_setup            checks that jpbpf-sim is built (else skips the suite)
 #   sim_meta DIR KEY     a value of DIR/meta.json, KEY like sim.lost_pct
 #   sim_field OUT NAME   the number after NAME= in a verify output
+#   ge A B               succeeds if A >= B (decimals)
 top=$(cd "$(dirname "$0")/../.." && pwd)
 : "${BUILD:=$top/build}"
 : "${SIM:=$BUILD/jpbpf-sim}"
@@ -32,3 +33,5 @@ sim_verify() {
 	d=$(sed -n 's/.* \([0-9]*\) decoded instructions.*/\1/p' "$2")
 	[ -n "$t" ] && [ "$t" -gt 0 ] && [ -n "$d" ] && [ "$d" -gt 0 ]
 }
+
+ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }

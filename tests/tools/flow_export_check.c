@@ -5,8 +5,9 @@
  *
  *   flow_export_check seq DIR FLOW.jsonl [MAX_UNALIGNED]
  *       FLOW.jsonl is `report --format flow --full --json`.  Per thread,
- *       its decoded and certain events, in order, must all align with
- *       the truth's bytecode events (eval_align), and every branch
+ *       its placed events (decoded, certain, chosen) are aligned with the
+ *       truth's bytecode events (eval_align); the decoded and certain
+ *       ones must all be aligned, and every branch
  *       direction an aligned event shows must be the truth's (the next
  *       truth event of the method).  Times must not decrease.
  *       MAX_UNALIGNED (default 0) tolerates that many unaligned events
@@ -88,11 +89,14 @@ struct seq {
 	uint32_t tid;
 	uint64_t *v;
 	size_t n, cap;
-	int *branch; /* flow only: 0 none, 1 taken, 2 not taken */
+	int *branch; /* flow only: 0 none, 1 taken, 2 not taken, | SURE */
 	size_t capb;
 	uint64_t last_t;
 	int backwards;
 };
+
+/* decoded or certain: must align (chosen events only give context) */
+#define SURE 4
 
 struct seqs {
 	struct seq *v;
@@ -206,7 +210,7 @@ static void load_truth(struct jpb_bundle *b, struct names *nm, struct seqs *out)
 		qsort(fused, nfused, sizeof(*fused), cmp_u64);
 }
 
-/* The export's decoded and certain events per tid. */
+/* The export's placed events per tid, decoded and certain ones SURE. */
 static void load_flow(const char *path, struct names *nm, struct seqs *out,
 		      size_t *lines)
 {
@@ -236,9 +240,11 @@ static void load_flow(const char *path, struct names *nm, struct seqs *out,
 		s->last_t = t;
 		uint64_t v = m ? (uint64_t)intern(nm, m) << 32 |
 			(uint32_t)json_integer_value(json_object_get(j, "bci")) : 0;
-		if (st && m && (!strcmp(st, "decoded") || !strcmp(st, "certain")))
-			seq_add(s, v, !br ? 0 : !strcmp(br, "taken") ? 1 :
-				!strcmp(br, "not_taken") ? 2 : 0);
+		int sure = st && (!strcmp(st, "decoded") || !strcmp(st, "certain"));
+		if (st && m && (sure || !strcmp(st, "chosen")))
+			seq_add(s, v, (sure ? SURE : 0) |
+				(!br ? 0 : !strcmp(br, "taken") ? 1 :
+				 !strcmp(br, "not_taken") ? 2 : 0));
 		json_decref(j);
 	}
 	free(line);
@@ -251,12 +257,13 @@ static void branches(const struct seq *t, const struct seq *f,
 {
 	for (size_t i = 0; i < f->n; i++) {
 		size_t k = t_of_f[i];
-		if (!f->branch[i] || k == SIZE_MAX || k + 1 >= t->n ||
+		int br = f->branch[i] & 3;
+		if (!(f->branch[i] & SURE) || !br || k == SIZE_MAX || k + 1 >= t->n ||
 		    t->v[k + 1] >> 32 != t->v[k] >> 32)
 			continue;
 		int fall = (t->v[k + 1] & 0xffffffffu) == (t->v[k] & 0xffffffffu) + 3;
 		(*checked)++;
-		*wrong += f->branch[i] != (fall ? 2 : 1);
+		*wrong += br != (fall ? 2 : 1);
 	}
 }
 
@@ -273,8 +280,13 @@ static int check_seq(struct jpb_bundle *b, const char *path, uint64_t tolerance)
 		struct seq *fs = &f.v[i], *ts = seq_for(&t, fs->tid);
 		size_t *t_of_f = malloc((fs->n + 1) * sizeof(*t_of_f));
 		uint8_t *hit = calloc(fs->n + 1, 1);
-		uint64_t a = eval_align(ts->v, ts->n, fs->v, fs->n, hit), unjudged = 0;
+		uint64_t a = 0, nsure = 0, unjudged = 0;
+		eval_align(ts->v, ts->n, fs->v, fs->n, hit);
 		for (size_t k = 0, shown = 0; k < fs->n; k++) {
+			if (!(fs->branch[k] & SURE))
+				continue;
+			nsure++;
+			a += hit[k] != 0;
 			if (hit[k])
 				continue;
 			if (is_fused(fs->v[k])) {
@@ -301,9 +313,9 @@ static int check_seq(struct jpb_bundle *b, const char *path, uint64_t tolerance)
 		branches(ts, fs, t_of_f, &checked, &wrong);
 		printf("thread %u: truth %zu, decoded+certain %zu, aligned %llu, "
 		       "unjudged (fused dispatch) %llu, time going back %d\n",
-		       fs->tid, ts->n, fs->n, (unsigned long long)a,
+		       fs->tid, ts->n, (size_t)nsure, (unsigned long long)a,
 		       (unsigned long long)unjudged, fs->backwards);
-		unaligned += fs->n - a - unjudged;
+		unaligned += nsure - a - unjudged;
 		bad |= fs->backwards || (fs->n && !ts->n);
 		free(t_of_f);
 	}

@@ -10,7 +10,9 @@
  * (method, instruction) frames; each event keeps the states it is
  * consistent with.  Compiled events pin the stack exactly.  Where several
  * paths stay consistent the first in successor order is chosen (see
- * RECONSTRUCTION.md) and the events are marked with the candidate count.
+ * RECONSTRUCTION.md) and the events are marked with the candidate count;
+ * positions found by resynchronisation or kept from a truncated state
+ * set are never certain until a compiled event pins the position.
  *
  * Never reads the truth or meta.json "simulated".  Not thread-safe.
  */

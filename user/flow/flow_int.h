@@ -87,6 +87,7 @@ struct frame {
 	uint8_t done;  /* pos has run (else it runs next) */
 	uint8_t comp;  /* part of a compiled activation */
 	uint8_t act;   /* outermost frame of its compiled activation */
+	uint8_t doubt; /* placed by a resynchronisation (or on such a frame) */
 };
 
 enum lost_kind {
@@ -103,6 +104,7 @@ struct node {
 	struct frame *below; /* lost: the known caller frames, if any */
 	uint8_t lost;
 	uint8_t mark;
+	uint8_t doubt; /* descends from a truncated or guessed state set */
 	uint32_t edge; /* first predecessor edge + 1, 0 none */
 };
 
@@ -116,6 +118,7 @@ struct step {
 	uint32_t ev;   /* index of the decoded event */
 	uint8_t emit;  /* produces a flow event */
 	uint8_t op;    /* JVMS opcode for interpreted steps */
+	uint8_t trunc; /* max_states dropped some of its states */
 };
 
 struct chunk {
@@ -164,6 +167,7 @@ struct flow {
 	size_t arena_frames;
 	struct jpb_flow_event *out;
 	size_t nout, capo;
+	int win_trunc; /* a pending step was truncated */
 	struct gapmark *gaps;
 	size_t ngaps, capg;
 	/* per method, events placed there for sure so far (decoded, certain) */

@@ -394,6 +394,7 @@ static struct frame *arena_compact(struct flow *f, struct frame *top)
 		}
 		n->comp = v[i]->comp;
 		n->act = v[i]->act;
+		n->doubt = v[i]->doubt;
 		up = n;
 	}
 	arena_free(old);
@@ -431,17 +432,24 @@ static int add_node_below(struct flow *f, struct frame *top, int lost,
 		}
 	}
 	if (at == UINT32_MAX) {
-		if (s->n >= f->o.max_states)
-			return 0; /* documented cap: later states are dropped */
+		if (s->n >= f->o.max_states) {
+			/* documented cap: later states are dropped, and with
+			 * them the right to call what survives certain */
+			s->trunc = 1;
+			f->win_trunc = 1;
+			return 0;
+		}
 		if (JPB_GROW(f->nodes, f->nnodes, f->capn))
 			return jpb_err_nomem;
 		at = (uint32_t)f->nnodes++;
-		f->nodes[at] = (struct node){ 0, top, below, (uint8_t)lost, 0, 0 };
+		f->nodes[at] = (struct node){ 0, top, below, (uint8_t)lost, 0,
+					      f->nodes[from].doubt, 0 };
 		s->n++;
 	}
 	if (JPB_GROW(f->edges, f->nedges, f->cape))
 		return jpb_err_nomem;
 	struct node *n = &f->nodes[at];
+	n->doubt |= f->nodes[from].doubt;
 	/* The first edge is the chosen predecessor: the one with the most
 	 * evidence, the earliest on ties. */
 	uint64_t sc = f->nodes[from].score +
@@ -500,7 +508,33 @@ static void prove(struct flow *f, uint32_t m)
 		f->proven[m]++;
 }
 
-static int emit(struct flow *f, const struct step *s, const struct node *chosen)
+/* Node marks while a window is resolved: on a path to the chosen end
+ * state, on a path to any end state. */
+enum { MARK_CHOSEN = 1, MARK_ANY = 2 };
+
+/* Candidates: distinct positions of the states of step S with a mark in
+ * BIT, i.e. still on a path to the resolved end. */
+static uint32_t count_cands(const struct flow *f, const struct step *s,
+			    unsigned bit)
+{
+	uint32_t nc = 0;
+	for (uint32_t i = s->first; i < s->first + s->n; i++) {
+		const struct node *a = &f->nodes[i];
+		if (!(a->mark & bit) || a->lost)
+			continue;
+		int seen = 0;
+		for (uint32_t j = s->first; j < i && !seen; j++) {
+			const struct node *b = &f->nodes[j];
+			seen = (b->mark & bit) && !b->lost && b->top->meth == a->top->meth &&
+			       b->top->pos == a->top->pos;
+		}
+		nc += !seen;
+	}
+	return nc;
+}
+
+static int emit(struct flow *f, const struct step *s, const struct node *chosen,
+		int doubt)
 {
 	const struct flow_ev *e = &f->ev[s->ev];
 	struct jpb_flow_event o = { 0, -1, s->op, JPB_FLOW_UNKNOWN, 0, 0, e->tsc };
@@ -519,29 +553,21 @@ static int emit(struct flow *f, const struct step *s, const struct node *chosen)
 			prove(f, (uint32_t)m);
 		}
 	} else if (!chosen->lost) {
-		/* Candidates: distinct positions of the states still on a path
-		 * to the resolved end. */
-		uint32_t nc = 0;
-		for (uint32_t i = s->first; i < s->first + s->n; i++) {
-			const struct node *a = &f->nodes[i];
-			if (!a->mark || a->lost)
-				continue;
-			int seen = 0;
-			for (uint32_t j = s->first; j < i && !seen; j++) {
-				const struct node *b = &f->nodes[j];
-				seen = b->mark && !b->lost && b->top->meth == a->top->meth &&
-				       b->top->pos == a->top->pos;
-			}
-			nc += !seen;
-		}
+		uint32_t nc = count_cands(f, s, MARK_ANY);
 		const struct frame *t = chosen->top;
+		/* Evidence for the choice rule: one position on a path to the
+		 * chosen end (the doubt below changes labels, not choices). */
+		if (count_cands(f, s, MARK_CHOSEN) <= 1)
+			prove(f, t->meth);
+		/* A guessed or truncated state set leaves at least one
+		 * untracked alternative: never certain (RECONSTRUCTION.md). */
+		if ((doubt || chosen->doubt || t->doubt) && nc < 2)
+			nc = 2;
 		o.method = t->meth + 1;
 		o.bci = (int32_t)insn_of(f, t->meth, t->pos)->bci;
 		o.ncand = (uint16_t)(nc > 65535 ? 65535 : nc);
 		o.status = nc <= 1 ? JPB_FLOW_CERTAIN : JPB_FLOW_CHOSEN;
 		f->meths[t->meth].used = 1;
-		if (nc <= 1)
-			prove(f, t->meth);
 	}
 	if (JPB_GROW(f->out, f->nout, f->capo))
 		return jpb_err_nomem;
@@ -552,20 +578,25 @@ static int emit(struct flow *f, const struct step *s, const struct node *chosen)
 }
 
 /* Resolve every pending step up to the last one, whose node CHOSEN (an
- * index into the last step) ends the path, and restart from it. */
-static int flush(struct flow *f, uint32_t chosen)
+ * index into the last step) ends the path, and restart from it.  The
+ * candidates are the states on a path to CHOSEN, or with ALL to any
+ * state of the last step (all of them are consistent with the trace). */
+static int flush_some(struct flow *f, uint32_t chosen, int all)
 {
 	size_t last = f->nsteps - 1;
+	const struct step *ls = &f->steps[last];
 	for (size_t i = 0; i < f->nnodes; i++)
 		f->nodes[i].mark = 0;
-	f->nodes[chosen].mark = 1;
+	for (uint32_t i = ls->first; all && i < ls->first + ls->n; i++)
+		f->nodes[i].mark = MARK_ANY;
+	f->nodes[chosen].mark = MARK_CHOSEN | MARK_ANY;
 	for (size_t s = last; s >= 1; s--) {
 		const struct step *st = &f->steps[s];
 		for (uint32_t i = st->first; i < st->first + st->n; i++) {
 			if (!f->nodes[i].mark)
 				continue;
 			for (uint32_t e = f->nodes[i].edge; e; e = f->edges[e - 1].next)
-				f->nodes[f->edges[e - 1].from].mark = 1;
+				f->nodes[f->edges[e - 1].from].mark |= f->nodes[i].mark;
 		}
 	}
 	uint32_t *path = malloc((last + 1) * sizeof(*path));
@@ -579,9 +610,12 @@ static int flush(struct flow *f, uint32_t chosen)
 	int err = 0;
 	for (size_t s = 1; s <= last && !err; s++)
 		if (f->steps[s].emit)
-			err = emit(f, &f->steps[s], &f->nodes[path[s]]);
+			err = emit(f, &f->steps[s], &f->nodes[path[s]], f->win_trunc);
 	free(path);
 	struct node base = f->nodes[chosen];
+	/* what follows a choice among several end states depends on it */
+	base.doubt |= all && ls->n > 1;
+	f->win_trunc = 0;
 	base.edge = 0;
 	base.mark = 0;
 	base.score = 0;
@@ -607,7 +641,7 @@ static int flush_first(struct flow *f)
 	for (uint32_t i = s->first + 1; i < s->first + s->n; i++)
 		if (f->nodes[i].score > f->nodes[best].score)
 			best = i;
-	return flush(f, best);
+	return flush_some(f, best, 1);
 }
 
 
@@ -657,6 +691,8 @@ static int hidden_targets(struct flow *f, const struct frame *t, uint32_t from)
 		    strcmp(c->info.descriptor, ref.descriptor))
 			continue;
 		struct frame *n = frame_new(f, (struct frame *)t, f->synth[k], 0, 0);
+		if (n)
+			n->doubt = t->doubt;
 		err = n ? add_node(f, n, LOST_NONE, from) : jpb_err_nomem;
 	}
 	return err;
@@ -730,6 +766,8 @@ static int linkage_targets(struct flow *f, const struct frame *t, uint32_t from)
 	int err = f->link_built ? 0 : build_link(f);
 	for (size_t k = 0; k < f->nlink[which] && !err; k++) {
 		struct frame *n = frame_new(f, (struct frame *)t, f->link[which][k], 0, 0);
+		if (n)
+			n->doubt = t->doubt;
 		err = n ? add_node(f, n, LOST_NONE, from) : jpb_err_nomem;
 	}
 	return err;
@@ -1071,6 +1109,8 @@ static int resync(struct flow *f, uint32_t i, uint8_t op, int lost, uint32_t fro
 	for (uint32_t c = 0; c < nc && !err; c++) {
 		struct frame *t = frame_new(f, below, (uint32_t)(cand[c] >> 32),
 					    (uint32_t)cand[c], 1);
+		if (t)
+			t->doubt = 1; /* searched afresh: never certain */
 		err = t ? add_node(f, t, LOST_NONE, from) : jpb_err_nomem;
 	}
 	return err;
@@ -1081,6 +1121,8 @@ static int add_at(struct flow *f, const struct frame *t, uint32_t pos,
 		  int done, uint32_t from)
 {
 	struct frame *n = frame_new(f, t->up, t->meth, pos, done);
+	if (n)
+		n->doubt = t->doubt;
 	return n ? add_node(f, n, LOST_NONE, from) : jpb_err_nomem;
 }
 
@@ -1115,6 +1157,7 @@ static int interp_over_compiled(struct flow *f, uint32_t i, struct frame *t,
 		top = frame_new(f, up, chain[k]->meth, chain[k]->pos, 1);
 		if (!top)
 			return jpb_err_nomem;
+		top->doubt = chain[k]->doubt;
 		up = top;
 	}
 	return interp_from(f, i, top, op, from);
@@ -1190,6 +1233,8 @@ static int step_entry(struct flow *f, uint32_t i, const char *desc)
 			if (err || !flow_meth_cfg(f, m))
 				continue;
 			struct frame *n = frame_new(f, t, m, 0, 0);
+			if (n)
+				n->doubt = t->doubt;
 			err = n ? add_node(f, n, LOST_NONE, k) : jpb_err_nomem;
 		}
 		if (!err)
@@ -1253,6 +1298,7 @@ static int step_deopt(struct flow *f, uint32_t i)
 						j ? 1 : !redo);
 				if (!top)
 					return jpb_err_nomem;
+				top->doubt = chain[j]->doubt;
 				up = top;
 			}
 			err = add_node(f, top, LOST_NONE, k);
@@ -1337,6 +1383,10 @@ static int step_compiled(struct flow *f, uint32_t i)
 		struct frame *n = push_compiled(f, NULL, meth, pos, nf);
 		err = n ? add_node(f, n, LOST_NONE, p0) : jpb_err_nomem;
 	}
+	/* a pin: the position is exact again (resynchronised frames below
+	 * keep their own doubt) */
+	for (uint32_t k = cur_step(f)->first; k < cur_step(f)->first + cur_step(f)->n; k++)
+		f->nodes[k].doubt = 0;
 	return err;
 }
 
@@ -1347,13 +1397,15 @@ static int settle(struct flow *f, int *died)
 {
 	*died = 0;
 	drop_lost(f);
+	for (uint32_t k = 0; cur_step(f)->trunc && k < cur_step(f)->n; k++)
+		f->nodes[cur_step(f)->first + k].doubt = 1;
 	if (!cur_step(f)->n) {
 		f->nsteps--;
 		*died = 1;
 		return reset_lost(f, LOST_ANY);
 	}
 	if (cur_step(f)->n == 1)
-		return flush(f, cur_step(f)->first);
+		return flush_some(f, cur_step(f)->first, 0);
 	return f->nsteps > MAX_PENDING_STEPS ? flush_first(f) : 0;
 }
 
@@ -1455,6 +1507,7 @@ int flow_thread_ev(struct flow *f, const struct flow_ev *ev, size_t n,
 	f->nev = n;
 	f->nout = 0;
 	f->ngaps = 0;
+	f->win_trunc = 0;
 	f->nedges = 0;
 	f->nsteps = 0;
 	f->nnodes = 0;

@@ -8,6 +8,7 @@
 #   stats V...               "median min max" of numbers
 #   now_s                    monotonic seconds (float)
 #   bench_tmp                sets $tmp, a scratch directory removed at exit
+#   simloop_sized MB TOL DIR POINTS   a SimLoop bundle of MB (±TOL) of PT
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 name=$(basename "$0")
 java_home=${JAVA_HOME_BENCH:-/usr/lib/jvm/java-17-openjdk-amd64}
@@ -78,8 +79,10 @@ calc() {
 
 # simloop_bundle ROUNDS DIR: a simulated bundle of tests/workloads/SimLoop
 # run for ROUNDS (a real JDK 17 truth, then `synth --cpus 2 --seed 1` with
-# the simulator's default JIT thresholds); its PT grows linearly with
-# ROUNDS, about 0.37 MB per 1000.
+# the simulator's default JIT thresholds).  Its PT is not proportional to
+# ROUNDS: JVM start-up adds a fixed part, and once the JIT compiles the
+# loop's callees a round writes fewer packets (about 1.7 MB at 4000, 5.5 at
+# 40000, 24 at 160000); simloop_sized aims at a size.
 simloop_bundle() {
 	local rounds=$1 dir=$2 cls=$tmp/simloop-cls
 	[ -f "$cls/SimLoop.class" ] || "$JAVAC" --release 17 -d "$cls" "$top/tests/workloads/SimLoop.java" ||
@@ -100,4 +103,49 @@ rawbench() {
 	bench_time "$2" "$TOOLS/decode_rawbench" "$1" >"$tmp/raw.out" 2>&1 ||
 		{ cat "$tmp/raw.out" >&2; bench_die "decode_rawbench $1 failed"; }
 	sed -n 's/^libipt raw block decoding: \([0-9.]*\) MB.*/\1/p' "$tmp/raw.out"
+}
+
+# simloop_rounds MB POINTS: the SimLoop rounds expected to give MB of PT,
+# from POINTS (lines "ROUNDS MB" measured so far): the secant through the
+# two points nearest MB (PT per round changes with the run's length, so
+# the local slope beats a global one), or proportional to the nearest
+# point when the two are too close in MB to give a slope.
+simloop_rounds() {
+	awk -v t="$1" '
+	function d(m) { return m > t ? log(m / t) : log(t / m) }
+	$2 > 0 { n++; r[n] = $1; m[n] = $2 }
+	END {
+		if (!n) exit 1
+		a = 0; b = 0
+		for (i = 1; i <= n; i++)
+			if (!a || d(m[i]) < d(m[a])) { b = a; a = i }
+			else if (!b || d(m[i]) < d(m[b])) b = i
+		x = r[a] * t / m[a]
+		if (b && r[a] != r[b] && (m[a] - m[b]) / (r[a] - r[b]) > 0 &&
+		    (m[a] > m[b] ? m[a] / m[b] : m[b] / m[a]) > 1.1) {
+			y = r[a] + (t - m[a]) * (r[a] - r[b]) / (m[a] - m[b])
+			# Far from both points the secant is a guess; stay
+			# within 2x of proportional.
+			if (y > x / 2 && y < 2 * x) x = y
+		}
+		printf "%d", x < 100 ? 100 : x }' "$2"
+}
+
+# simloop_sized MB TOL DIR POINTS: a SimLoop bundle in DIR with MB of PT,
+# within a fraction TOL.  Each try adds its (rounds, MB) to POINTS and the
+# next try corrects from them; tries 1 and 2 aim at TOL/2, try 3 accepts
+# TOL, else the figure fails.  Sets sized_r and sized_mb.
+simloop_sized() {
+	local target=$1 tol=$2 dir=$3 points=$4 try aim ok
+	for try in 1 2 3; do
+		sized_r=$(simloop_rounds "$target" "$points") || bench_die "simloop_sized: no measured point in $points"
+		simloop_bundle "$sized_r" "$dir"
+		sized_mb=$(rawbench "$dir" "$tmp/ru.sized")
+		echo "$sized_r $sized_mb" >>"$points"
+		aim=$([ $try -lt 3 ] && calc "$tol / 2" || echo "$tol")
+		ok=$(awk -v m="$sized_mb" -v t="$target" -v a="$aim" 'BEGIN { print (m >= t * (1 - a) && m <= t * (1 + a)) }')
+		echo "$name: try $try: SimLoop $sized_r gave $sized_mb MB of PT (target $target ±$(calc "$aim * 100")%)" >&2
+		[ "$ok" = 1 ] && return 0
+	done
+	bench_die "SimLoop: 3 tries did not give $target MB of PT within ±$(calc "$tol * 100")% (rounds and MB measured: $(tr '\n' ';' <"$points"))"
 }

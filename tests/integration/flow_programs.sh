@@ -16,28 +16,23 @@
 # A program whose Debian package is absent is skipped; $FLOW_PROGRAMS
 # restricts the run to some of the four.
 . "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/sim_lib.sh"
-sim_setup
-: "${AGENT:=$BUILD/libjpbpf-agent.so}"
-PROGS=$top/tests/workloads/programs/run
-export JPBPF_PROGRAMS_OUT=$TESTTMP/programs
-JAVA=/usr/lib/jvm/java-17-openjdk-amd64/bin/java
+. "$(dirname "$0")/programs_lib.sh"
+programs_setup
 MAX=100000
 LONG=1000000
 SYNTH=(--cpus 2 --jit-invoke 40 --jit-backedge 400 --seed 1)
 FLOW=$TOOLS/flow_tool
-ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
-# window_ok DIR N: the truth holds N bytecodes.
-window_ok() {
-	[ "$("$JPBPF" info "$1" --json 2>/dev/null | jq -r '.truth.bytecodes')" = "$2" ]
-}
-
-if [ ! -f "$AGENT" ] || [ ! -x "$JAVA" ]; then
-	t_skip "real programs" "agent or JDK 17 missing"
-	t_done
-	exit 0
-fi
 t_need_tool "$FLOW"
+
+# window NAME B N: a truth window in B from NAME that holds N bytecodes.
+window() {
+	programs_truth "$1" "$2" "$3"
+	if [ "$("$JPBPF" info "$2" --json 2>/dev/null | jq -r '.truth.bytecodes')" != "$3" ]; then
+		t_fail "$1: truth window of $3 bytecodes"; sed 's/^/# /' "$2.stderr" | tail -5
+		return 1
+	fi
+	t_ok "$1: truth window of $3 bytecodes"
+}
 
 # lcs_pairs B: pairs of an LCS of truth and placed flow, summed over the
 # threads eval matched (GNU diff: |T| less the truth lines it deletes).
@@ -81,34 +76,14 @@ run_loss() {
 }
 
 for name in ${FLOW_PROGRAMS:-sunflow batik fop h2}; do
-	if ! "$PROGS" list | grep -qx "$name"; then
-		t_skip "$name" "Debian package $("$PROGS" package "$name") not installed"
-		continue
-	fi
-	if ! args=$("$PROGS" args "$name" 2>"$TESTTMP/$name.args"); then
-		t_fail "$name: harness compiles"; sed 's/^/# /' "$TESTTMP/$name.args"; continue
-	fi
+	programs_args "$name" || continue
 	b=$TESTTMP/prog-$name
-	# shellcheck disable=SC2086 # args is one line of words by contract
-	"$SIM" truth -o "$b" --agent "$AGENT" --from "$("$PROGS" window "$name")" --max $MAX -- \
-		"$JAVA" $args >"$b.stdout" 2>"$b.stderr"
-	if ! window_ok "$b" $MAX; then
-		t_fail "$name: truth window of $MAX bytecodes"; sed 's/^/# /' "$b.stderr" | tail -5
-		continue
-	fi
-	t_ok "$name: truth window of $MAX bytecodes"
+	window "$name" "$b" $MAX || continue
 	run_loss "$name" "$b" 0 0.99
 	run_loss "$name" "$b" 20 0.95
 	[ "$name" = sunflow ] || continue
 	b=$TESTTMP/prog-$name-long
-	# shellcheck disable=SC2086
-	"$SIM" truth -o "$b" --agent "$AGENT" --from "$("$PROGS" window "$name")" --max $LONG -- \
-		"$JAVA" $args >"$b.stdout" 2>"$b.stderr"
-	if ! window_ok "$b" $LONG; then
-		t_fail "$name: truth window of $LONG bytecodes"; sed 's/^/# /' "$b.stderr" | tail -5
-		continue
-	fi
-	t_ok "$name: truth window of $LONG bytecodes"
+	window "$name" "$b" $LONG || continue
 	run_loss "$name-long" "$b" 0 0.99
 done
 t_done

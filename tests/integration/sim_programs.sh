@@ -9,25 +9,14 @@
 # measured figures are printed as TAP comments).  A program whose package
 # is not installed is skipped (scripts/install-deps --programs).
 . "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/sim_lib.sh"
-sim_setup
-: "${AGENT:=$BUILD/libjpbpf-agent.so}"
-PROGS=$top/tests/workloads/programs/run
-export JPBPF_PROGRAMS_OUT=$TESTTMP/programs
-JAVA=/usr/lib/jvm/java-17-openjdk-amd64/bin/java
+. "$(dirname "$0")/programs_lib.sh"
+programs_setup
 MAX=150000
 FLOOR=0.99
-ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 window_ok() {
 	jq -e '.window.start == "trigger" and .window.threads_mid_stack >= 1 and
 	       .bytecodes > 50000' >/dev/null <<<"$1"
 }
-
-if [ ! -f "$AGENT" ] || [ ! -x "$JAVA" ]; then
-	t_skip "real programs" "agent or JDK 17 missing"
-	t_done
-	exit 0
-fi
 
 # run_loss NAME TRUTH LOSS: synth a copy at LOSS %, decode, evaluate.
 run_loss() {
@@ -58,18 +47,10 @@ run_loss() {
 }
 
 for name in math3 lucene; do
-	if ! "$PROGS" list | grep -qx "$name"; then
-		t_skip "$name" "Debian package $("$PROGS" package "$name") not installed"
-		continue
-	fi
-	if ! args=$("$PROGS" args "$name" 2>"$TESTTMP/$name.args"); then
-		t_fail "$name: harness compiles"; sed 's/^/# /' "$TESTTMP/$name.args"; continue
-	fi
+	programs_args "$name" || continue
 	b=$TESTTMP/prog-$name
 	start=$(date +%s.%N)
-	# shellcheck disable=SC2086 # args is one line of words by contract
-	"$SIM" truth -o "$b" --agent "$AGENT" --from "$("$PROGS" window "$name")" --max $MAX -- \
-		"$JAVA" $args >"$b.stdout" 2>"$b.stderr"
+	programs_truth "$name" "$b" $MAX
 	t_check "$name: truth run ends with the program's result" grep -q '^result ' "$b.stdout" ||
 		sed 's/^/# /' "$b.stderr"
 	info=$("$JPBPF" info "$b" --json 2>/dev/null | jq -c '.truth')

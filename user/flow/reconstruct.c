@@ -1110,7 +1110,7 @@ static int resync(struct flow *f, uint32_t i, uint8_t op, int lost, uint32_t fro
 		struct frame *t = frame_new(f, below, (uint32_t)(cand[c] >> 32),
 					    (uint32_t)cand[c], 1);
 		if (t)
-			t->doubt = 1; /* searched afresh: never certain */
+			t->doubt = nc > 1; /* the trace left one position: certain */
 		err = t ? add_node(f, t, LOST_NONE, from) : jpb_err_nomem;
 	}
 	return err;

@@ -2,8 +2,9 @@
 /*
  * Reconstruction on hand-built decoded event sequences over real class
  * files compiled by javac at test time (a thread's first position is
- * found by resynchronisation, so its events are chosen, ncand >= 2, until
- * a compiled pin): a straight-line method, a loop
+ * found by resynchronisation: certain when the whole program's search
+ * left one position, else chosen until a compiled pin): a straight-line
+ * method, a loop
  * whose exit branch is inferred, identical getters behind a virtual call
  * (ambiguous: chosen among 2), an exception unwinding two frames, and a
  * compiled anchor that pins an ambiguous interpreted run, identical bodies
@@ -221,10 +222,10 @@ static void test_straight(void **state)
 	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
 	ops(x, 0x1a, 0x1b, 0x60, 0x3d, 0x1c, 0x05, 0x68, 0xac, -1);
 	static const struct want w[] = {
-		{ "Cases.straight", 0, CH, 2 }, { "Cases.straight", 1, CH, 2 },
-		{ "Cases.straight", 2, CH, 2 }, { "Cases.straight", 3, CH, 2 },
-		{ "Cases.straight", 4, CH, 2 }, { "Cases.straight", 5, CH, 2 },
-		{ "Cases.straight", 6, CH, 2 }, { "Cases.straight", 7, CH, 2 },
+		{ "Cases.straight", 0, C, 1 }, { "Cases.straight", 1, C, 1 },
+		{ "Cases.straight", 2, C, 1 }, { "Cases.straight", 3, C, 1 },
+		{ "Cases.straight", 4, C, 1 }, { "Cases.straight", 5, C, 1 },
+		{ "Cases.straight", 6, C, 1 }, { "Cases.straight", 7, C, 1 },
 	};
 	check(x, w, NW(w));
 }
@@ -240,15 +241,15 @@ static void test_loop_exit(void **state)
 	    0x1b, 0x1c, 0x60, 0x3c, 0x84, 0xa7,           /* body */
 	    0x1c, 0x1a, 0xa2, 0x1b, 0xac, -1);            /* test, exit */
 	static const struct want w[] = {
-		{ "Cases.loop", 0, CH, 2 }, { "Cases.loop", 1, CH, 2 },
-		{ "Cases.loop", 2, CH, 2 }, { "Cases.loop", 3, CH, 2 },
-		{ "Cases.loop", 4, CH, 2 }, { "Cases.loop", 5, CH, 2 },
-		{ "Cases.loop", 6, CH, 2 }, { "Cases.loop", 9, CH, 2 },
-		{ "Cases.loop", 10, CH, 2 }, { "Cases.loop", 11, CH, 2 },
-		{ "Cases.loop", 12, CH, 2 }, { "Cases.loop", 13, CH, 2 },
-		{ "Cases.loop", 16, CH, 2 }, { "Cases.loop", 4, CH, 2 },
-		{ "Cases.loop", 5, CH, 2 }, { "Cases.loop", 6, CH, 2 },
-		{ "Cases.loop", 19, CH, 2 }, { "Cases.loop", 20, CH, 2 },
+		{ "Cases.loop", 0, C, 1 }, { "Cases.loop", 1, C, 1 },
+		{ "Cases.loop", 2, C, 1 }, { "Cases.loop", 3, C, 1 },
+		{ "Cases.loop", 4, C, 1 }, { "Cases.loop", 5, C, 1 },
+		{ "Cases.loop", 6, C, 1 }, { "Cases.loop", 9, C, 1 },
+		{ "Cases.loop", 10, C, 1 }, { "Cases.loop", 11, C, 1 },
+		{ "Cases.loop", 12, C, 1 }, { "Cases.loop", 13, C, 1 },
+		{ "Cases.loop", 16, C, 1 }, { "Cases.loop", 4, C, 1 },
+		{ "Cases.loop", 5, C, 1 }, { "Cases.loop", 6, C, 1 },
+		{ "Cases.loop", 19, C, 1 }, { "Cases.loop", 20, C, 1 },
 	};
 	check(x, w, NW(w));
 }
@@ -263,9 +264,9 @@ static void test_identical_getters(void **state)
 	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
 	ops(x, 0x2a, 0xb4, 0xac, 0xac, -1);
 	static const struct want w[] = {
-		{ "Cases.callGet", 0, CH, 2 }, { "Cases.callGet", 1, CH, 2 },
+		{ "Cases.callGet", 0, C, 1 }, { "Cases.callGet", 1, C, 1 },
 		{ "A|B", 0, CH, 2 }, { "A|B", 1, CH, 2 }, { "A|B", 4, CH, 2 },
-		{ "Cases.callGet", 4, CH, 2 },
+		{ "Cases.callGet", 4, C, 1 },
 	};
 	check(x, w, NW(w));
 }
@@ -426,8 +427,8 @@ static void test_recover_recursion(void **state)
  * 6) and the exit's iload_1 (19), marked recovered with ncand 0.  After
  * the gap the ireturn fits every ireturn of the classes (19), the one of
  * the method with the most evidence, loop, is chosen; callLoop's bipush
- * after an invoke is the only fit, but found by resynchronisation: chosen,
- * ncand 2 (docs/RECONSTRUCTION.md, "When an event is certain"). */
+ * after an invoke is the only fit of the whole program's search: certain
+ * (docs/RECONSTRUCTION.md, "When an event is certain"). */
 static void test_recover_lost_loop_exit(void **state)
 {
 	struct fx *x = *state;
@@ -450,22 +451,22 @@ static void test_recover_lost_loop_exit(void **state)
 		{ "Cases.loop", 9, CH, 2 }, { "Cases.loop", 10, CH, 2 },
 		{ "Cases.loop", 11, CH, 2 }, { "Cases.loop", 12, CH, 2 },
 		{ "Cases.loop", 13, CH, 2 }, { "Cases.loop", 16, CH, 2 },
-		{ "Cases.loop", 9, CH, 2 }, { "Cases.loop", 10, CH, 2 },
-		{ "Cases.loop", 11, CH, 2 }, { "Cases.loop", 12, CH, 2 },
-		{ "Cases.loop", 13, CH, 2 }, { "Cases.loop", 16, CH, 2 },
+		{ "Cases.loop", 9, C, 1 }, { "Cases.loop", 10, C, 1 },
+		{ "Cases.loop", 11, C, 1 }, { "Cases.loop", 12, C, 1 },
+		{ "Cases.loop", 13, C, 1 }, { "Cases.loop", 16, C, 1 },
 		{ "Cases.loop", 4, RC, 0 }, { "Cases.loop", 5, RC, 0 },
 		{ "Cases.loop", 6, RC, 0 }, { "Cases.loop", 19, RC, 0 },
 		{ "Cases.loop", 20, CH, 19 },
-		{ "Cases.callLoop", 4, CH, 2 }, { "Cases.callLoop", 6, CH, 2 },
-		{ "Cases.callLoop", 7, CH, 2 },
+		{ "Cases.callLoop", 4, C, 1 }, { "Cases.callLoop", 6, C, 1 },
+		{ "Cases.callLoop", 7, C, 1 },
 	};
 	check(x, w, NW(w));
 }
 
 /* P.twin and Q.twin have one body.  Entered with the caller unknown, the
  * thread resynchronises onto both (chosen among 2); the return then
- * resynchronises onto viaP, the only fit, yet a position searched afresh
- * is never certain: chosen, ncand 2.  A compiled pin (anchored, calling
+ * resynchronises onto viaP, the only fit in the whole program: certain.
+ * A compiled pin (anchored, calling
  * compiledCallee, which runs interpreted) makes the callee certain again. */
 static void test_resync_twins_until_pin(void **state)
 {
@@ -484,9 +485,9 @@ static void test_resync_twins_until_pin(void **state)
 	static const struct want w[] = {
 		{ TW, 0, CH, 2 }, { TW, 1, CH, 2 }, { TW, 2, CH, 2 },
 		{ TW, 3, CH, 2 }, { TW, 4, CH, 2 }, { TW, 5, CH, 2 },
-		{ "Cases.viaP", 4, CH, 2 }, { "Cases.viaP", 5, CH, 2 },
-		{ "Cases.viaP", 6, CH, 2 }, { "Cases.viaP", 8, CH, 2 },
-		{ "Cases.viaP", 9, CH, 2 },
+		{ "Cases.viaP", 4, C, 1 }, { "Cases.viaP", 5, C, 1 },
+		{ "Cases.viaP", 6, C, 1 }, { "Cases.viaP", 8, C, 1 },
+		{ "Cases.viaP", 9, C, 1 },
 		{ "Cases.anchored", 0, DEC, 1 }, { "Cases.anchored", 1, DEC, 1 },
 		{ "Cases.compiledCallee", 0, C, 1 }, { "Cases.compiledCallee", 1, C, 1 },
 		{ "Cases.compiledCallee", 2, C, 1 }, { "Cases.compiledCallee", 3, C, 1 },

@@ -239,20 +239,29 @@ static int report_summary(const struct report_args *a)
 	return rc;
 }
 
+static int open_bundle_and_output(const struct report_args *a,
+				  struct jpb_bundle **b, uint32_t *tid, FILE **f)
+{
+	int rc = open_bundle(a, b, tid);
+	if (rc)
+		return rc;
+	*f = open_output(a);
+	if (*f)
+		return CLI_OK;
+	jpb_bundle_free(*b);
+	return CLI_FAIL;
+}
+
 /* flow and raw: streamed straight to the output, with a progress bar. */
 static int report_stream(const struct report_args *a)
 {
 	struct jpb_bundle *b;
 	uint32_t tid;
 	char err[1024] = "";
-	int rc = open_bundle(a, &b, &tid);
+	FILE *f;
+	int rc = open_bundle_and_output(a, &b, &tid, &f);
 	if (rc)
 		return rc;
-	FILE *f = open_output(a);
-	if (!f) {
-		jpb_bundle_free(b);
-		return CLI_FAIL;
-	}
 	struct progress *p = progress_alloc(stderr, a->format,
 					    !a->quiet && progress_wanted(stderr));
 	if (a->format[0] == 'f') {
@@ -284,14 +293,10 @@ static int report_calls(struct report_args *a, enum calls_format fmt)
 			a->co.expand >= 0 ? "expand" : "weight", a->format);
 		return CLI_USAGE;
 	}
-	int rc = open_bundle(a, &b, &a->co.tid);
+	FILE *f;
+	int rc = open_bundle_and_output(a, &b, &a->co.tid, &f);
 	if (rc)
 		return rc;
-	FILE *f = open_output(a);
-	if (!f) {
-		jpb_bundle_free(b);
-		return CLI_FAIL;
-	}
 	a->co.top = a->so.top;
 	a->co.json = a->json;
 	a->co.warn = warn_damage;

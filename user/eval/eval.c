@@ -505,6 +505,20 @@ static int load_sim_lost(struct jpb_bundle *b, struct seqs *t)
 	return 1;
 }
 
+struct flow_into {
+	struct seq *s;
+	const struct idmap *ids;
+};
+
+static int add_flow_event(void *arg, const struct jpb_flow_event *fe)
+{
+	const struct flow_into *in = arg;
+	int kind = fe->status == JPB_FLOW_RECOVERED ? 1 :
+		   fe->status == JPB_FLOW_DECODED ? 2 : 0;
+	return seq_add(in->s, pack(in->ids, fe->method, fe->bci), kind) ?
+		       jpb_err_nomem : 0;
+}
+
 static int load_flow(struct jpb_bundle *b, struct keys *k, struct seqs *out,
 		     char *errmsg, size_t size)
 {
@@ -539,23 +553,9 @@ static int load_flow(struct jpb_bundle *b, struct keys *k, struct seqs *out,
 		struct seq *s = seq_for(out, (uint32_t)strtoul(tn[i] + 8, NULL, 10));
 		if (!s || (err = jpb_reader_open(b, tn[i], &r)))
 			break;
-		while (!err && (err = jpb_reader_next(r, &rec)) == 0) {
-			struct jpb_rec_flow_events e;
-			if (rec.type != JPB_REC_FLOW_EVENTS ||
-			    jpb_rec_decode(jpb_rectype_find(rec.type), rec.payload, rec.size, &e))
-				continue;
-			for (uint32_t o = 0; o + JPB_FLOW_EVENT_SIZE <= e.events.len;
-			     o += JPB_FLOW_EVENT_SIZE) {
-				struct jpb_flow_event fe;
-				jpb_flow_event_get(e.events.ptr + o, &fe);
-				if (seq_add(s, pack(&ids, fe.method, fe.bci),
-					    fe.status == JPB_FLOW_RECOVERED ? 1 :
-					    fe.status == JPB_FLOW_DECODED ? 2 : 0)) {
-					err = jpb_err_nomem;
-					break;
-				}
-			}
-		}
+		struct flow_into in = { s, &ids };
+		while (!err && (err = jpb_reader_next(r, &rec)) == 0)
+			err = jpb_flow_events_each(&rec, add_flow_event, &in);
 		jpb_reader_free(r);
 		err = err == jpb_err_eos ? 0 : err;
 	}

@@ -78,37 +78,41 @@ static int count_event(struct tally *t, const struct jpb_flow_event *e,
 	return 0;
 }
 
+/* Each event is counted with the one after it (its time runs until then). */
+struct pairing {
+	struct tally *t;
+	struct jpb_flow_event prev;
+	int have;
+};
+
+static int count_next(void *arg, const struct jpb_flow_event *e)
+{
+	struct pairing *p = arg;
+	if (p->have && count_event(p->t, &p->prev, e))
+		return jpb_err_nomem;
+	p->prev = *e;
+	p->have = 1;
+	return 0;
+}
+
 static int count_stream(struct jpb_bundle *b, const char *name, struct tally *t)
 {
-	const struct jpb_rectype *type = jpb_rectype_find(JPB_REC_FLOW_EVENTS);
 	struct jpb_reader *r;
 	struct jpb_record rec;
-	struct jpb_flow_event prev, e;
-	int have = 0;
+	struct pairing p = { .t = t };
 	int err = jpb_reader_open(b, name, &r);
 	if (err)
 		return err;
-	while ((err = jpb_reader_next(r, &rec)) == 0) {
-		struct jpb_rec_flow_events ev;
-		if (rec.type != JPB_REC_FLOW_EVENTS ||
-		    jpb_rec_decode(type, rec.payload, rec.size, &ev) != 0)
-			continue;
-		for (uint32_t i = 0; i + JPB_FLOW_EVENT_SIZE <= ev.events.len;
-		     i += JPB_FLOW_EVENT_SIZE) {
-			jpb_flow_event_get(ev.events.ptr + i, &e);
-			if (have && count_event(t, &prev, &e)) {
-				jpb_reader_free(r);
-				return jpb_err_nomem;
-			}
-			prev = e;
-			have = 1;
+	while ((err = jpb_reader_next(r, &rec)) == 0)
+		if (jpb_flow_events_each(&rec, count_next, &p)) {
+			jpb_reader_free(r);
+			return jpb_err_nomem;
 		}
-	}
 	note_damage(t, r, err);
 	jpb_reader_free(r);
-	if (have && count_event(t, &prev, NULL))
+	if (p.have && count_event(t, &p.prev, NULL))
 		return jpb_err_nomem;
-	t->threads += have;
+	t->threads += p.have;
 	return 0;
 }
 

@@ -2,6 +2,8 @@
 /* Schemas of the "flow" record types; see records.h for how to add one. */
 #include "records_flow.h"
 
+#include "bundle.h"
+
 static const struct jpb_field method_fields[] = {
 	JPB_FIELD(struct jpb_rec_flow_method, index, JPB_F_U32),
 	JPB_FIELD(struct jpb_rec_flow_method, reserved, JPB_F_U32),
@@ -54,4 +56,23 @@ const char *jpb_flow_status_name(unsigned status)
 	static const char *const names[] = { "none", "decoded", "certain",
 					     "chosen", "recovered", "unknown" };
 	return status < sizeof(names) / sizeof(names[0]) ? names[status] : "bad";
+}
+
+int jpb_flow_events_each(const struct jpb_record *rec,
+			 int (*fn)(void *arg, const struct jpb_flow_event *e),
+			 void *arg)
+{
+	struct jpb_rec_flow_events ev;
+	if (rec->type != JPB_REC_FLOW_EVENTS ||
+	    jpb_rec_decode(jpb_rectype_find(rec->type), rec->payload, rec->size,
+			   &ev) != 0)
+		return 0;
+	int rc = 0;
+	for (uint32_t i = 0; !rc && i + JPB_FLOW_EVENT_SIZE <= ev.events.len;
+	     i += JPB_FLOW_EVENT_SIZE) {
+		struct jpb_flow_event e;
+		jpb_flow_event_get(ev.events.ptr + i, &e);
+		rc = fn(arg, &e);
+	}
+	return rc;
 }

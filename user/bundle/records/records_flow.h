@@ -94,4 +94,13 @@ struct jpb_rec_flow_thread {
 
 const char *jpb_flow_status_name(unsigned status);
 
+/* Each flow event of record REC (a jpb_record from a flow/tidN reader)
+ * to FN, in order, stopping at FN's first nonzero result, which is
+ * returned.  A record of another type or one that does not decode holds
+ * no events: 0. */
+struct jpb_record;
+int jpb_flow_events_each(const struct jpb_record *rec,
+			 int (*fn)(void *arg, const struct jpb_flow_event *e),
+			 void *arg);
+
 #endif /* JPBPF_RECORDS_FLOW_H */

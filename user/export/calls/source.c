@@ -85,22 +85,14 @@ uint64_t calls_src_ns(const struct calls_src *s, uint64_t tsc)
 	return xclock_ns(s->clk, tsc);
 }
 
-static int walk_batch(struct walk *w, const struct jpb_rec_flow_events *ev)
+static int walk_one(void *w, const struct jpb_flow_event *e)
 {
-	int rc = 0;
-	for (uint32_t i = 0; !rc && i + JPB_FLOW_EVENT_SIZE <= ev->events.len;
-	     i += JPB_FLOW_EVENT_SIZE) {
-		struct jpb_flow_event e;
-		jpb_flow_event_get(ev->events.ptr + i, &e);
-		rc = walk_event(w, &e);
-	}
-	return rc;
+	return walk_event(w, e);
 }
 
 static int walk_stream(const struct calls_src *s, struct walk *w, uint32_t tid,
 		       char *errmsg, size_t size)
 {
-	const struct jpb_rectype *type = jpb_rectype_find(JPB_REC_FLOW_EVENTS);
 	char name[32];
 	struct jpb_reader *r;
 	struct jpb_record rec;
@@ -111,12 +103,8 @@ static int walk_stream(const struct calls_src *s, struct walk *w, uint32_t tid,
 			 jpb_errstr(rc));
 		return rc;
 	}
-	while (!rc && (rc = jpb_reader_next(r, &rec)) == 0) {
-		struct jpb_rec_flow_events ev;
-		if (rec.type == JPB_REC_FLOW_EVENTS &&
-		    jpb_rec_decode(type, rec.payload, rec.size, &ev) == 0)
-			rc = walk_batch(w, &ev);
-	}
+	while (!rc && (rc = jpb_reader_next(r, &rec)) == 0)
+		rc = jpb_flow_events_each(&rec, walk_one, w);
 	if (rc == jpb_err_truncated || rc == jpb_err_corrupt) {
 		if (s->warn)
 			s->warn(jpb_reader_errmsg(r));

@@ -33,10 +33,15 @@ static void tick(struct run *r, uint64_t done)
 		r->o->progress(r->o->progress_arg, done, r->total);
 }
 
+static int format_one(void *fmt, const struct jpb_flow_event *e)
+{
+	xflow_event(fmt, e);
+	return 0;
+}
+
 static int one_thread(struct run *r, const struct xthread *th, char *errmsg,
 		      size_t size)
 {
-	const struct jpb_rectype *t = jpb_rectype_find(JPB_REC_FLOW_EVENTS);
 	char name[64];
 	struct jpb_reader *rd;
 	struct jpb_record rec;
@@ -48,16 +53,9 @@ static int one_thread(struct run *r, const struct xthread *th, char *errmsg,
 	}
 	err = xflow_begin(r->fmt, th->tid, th->name);
 	while (!err && jpb_reader_next(rd, &rec) == 0) {
-		struct jpb_rec_flow_events ev;
-		if (rec.type != JPB_REC_FLOW_EVENTS ||
-		    jpb_rec_decode(t, rec.payload, rec.size, &ev))
+		if (rec.type != JPB_REC_FLOW_EVENTS)
 			continue;
-		for (uint32_t i = 0; i + JPB_FLOW_EVENT_SIZE <= ev.events.len;
-		     i += JPB_FLOW_EVENT_SIZE) {
-			struct jpb_flow_event e;
-			jpb_flow_event_get(ev.events.ptr + i, &e);
-			xflow_event(r->fmt, &e);
-		}
+		jpb_flow_events_each(&rec, format_one, r->fmt);
 		tick(r, r->done + rec.offset);
 	}
 	if (jpb_reader_bad_offset(rd) >= 0)

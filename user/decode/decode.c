@@ -49,7 +49,11 @@ static void *chunk_worker(void *arg)
 	struct pool *p = arg;
 	struct jpd_worker *w = &p->workers[atomic_fetch_add(&p->ids, 1)];
 	for (size_t i; (i = atomic_fetch_add(&p->next, 1)) < p->nchunks;) {
-		jpd_chunk_decode(p->ctx, w, p->chunks[i]);
+		struct jpd_chunk *c = p->chunks[i];
+		jpd_chunk_decode(p->ctx, w, c);
+		/* the decoder reads a few packets past the chunk's end */
+		jpd_stream_drop(c->st, c->warm, c->end + (64u << 10));
+		jpd_stream_drop_gaps(c->st);
 		size_t d = atomic_fetch_add(&p->done, 1) + 1;
 		if (p->opt->progress) {
 			pthread_mutex_lock(&p->progress_lock);
@@ -438,8 +442,10 @@ static int decode_streams(struct jpd_ctx *ctx, struct pool *p, unsigned jobs)
 			  prepare_worker);
 	if (ctx->attribution != JPD_ATTR_TIME)
 		jpd_continuity(ctx, p->streams, p->nstreams);
-	for (size_t i = 0; i < p->nstreams; i++)
+	for (size_t i = 0; i < p->nstreams; i++) {
 		jpd_stream_chunk_states(ctx, &p->streams[i]);
+		jpd_stream_drop_gaps(&p->streams[i]);
+	}
 	size_t total = 0;
 	for (size_t i = 0; i < p->nstreams; i++)
 		total += p->streams[i].nchunks;

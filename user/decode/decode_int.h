@@ -202,6 +202,8 @@ struct jpd_stream {
 	uint8_t *async;
 	uint64_t *dis_ip, *en_ip; /* where trace stopped (async; else 0), resumed */
 	size_t ngaps, capgaps;
+	void *gapmap; /* the columns above, in a mapped scratch file */
+	size_t gapmap_len;
 	struct jpd_chunk *chunks;
 	size_t nchunks, capchunks;
 	/* results */
@@ -233,6 +235,17 @@ struct jpd_ctx {
 	uint64_t window; /* TSC ticks a BPF timestamp may be off */
 	char tmpdir[3072];
 };
+
+/* The passes over a stream's mapped PT drop the pages behind them in
+ * steps of this much, and a chunk drops its pages once decoded: the PT a
+ * process holds mapped is a few windows and chunks, not the trace. */
+#define JPD_WINDOW_BYTES (1u << 20)
+/* Unmap the pages of ST's gathered PT in [FROM, TO) (stream.c). */
+void jpd_stream_drop(const struct jpd_stream *st, uint64_t from, uint64_t to);
+
+/* Unmap the pages of ST's tracing gap table (stream.c): they stay in the
+ * page cache, and come back when read. */
+void jpd_stream_drop_gaps(const struct jpd_stream *st);
 
 /* Gather, scan and split one stream into chunks (stream.c). */
 int jpd_stream_prepare(struct jpd_ctx *ctx, struct jpd_stream *st);

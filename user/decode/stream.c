@@ -76,34 +76,85 @@ static int gather(struct jpd_ctx *ctx, struct jpd_stream *st, int fd)
 	return rc == jpb_err_eos ? 0 : rc;
 }
 
+/* ---- memory: the mapped PT in windows ------------------------------ */
+
+void jpd_stream_drop(const struct jpd_stream *st, uint64_t from, uint64_t to)
+{
+	/* The mapping is private, read-only and never written: dropped pages
+	 * come back from the page cache if read again, so any range is safe
+	 * to drop; this only bounds what the process holds mapped. */
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	from &= ~(page - 1);
+	if (to > st->size)
+		to = st->size;
+	if (!st->buf || from >= to)
+		return;
+	madvise((uint8_t *)st->buf + from, to - from, MADV_DONTNEED);
+}
+
+/* A sequential pass over the mapping drops what it has passed, in steps
+ * of JPD_WINDOW_BYTES, keeping the last step mapped (libipt reads a little
+ * behind its offset when it resyncs). */
+static void drop_behind(const struct jpd_stream *st, uint64_t *dropped,
+			uint64_t pos)
+{
+	if (pos < *dropped + 2 * JPD_WINDOW_BYTES)
+		return;
+	uint64_t to = pos - JPD_WINDOW_BYTES;
+	jpd_stream_drop(st, *dropped, to);
+	*dropped = to;
+}
+
 /* ---- pass 1: tracing gaps from packets ---------------------------- */
 
-/* OLD resized to N elements of SIZE, or OLD kept and *FAILED set. */
-static void *resize(void *old, size_t n, size_t size, int *failed)
+/* The tracing gap table lives in a scratch file mapped shared, one
+ * region per column, each with room for CAP gaps: a gap takes at least a
+ * packet byte (TIP.PGE, OVF) besides a run's two edges, so CAP = PT bytes
+ * + 2 per run never fills.  The file is sparse and the pages are the page
+ * cache's: the process holds only those it touches (jpd_stream_drop_gaps
+ * lets them go), not 41 bytes per gap of the trace. */
+static int gaps_open(struct jpd_ctx *ctx, struct jpd_stream *st)
 {
-	void *p = realloc(old, n * size);
-	if (!p)
-		*failed = 1;
-	return p ? p : old;
+	uint64_t cap = st->size + 2 * st->nruns + 64;
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t len = (41 * cap + page - 1) & ~(page - 1);
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/gaps-%u.bin", ctx->tmpdir, st->cpu);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		return jpb_err_io;
+	unlink(path);
+	void *m = MAP_FAILED;
+	if (!ftruncate(fd, (off_t)len))
+		m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return jpb_err_io;
+	uint64_t *col = m;
+	st->gapmap = m;
+	st->gapmap_len = len;
+	st->capgaps = cap;
+	st->dis = col;
+	st->en = col + cap;
+	st->goff = col + 2 * cap;
+	st->dis_ip = col + 3 * cap;
+	st->en_ip = col + 4 * cap;
+	st->async = (uint8_t *)(col + 5 * cap);
+	return 0;
+}
+
+void jpd_stream_drop_gaps(const struct jpd_stream *st)
+{
+	/* shared: dirty pages stay in the page cache, only unmapped here */
+	if (st->gapmap)
+		madvise(st->gapmap, st->gapmap_len, MADV_DONTNEED);
 }
 
 static int add_gap(struct jpd_stream *st, uint64_t d, uint64_t e, int async,
 		   uint64_t off, uint64_t dis_ip, uint64_t en_ip)
 {
-	size_t cap = st->capgaps;
-	if (JPB_GROW(st->dis, st->ngaps, st->capgaps))
-		return jpb_err_nomem;
-	if (cap != st->capgaps) { /* the arrays beside dis */
-		size_t n = st->capgaps;
-		int failed = 0;
-		st->en = resize(st->en, n, sizeof(*st->en), &failed);
-		st->goff = resize(st->goff, n, sizeof(*st->goff), &failed);
-		st->async = resize(st->async, n, sizeof(*st->async), &failed);
-		st->dis_ip = resize(st->dis_ip, n, sizeof(*st->dis_ip), &failed);
-		st->en_ip = resize(st->en_ip, n, sizeof(*st->en_ip), &failed);
-		if (failed)
-			return jpb_err_nomem;
-	}
+	if (st->ngaps >= st->capgaps)
+		return jpb_err_internal;
 	/* in stream order enable times only grow; a TSC glitch must not
 	 * unsort them */
 	if (st->ngaps && e < st->en[st->ngaps - 1])
@@ -190,7 +241,8 @@ static int scan_run(struct jpd_ctx *ctx, struct jpd_stream *st,
 	if (!q)
 		return jpb_err_nomem;
 	struct scan sc = { .base = rn->begin };
-	uint64_t ip, prev_sync = 0, sync = 0;
+	uint64_t ip, prev_sync = 0, sync = 0, dropped = rn->begin;
+	unsigned steps = 0;
 	int rc = 0, tip = 0, status = pt_qry_sync_forward(q, &ip);
 	if (status >= 0) {
 		uint32_t lm, lc;
@@ -219,6 +271,11 @@ static int scan_run(struct jpd_ctx *ctx, struct jpd_stream *st,
 				status = tip ? pt_qry_indirect_branch(q, &ip)
 					     : pt_qry_cond_branch(q, &taken);
 		}
+		if (!(++steps & 4095)) {
+			drop_behind(st, &dropped, qry_off(q, &sc));
+			if (!(steps & 0xfffff))
+				jpd_stream_drop_gaps(st);
+		}
 		if (status >= 0 || status == -pte_eos)
 			continue;
 		/* damage: on at the next PSB, always forward */
@@ -233,6 +290,7 @@ static int scan_run(struct jpd_ctx *ctx, struct jpd_stream *st,
 		rc = add_gap(st, sc.off == 1 ? sc.dis : sc.last, UINT64_MAX - 1, 1,
 			     rn->end, sc.off == 1 ? sc.dis_ip : 0, 0);
 	pt_qry_free_decoder(q);
+	jpd_stream_drop(st, dropped, rn->end);
 	return rc;
 }
 
@@ -279,10 +337,11 @@ static int split_run(struct jpd_ctx *ctx, struct jpd_stream *st, uint32_t run,
 	struct pt_packet_decoder *pk = pt_pkt_alloc_decoder(&cfg);
 	if (!pk)
 		return jpb_err_nomem;
-	uint64_t last = rn->begin, prev = UINT64_MAX, off = 0;
+	uint64_t last = rn->begin, prev = UINT64_MAX, off = 0, dropped = rn->begin;
 	while (!rc && pt_pkt_sync_forward(pk) >= 0 &&
 	       pt_pkt_get_sync_offset(pk, &off) >= 0) {
 		off += rn->begin;
+		drop_behind(st, &dropped, off);
 		if (prev != UINT64_MAX && off >= last + ctx->chunk_bytes) {
 			rc = add_chunk(st, cap, run, prev, off);
 			last = off;
@@ -290,6 +349,7 @@ static int split_run(struct jpd_ctx *ctx, struct jpd_stream *st, uint32_t run,
 		prev = off;
 	}
 	pt_pkt_free_decoder(pk);
+	jpd_stream_drop(st, dropped, rn->end);
 	if (st->nchunks)
 		st->chunks[st->nchunks - 1].last_in_run = 1;
 	return rc;
@@ -402,6 +462,11 @@ int jpd_stream_prepare(struct jpd_ctx *ctx, struct jpd_stream *st)
 	}
 	/* the time baseline cuts at switch times: no gaps to place them in */
 	int by_time = ctx->attribution == JPD_ATTR_TIME;
+	if (!rc && st->buf && !by_time && gaps_open(ctx, st)) {
+		snprintf(st->err, sizeof(st->err), "decode: %s: gap table: %s",
+			 st->name, strerror(errno));
+		rc = jpb_err_io;
+	}
 	for (size_t i = 0; i < st->nruns && !rc && st->buf && !by_time; i++)
 		rc = scan_run(ctx, st, &st->runs[i]);
 	if (!rc && !by_time && st->nsw)
@@ -409,6 +474,7 @@ int jpd_stream_prepare(struct jpd_ctx *ctx, struct jpd_stream *st)
 				st->ngaps, ctx->window);
 	for (uint32_t r = 0; r < st->nruns && !rc && st->buf; r++)
 		rc = split_run(ctx, st, r, &st->capchunks);
+	jpd_stream_drop_gaps(st);
 	if (rc && !st->err[0])
 		snprintf(st->err, sizeof(st->err), "decode: %s: %s", st->name,
 			 jpb_errstr(rc));
@@ -423,10 +489,6 @@ void jpd_stream_fini(struct jpd_stream *st)
 		free(st->chunks[i].pieces);
 	free(st->chunks);
 	free(st->runs);
-	free(st->dis);
-	free(st->en);
-	free(st->goff);
-	free(st->async);
-	free(st->dis_ip);
-	free(st->en_ip);
+	if (st->gapmap)
+		munmap(st->gapmap, st->gapmap_len);
 }

@@ -12,9 +12,11 @@
 
 #define RUN 4       /* elements that must agree to accept a resync */
 #define RUN_FAR 16  /* ... when it skips more than NEAR elements */
-#define FAR 256     /* skips of one side tried against any of the other */
+#define FAR 1024    /* skips of one side tried against any of the other */
 #define TRIES 1024  /* occurrences tried per resync */
 #define NEAR 64     /* local resync window (sum of both skips) */
+#define LONG_RUN 32 /* an agreement this long ends a local resync search */
+#define LOOK_ON 16  /* further skips tried for a longer agreement */
 
 const char *eval_definitions(void)
 {
@@ -23,11 +25,12 @@ const char *eval_definitions(void)
 	"as (method class+name+signature, bci).  Alignment: walk T and F in order;\n"
 	"equal heads are aligned pairs; an unknown F event is skipped; otherwise\n"
 	"resync at the nearest (i+a, j+b), a+b <= 64, where 4 elements agree\n"
-	"(fewest skipped, then fewest T skipped); failing that, the point\n"
-	"(i+a, j+b), a < 256 or b < 256, with the fewest skipped where 16\n"
-	"elements agree; if none exists, both advance unaligned.  Every pair\n"
-	"is equal, in order, and used once, so no output can score better\n"
-	"than its real agreement.\n"
+	"(fewest skipped, then fewest T skipped), unless a point at most 16\n"
+	"further agrees for longer (up to 32: the longest is taken); failing\n"
+	"that, the point (i+a, j+b), a < 1024 or b < 1024 or a = b, with the\n"
+	"fewest skipped where 16 elements agree; if none exists, both advance\n"
+	"unaligned.  Every pair is equal, in order, and used once, so no\n"
+	"output can score better than its real agreement.\n"
 	"  PMD = lost / |T| where the simulator lists the truth events whose\n"
 	"        trace was lost (sim/lost): observed events then align with the\n"
 	"        captured truth and recovered ones with the lost truth; without\n"
@@ -51,8 +54,12 @@ const char *eval_definitions(void)
 	"  RA  = aligned recovered events / recovered; with sim/lost, gap by\n"
 	"        gap: each run of recovered events aligns with the lost truth\n"
 	"        between the truth events its aligned observed neighbours (or\n"
-	"        the previous run's last pair) matched\n"
-	"  hot10 = |top-10 methods by truth events  ∩  top-10 by known F events|\n"
+	"        the previous run's last pair) matched; when none lies there,\n"
+	"        with the lost run that starts within 64 events after the\n"
+	"        successor's partner (the neighbours' alignment is a few events\n"
+	"        off where the decoder's gap began before the simulator's loss)\n"
+	"  hot10 = |top-10 methods by truth events  ∩  top-10 by F events|,\n"
+	"        unjudged F events not counted (recovered ones are)\n"
 	"  DA_compiled, DA_interpreted (--json): DA over the compiled-code events\n"
 	"        (decoded) and over the interpreted ones (placed by reconstruction)\n"
 	"  attribution = known F events whose (method, bci) this thread's truth\n"
@@ -122,10 +129,10 @@ static size_t occ_from(const struct occ *o, const uint64_t *a, size_t na,
 	return SIZE_MAX;
 }
 
-/* The point (i + a, j + b) with the fewest skipped, a < FAR or b < FAR,
- * where RUN_FAR elements agree: extra stretches on either side or both
- * (a stretch the decoder kept that the simulator counts as lost, and
- * the truth's events around it). */
+/* The point (i + a, j + b) with the fewest skipped, a < FAR or b < FAR
+ * or a = b, where RUN_FAR elements agree: extra stretches on either side
+ * or both (a stretch the decoder kept that the simulator counts as lost,
+ * and the truth's events around it). */
 static int far_sync(const struct occ *ot, const uint64_t *t, size_t nt,
 		    size_t i, const struct occ *of, const uint64_t *f, size_t nf,
 		    size_t j, size_t *a, size_t *b)
@@ -147,25 +154,58 @@ static int far_sync(const struct occ *ot, const uint64_t *t, size_t nt,
 			*b = y;
 		}
 	}
+	/* A stretch of one length wrong on both sides (a twin method's code
+	 * placed for the real one), longer than FAR: both skip alike. */
+	for (size_t d = FAR; 2 * d < best && i + d < nt && j + d < nf; d++)
+		if (t[i + d] && t[i + d] == f[j + d] &&
+		    runs_agree_n(t, nt, i + d, f, nf, j + d, RUN_FAR)) {
+			best = 2 * d;
+			*a = *b = d;
+		}
 	return best != SIZE_MAX && best > 0;
 }
 
+/* How many elements agree from (I, J) on, at most LONG_RUN. */
+static size_t agree_len(const uint64_t *t, size_t nt, size_t i, const uint64_t *f,
+			size_t nf, size_t j)
+{
+	size_t k = 0;
+	while (k < LONG_RUN && i + k < nt && j + k < nf && f[j + k] && t[i + k] == f[j + k])
+		k++;
+	return k;
+}
+
 /* The nearest point (i + a, j + b), a + b <= NEAR, where both sides agree
- * for RUN elements: a short wrong stretch on either side or both. */
+ * for RUN elements: a short wrong stretch on either side or both.  When
+ * the agreement there is short (< LONG_RUN), the points up to LOOK_ON
+ * further that agree for longer are preferred, the longest first: where
+ * the decoder dropped a few captured events before a gap and the
+ * simulator's lost ones follow, skipping the flow's first events after
+ * the gap agrees only until the truth's loss, skipping the truth's
+ * dropped events agrees on (nearest first took the former and misplaced
+ * the whole gap). */
 static int near_sync(const uint64_t *t, size_t nt, size_t i, const uint64_t *f,
 		     size_t nf, size_t j, size_t *a, size_t *b)
 {
-	for (size_t s = 1; s <= NEAR; s++)
+	size_t best = 0, last = NEAR;
+	for (size_t s = 1; s <= last; s++)
 		for (size_t x = 0; x <= s; x++) {
 			size_t y = s - x;
-			if (i + x < nt && j + y < nf && f[j + y] &&
-			    t[i + x] == f[j + y] && runs_agree(t, nt, i + x, f, nf, j + y)) {
-				*a = x;
-				*b = y;
+			if (i + x >= nt || j + y >= nf || !f[j + y] || t[i + x] != f[j + y] ||
+			    !runs_agree(t, nt, i + x, f, nf, j + y))
+				continue;
+			size_t len = agree_len(t, nt, i + x, f, nf, j + y);
+			if (len <= best)
+				continue;
+			if (!best && s + LOOK_ON < last)
+				last = s + LOOK_ON;
+			best = len;
+			*a = x;
+			*b = y;
+			if (len >= LONG_RUN)
 				return 1;
-			}
 		}
-	return 0;
+	return best > 0;
 }
 
 uint64_t eval_align(const uint64_t *t, size_t nt, const uint64_t *f, size_t nf,
@@ -252,6 +292,7 @@ struct seq {
 	uint64_t *v;
 	uint8_t *recovered; /* flow: filled into a gap; truth: trace lost */
 	uint64_t *ix;        /* truth: index in the thread's event sequence */
+	uint8_t *unjudged;   /* flow: the event is unjudged (thread_counts) */
 	size_t n, cap;
 };
 
@@ -304,6 +345,7 @@ static void seqs_free(struct seqs *s)
 		free(s->v[i].v);
 		free(s->v[i].recovered);
 		free(s->v[i].ix);
+		free(s->v[i].unjudged);
 	}
 	free(s->v);
 }
@@ -631,9 +673,11 @@ static int hot10(const struct seq *t, size_t nt, const struct seq *f, size_t nf,
 		for (size_t s = 0; s < nt; s++)
 			for (size_t i = 0; i < t[s].n; i++)
 				ct[t[s].v[i] >> 32]++;
+		/* unjudged events are ones the truth could not have reported:
+		 * counting them would rank a method by what JVMTI hides */
 		for (size_t s = 0; s < nf; s++)
 			for (size_t i = 0; i < f[s].n; i++)
-				cf[f[s].v[i] >> 32]++;
+				cf[f[s].v[i] >> 32] += !(f[s].unjudged && f[s].unjudged[i]);
 		ct[0] = cf[0] = 0;
 		uint32_t a[10], b[10];
 		top10(ct, nkeys + 1, a);
@@ -713,6 +757,17 @@ static void align_gaps(const struct seq *t, const struct seq *f,
 				seg[ns] = t->v[x];
 				segix[ns++] = x;
 			}
+		/* None between: the neighbours' alignment is off by a few
+		 * events (the decoder's gap began before the simulator's
+		 * loss, and the flow after the gap repeats the truth there);
+		 * the lost run starting within NEAR events of the successor */
+		size_t x = lo;
+		while (!ns && x < t->n && !t->recovered[x] && x < next[j] + NEAR)
+			x++;
+		for (int none = !ns; none && x < t->n && t->recovered[x]; x++) {
+			seg[ns] = t->v[x];
+			segix[ns++] = x;
+		}
 		eval_align_pairs(seg, ns, f->v + i, j - i, mr + jr, tp);
 		for (size_t k = 0; k < j - i; k++)
 			if (tp[k] != SIZE_MAX && segix[tp[k]] + 1 > lo)
@@ -742,9 +797,11 @@ size_t eval_repeats(const uint64_t *f, const uint8_t *matched_f, size_t n,
 	return cnt;
 }
 
+/* The counts of thread T (truth) and F (flow; either may be NULL).  UNJ
+ * (F's length, may be NULL) gets 1 for each unjudged F event. */
 static void thread_counts(const struct seq *t, const struct seq *f,
 			  const struct vset *fused, int lost_known,
-			  struct eval_counts *c)
+			  struct eval_counts *c, uint8_t *unj)
 {
 	static const struct seq none = { 0 };
 	if (!t)
@@ -805,10 +862,14 @@ static void thread_counts(const struct seq *t, const struct seq *f,
 		if (rep && rep[i]) {
 			c->unjudged++;
 			c->unjudged_repeats++;
+			if (unj)
+				unj[i] = 1;
 			continue;
 		}
 		if (!(m && m[i]) && f->v[i] && vset_has(fused, f->v[i])) {
 			c->unjudged++;
+			if (unj)
+				unj[i] = 1;
 			continue;
 		}
 		c->known += f->v[i] != 0;
@@ -842,7 +903,8 @@ int eval_bundle(struct jpb_bundle *b, struct eval_result **out, char *errmsg,
 	if (r && !(r->threads = calloc(cap + 1, sizeof(*r->threads))))
 		err = jpb_err_nomem;
 	for (size_t i = 0; !err && i < t.n + f.n; i++) {
-		const struct seq *ts = i < t.n ? &t.v[i] : NULL, *fs = NULL;
+		const struct seq *ts = i < t.n ? &t.v[i] : NULL;
+		struct seq *fs = NULL;
 		uint32_t tid = i < t.n ? t.v[i].tid : f.v[i - t.n].tid;
 		for (size_t j = 0; j < f.n; j++)
 			if (f.v[j].tid == tid)
@@ -856,7 +918,11 @@ int eval_bundle(struct jpb_bundle *b, struct eval_result **out, char *errmsg,
 		}
 		struct eval_counts *c = &r->threads[r->nthreads++];
 		c->tid = tid;
-		thread_counts(ts, fs, &fused, lost_known, c);
+		if (fs && !fs->unjudged && !(fs->unjudged = calloc(fs->n + 1, 1))) {
+			err = jpb_err_nomem;
+			break;
+		}
+		thread_counts(ts, fs, &fused, lost_known, c, fs ? fs->unjudged : NULL);
 		c->hot10 = hot10(ts, ts ? 1 : 0, fs, fs ? 1 : 0, k.n);
 		fractions(c);
 		struct eval_counts *o = &r->overall;

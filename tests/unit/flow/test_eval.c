@@ -135,6 +135,60 @@ static void test_repeats_unjudged(void **state)
 	assert_int_equal(eval_repeats(f2, m2, 4, rep2), 0);
 }
 
+/* The decoder's gap began a few events before the simulator's loss: the
+ * captured truth holds D (the events the decoder dropped), then the
+ * events after the loss, which repeat D's code.  Skipping the flow's
+ * first events after the gap agrees only until the truth's loss;
+ * skipping D agrees on, and must be the resync taken, so every flow
+ * event aligns. */
+static void test_resync_prefers_longer_agreement(void **state)
+{
+	(void)state;
+	static uint64_t t[200], f[200];
+	size_t nt = 0, nf = 0;
+	for (uint64_t k = 1; k <= 40; k++)
+		t[nt++] = f[nf++] = k;                /* before the gap */
+	static const uint64_t d[] = { 106, 107, 110, 114, 209, 210 };
+	for (size_t k = 0; k < N(d); k++)
+		t[nt++] = d[k];                       /* dropped by the decoder */
+	static const uint64_t after[] = { 336, 338, 339, 100, 103, 106, 107,
+					  110, 114, 209, 210 };
+	for (size_t k = 0; k < N(after); k++)
+		t[nt++] = f[nf++] = after[k];         /* after the loss */
+	for (uint64_t k = 500; k < 560; k++)
+		t[nt++] = f[nf++] = k;
+	uint8_t m[200] = { 0 };
+	assert_int_equal(eval_align(t, nt, f, nf, m), nf);
+	assert_int_equal(m[40], 1);  /* 336, the first event after the gap */
+}
+
+/* A stretch wrong on both sides, longer than the one-sided skips tried
+ * (a twin's code placed for 1500 events), whose flow part the truth
+ * holds much later: both sides skip the stretch (3000 skipped) rather
+ * than the truth jumping 4500 ahead, which would leave the 3000 events
+ * after the stretch unaligned. */
+static void test_long_two_sided_skip(void **state)
+{
+	(void)state;
+	enum { A = 300, X = 1500, B = 3000 };
+	static uint64_t t[A + X + B + X], f[A + X + B];
+	size_t nt = 0, nf = 0;
+	for (uint64_t k = 0; k < A; k++)
+		t[nt++] = f[nf++] = 1 + k;
+	for (uint64_t k = 0; k < X; k++)
+		t[nt++] = 100000 + k;                 /* the truth's code */
+	for (uint64_t k = 0; k < X; k++)
+		f[nf++] = 200000 + k;                 /* the twin's */
+	for (uint64_t k = 0; k < B; k++)
+		t[nt++] = f[nf++] = 10000 + k;
+	for (uint64_t k = 0; k < X; k++)
+		t[nt++] = 200000 + k;                 /* the twin, later */
+	static uint8_t m[A + X + B];
+	assert_int_equal(eval_align(t, nt, f, nf, m), A + B);
+	assert_int_equal(m[A + X], 1);
+	assert_int_equal(m[A], 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -147,6 +201,8 @@ int main(void)
 		cmocka_unit_test(test_reordered_counts_once),
 		cmocka_unit_test(test_definitions_printed),
 		cmocka_unit_test(test_repeats_unjudged),
+		cmocka_unit_test(test_resync_prefers_longer_agreement),
+		cmocka_unit_test(test_long_two_sided_skip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

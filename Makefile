@@ -29,7 +29,7 @@ BASEFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 LDSAN     := -fsanitize=address,undefined
 endif
 ALL_CFLAGS := $(BASEFLAGS) $(CFLAGS)
-LIBS     := -lbpf -lelf -ldw -lipt -ljansson -lz -lpthread -lm
+LIBS     := -lbpf -lelf -ldw -lipt -ljansson -lz -ldeflate -lpthread -lm
 
 # ---- sources -----------------------------------------------------------
 BUNDLE_SRCS := $(sort $(shell find user/bundle -name '*.c'))
@@ -82,7 +82,7 @@ $(BIN_JPBPF): $(call obj,$(MAIN_SRC)) $(LIB_USER) $(LIB_BUNDLE)
 
 $(LIB_AGENT): $(AGENT_OBJS) $(LIB_BUNDLE)
 	@echo "  LD      $@"
-	$(Q)$(CC) -shared $(LDSAN) -Wl,--no-undefined -o $@ $^ -ljansson -lz -lelf -ldw -lpthread -ldl
+	$(Q)$(CC) -shared $(LDSAN) -Wl,--no-undefined -o $@ $^ -ljansson -lz -ldeflate -lelf -ldw -lpthread -ldl
 
 $(O)/jpbpf-sim: $(SIM_OBJS) $(LIB_USER) $(LIB_BUNDLE)
 	@echo "  LD      $@"

@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
+
+#include <libdeflate.h>
 
 #include "bundle.h"
 #include "bundle_int.h"
@@ -93,29 +94,30 @@ int jpb_writer_open(struct jpb_bundle *b, const char *name,
 	return 0;
 }
 
-static void frame_header(uint8_t *h, uint16_t type, uint64_t time_ns,
-			 const void *payload, uint32_t size)
+/* Frame the record straight into the buffer, so that one CRC call covers
+ * the header (its CRC field still zero) and the payload: libdeflate's
+ * CRC-32 is zlib's polynomial, several times faster on these short
+ * records, where zlib's falls back to a byte at a time. */
+static void frame(uint8_t *p, uint16_t type, uint64_t time_ns,
+		  const void *payload, uint32_t size, size_t pad)
 {
-	memset(h, 0, JPB_REC_HDR_SIZE);
-	jpb_st16(h, type);
-	jpb_st32(h + 4, size);
-	jpb_st64(h + 8, time_ns);
-	uLong crc = crc32(0L, h, JPB_REC_HDR_SIZE);
+	memset(p, 0, JPB_REC_HDR_SIZE);
+	jpb_st16(p, type);
+	jpb_st32(p + 4, size);
+	jpb_st64(p + 8, time_ns);
 	if (size)
-		crc = crc32(crc, payload, size);
-	jpb_st32(h + 16, (uint32_t)crc);
+		memcpy(p + JPB_REC_HDR_SIZE, payload, size);
+	memset(p + JPB_REC_HDR_SIZE + size, 0, pad);
+	jpb_st32(p + 16, libdeflate_crc32(0, p, JPB_REC_HDR_SIZE + size));
 }
 
 int jpb_writer_put(struct jpb_writer *w, uint16_t type, uint64_t time_ns,
 		   const void *payload, uint32_t size)
 {
-	static const uint8_t zeros[8];
 	if (!w || (size && !payload) || size > JPB_MAX_PAYLOAD)
 		return jpb_err_invalid;
 	if (w->first_err)
 		return w->first_err;
-	uint8_t h[JPB_REC_HDR_SIZE];
-	frame_header(h, type, time_ns, payload, size);
 	size_t pad = (size_t)(jpb_padded(size) - size);
 	size_t total = JPB_REC_HDR_SIZE + size + pad;
 	if (w->buf.len + total > WRITER_BUF_SIZE) {
@@ -125,9 +127,8 @@ int jpb_writer_put(struct jpb_writer *w, uint16_t type, uint64_t time_ns,
 	}
 	if (jpb_buf_reserve(&w->buf, total))
 		return writer_fail(w, jpb_err_nomem, 0, "buffer");
-	jpb_buf_put(&w->buf, h, sizeof(h));
-	jpb_buf_put(&w->buf, payload, size);
-	jpb_buf_put(&w->buf, zeros, pad);
+	frame(w->buf.data + w->buf.len, type, time_ns, payload, size, pad);
+	w->buf.len += total;
 	w->records++;
 	w->bytes += total;
 	if (w->buf.len >= WRITER_BUF_SIZE)

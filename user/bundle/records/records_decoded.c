@@ -88,12 +88,14 @@ static size_t put_uleb(uint8_t *p, uint64_t v)
 }
 
 /* Bounds-checked: never reads past the cursor's end. */
-static int get_uleb(struct jpb_cur *c, uint64_t *v)
+static int get_uleb_long(struct jpb_cur *c, uint64_t *v)
 {
 	uint64_t r = 0;
 	const uint8_t *p = c->p + c->pos;
 	size_t left = c->len - c->pos;
-	for (size_t i = 0; i < left && i < 10; i++) {
+	if (left > 10)
+		left = 10;
+	for (size_t i = 0; i < left; i++) {
 		r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
 		if (!(p[i] & 0x80)) {
 			c->pos += i + 1;
@@ -102,6 +104,25 @@ static int get_uleb(struct jpb_cur *c, uint64_t *v)
 		}
 	}
 	return jpb_err_corrupt;
+}
+
+/* Most fields (time deltas, frame counts, method ids, bcis) fit in one
+ * or two bytes: those cases are inlined, the rest takes the loop. */
+static inline int get_uleb(struct jpb_cur *c, uint64_t *v)
+{
+	const uint8_t *p = c->p + c->pos;
+	size_t left = c->len - c->pos;
+	if (left && p[0] < 0x80) {
+		*v = p[0];
+		c->pos++;
+		return 0;
+	}
+	if (left >= 2 && p[1] < 0x80) {
+		*v = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+		c->pos += 2;
+		return 0;
+	}
+	return get_uleb_long(c, v);
 }
 
 static uint64_t zigzag(int64_t v)

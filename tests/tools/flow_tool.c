@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Test driver for reconstruction (the decode command calls it in the
- * product):  flow_tool run DIR      reconstruct DIR's decoded streams
+ * product):  flow_tool run DIR [WINDOW]
+ *                                    reconstruct DIR's decoded streams
+ *                                    (WINDOW: flow_opts.window)
  *            flow_tool dump DIR TID  decoded events and flow side by side */
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,8 +78,9 @@ static int seq(const char *dir, const char *what, unsigned tid)
 	return 0;
 }
 
-static int run(const char *dir)
+static int run(const char *dir, unsigned window)
 {
+	struct flow_opts o = { .window = window };
 	struct jpb_bundle *b;
 	if (jpb_bundle_open(&b, dir)) {
 		fprintf(stderr, "flow_tool: cannot open %s\n", dir);
@@ -85,7 +88,7 @@ static int run(const char *dir)
 	}
 	struct flow_summary s;
 	char msg[512];
-	int err = flow_reconstruct_bundle(b, NULL, &s, msg, sizeof(msg));
+	int err = flow_reconstruct_bundle(b, &o, &s, msg, sizeof(msg));
 	jpb_bundle_free(b);
 	if (err) {
 		fprintf(stderr, "flow_tool: %s\n", msg);
@@ -143,10 +146,10 @@ int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "dec"))
 		return dec(argv[2], argv[3]);
-	if (argc == 3 && !strcmp(argv[1], "run"))
-		return run(argv[2]);
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "run"))
+		return run(argv[2], argc == 4 ? (unsigned)strtoul(argv[3], NULL, 0) : 0);
 	if (argc == 5 && !strcmp(argv[1], "seq"))
 		return seq(argv[2], argv[3], (unsigned)atoi(argv[4]));
-	fprintf(stderr, "usage: flow_tool run DIR | seq DIR truth|flow TID\n");
+	fprintf(stderr, "usage: flow_tool run DIR [WINDOW] | dec DIR STREAM | seq DIR truth|flow TID\n");
 	return 2;
 }

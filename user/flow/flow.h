@@ -35,6 +35,9 @@ struct flow_opts {
 	unsigned max_resync; /* candidates a resynchronisation may keep (0: 64) */
 	unsigned lookahead;  /* opcodes a resync candidate must explain (0: 8) */
 	unsigned no_recover; /* leave gaps unfilled */
+	/* flow events per window (0: 1 << 19): recovery sees one window and
+	 * the window bounds the memory (RECONSTRUCTION.md, "Windows") */
+	unsigned window;
 	/* flow_reconstruct_bundle calls it after each thread: DONE of TOTAL
 	 * bytes of decoded streams reconstructed.  NULL: silent. */
 	void (*progress)(void *arg, uint64_t done, uint64_t total);

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Internals shared by reconstruct.c and flow_io.c. */
+/* Internals shared by the reconstruction (reconstruct/), recovery
+ * (recover*.c) and the bundle driver (flow_io.c). */
 #ifndef JPBPF_FLOW_INT_H
 #define JPBPF_FLOW_INT_H
+
+#include <time.h>
 
 #include "flow/flow.h"
 
@@ -15,8 +18,6 @@ int u64map_put(struct u64map *m, uint64_t key, uint32_t val);
 int u64map_get(const struct u64map *m, uint64_t key, uint32_t *val);
 void u64map_fini(struct u64map *m);
 
-/* A decoded event as reconstruction keeps it: 40 bytes, frames elsewhere
- * (struct jpb_decoded_event carries room for 64 frames). */
 #define RCACHE_SIZE 4096u
 #define RCACHE_TOO_MANY UINT32_MAX
 
@@ -28,13 +29,29 @@ struct rcache {
 	uint32_t off, cnt;
 };
 
+/* A decoded event as reconstruction keeps it: 24 bytes, its frames at
+ * f->fr[fr] (struct jpb_decoded_event carries room for 64 frames). */
 struct flow_ev {
 	uint8_t kind, opcode, what;
-	uint32_t nframes;
+	uint8_t nframes; /* <= JPB_DECODED_MAX_FRAMES */
+	uint32_t fr;
 	uint64_t tsc;
 	uint64_t arg; /* TRANSITION: arg; GAP: end_tsc */
-	const struct jpb_decoded_frame *frames;
 };
+
+/* Where a thread's flow events go, in order, window by window. */
+struct flow_sink {
+	int (*put)(void *arg, const struct jpb_flow_event *v, size_t n);
+	void *arg;
+};
+
+/* Reconstruct one thread event by event (reconstruct/thread.c): the
+ * events kept are the pending steps' and the lookahead's, the flow kept
+ * is one window (flow_opts.window), so memory does not grow with the
+ * thread.  flow_push copies E. */
+int flow_begin(struct flow *f, const struct flow_sink *sink);
+int flow_push(struct flow *f, const struct jpb_decoded_event *e);
+int flow_finish(struct flow *f, struct flow_summary *sum);
 
 /* A gap in a thread's output: before flow event `at`, lost time t0..t1. */
 struct gapmark {
@@ -61,10 +78,6 @@ double flow_gap_budget(const struct flow *f, const struct fcost *c, size_t gi);
 int flow_path(struct flow *f, const struct jpb_flow_event *pre,
 	      const struct jpb_flow_event *post, struct jpb_flow_event **out,
 	      size_t *nout);
-
-int flow_thread_ev(struct flow *f, const struct flow_ev *ev, size_t n,
-		   const struct jpb_flow_event **out, size_t *nout,
-		   struct flow_summary *sum);
 
 struct fmeth {
 	struct jhier_method hm;
@@ -149,9 +162,13 @@ struct flow {
 	/* by (opcode, next opcode): 0xff as next = ends the lookahead */
 	uint32_t *pairstart; /* 65537 entries */
 	uint64_t *pairidx;
-	/* per thread */
-	const struct flow_ev *ev;
-	size_t nev;
+	/* per thread: the decoded events from the oldest pending step's on,
+	 * the next to run at ev[next] */
+	struct flow_ev *ev;
+	size_t nev, capev, next;
+	struct jpb_decoded_frame *fr;
+	size_t nfr, capfr;
+	int nev_final; /* no more events: the lookahead may end */
 	/* resync results by (lost kind, opcodes looked at) */
 	struct rcache *rc;
 	size_t nrc;
@@ -165,8 +182,14 @@ struct flow {
 	size_t nsteps, caps;
 	struct chunk *arena;
 	size_t arena_frames;
+	/* the output window: out[0..plen) is context already written */
 	struct jpb_flow_event *out;
-	size_t nout, capo;
+	size_t nout, capo, plen;
+	struct flow_sink sink;
+	struct timespec t0;
+	/* flow_thread's result */
+	struct jpb_flow_event *all;
+	size_t nall, capall;
 	int win_trunc; /* a pending step was truncated */
 	struct gapmark *gaps;
 	size_t ngaps, capg;
@@ -179,8 +202,63 @@ struct flow {
 
 int flow_meth_index(struct flow *f, const struct jhier_method *hm,
 		    uint32_t *out);
+/* The meths index of jmethodID ID; -1 when the program lacks it. */
+int64_t flow_meth_of_id(struct flow *f, uint64_t id);
+const char *flow_codelet(const struct flow *f, uint64_t index);
 /* The CFG of meths[M], built on first use (jprog caches it); NULL when
  * the method has no code or its code is bad. */
 const struct jcfg *flow_meth_cfg(struct flow *f, uint32_t m);
+
+static inline const struct jcfg_insn *flow_insn(struct flow *f, uint32_t meth,
+					       uint32_t pos)
+{
+	return jcfg_insn(flow_meth_cfg(f, meth), pos);
+}
+
+static inline const struct jpb_decoded_frame *flow_ev_frames(const struct flow *f,
+							   const struct flow_ev *e)
+{
+	return f->fr + e->fr;
+}
+
+/* ---- the automaton (reconstruct/) ---- */
+
+#define MAX_UNWIND 64
+#define MAX_PENDING_STEPS (1u << 16)
+#define ARENA_COMPACT (1u << 20)
+
+static inline struct step *flow_cur_step(struct flow *f)
+{
+	return &f->steps[f->nsteps - 1];
+}
+
+/* resolve.c: frames, steps, states and the resolution of pending steps */
+struct frame *flow_frame_new(struct flow *f, struct frame *up, uint32_t meth,
+			     uint32_t pos, int done);
+void flow_arena_free(struct chunk *c);
+int flow_step_begin(struct flow *f, uint32_t ev, int emit, uint8_t op);
+int flow_add_node_below(struct flow *f, struct frame *top, int lost,
+			uint32_t from, struct frame *below);
+int flow_add_node(struct flow *f, struct frame *top, int lost, uint32_t from);
+void flow_drop_lost(struct flow *f);
+int flow_flush_some(struct flow *f, uint32_t chosen, int all);
+int flow_flush_first(struct flow *f);
+int flow_reset_lost(struct flow *f, int lost);
+
+/* callees.c: who an invoke may call */
+int flow_is_invoke_at(struct flow *f, const struct frame *t);
+int flow_call_targets(struct flow *f, const struct frame *t,
+		      const struct jhier_method **out);
+int flow_hidden_targets(struct flow *f, const struct frame *t, uint32_t from);
+int flow_linkage_targets(struct flow *f, const struct frame *t, uint32_t from);
+int flow_can_call(struct flow *f, const struct frame *t, uint32_t callee);
+
+/* resync.c: the whole program's search for a lost position */
+int flow_fuses(uint8_t op, const struct jcfg *g, uint32_t pos);
+int flow_resync(struct flow *f, uint32_t i, uint8_t op, int lost, uint32_t from,
+		struct frame *below);
+
+/* steps.c: decoded event I (an index into f->ev) through the automaton */
+int flow_event(struct flow *f, uint32_t i);
 
 #endif /* JPBPF_FLOW_INT_H */

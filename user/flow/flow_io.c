@@ -102,42 +102,45 @@ static int load_codelets(struct flow *f, struct jpb_bundle *b, char *errmsg,
 	       err == jpb_err_corrupt ? 0 : err;
 }
 
-/* One thread's events, compact: frames in a pool, indexed until the
- * pool stops growing (then turned into pointers). */
-struct evvec {
-	struct flow_ev *v;
-	size_t n, cap;
-	struct jpb_decoded_frame *fr;
-	size_t nfr, capfr;
+/* A thread's flow events, packed into records of BATCH events (the
+ * record boundaries do not depend on the reconstruction's windows). */
+struct tsink {
+	struct jpb_writer *w;
+	uint32_t tid;
+	uint64_t at; /* events written */
+	size_t n;    /* events packed */
+	uint8_t packed[BATCH * JPB_FLOW_EVENT_SIZE];
+	struct jpb_buf *scratch;
 };
 
-static int evvec_add(struct evvec *ev, const struct jpb_decoded_event *e)
+static int tsink_flush(struct tsink *t)
 {
-	if (JPB_GROW(ev->v, ev->n, ev->cap))
-		return jpb_err_nomem;
-	uint32_t nf = e->nframes < JPB_DECODED_MAX_FRAMES ? e->nframes :
-							   JPB_DECODED_MAX_FRAMES;
-	if (nf && jpb_grow((void **)&ev->fr, &ev->capfr, ev->nfr + nf - 1,
-			   sizeof(*ev->fr)))
-		return jpb_err_nomem;
-	if (nf)
-		memcpy(ev->fr + ev->nfr, e->frames, nf * sizeof(*ev->fr));
-	/* the frame index rides in the pointer until the pool is final */
-	ev->v[ev->n++] = (struct flow_ev){ e->kind, e->opcode, e->what, nf, e->tsc,
-					   e->kind == JPB_DEV_GAP ? e->end_tsc : e->arg,
-					   (const void *)(uintptr_t)ev->nfr };
-	ev->nfr += nf;
-	return 0;
+	if (!t->n)
+		return 0;
+	struct jpb_rec_flow_events r = {
+		t->tid, 0, t->at, { t->packed, (uint32_t)(t->n * JPB_FLOW_EVENT_SIZE) }
+	};
+	int err = jpb_writer_put_rec(t->w, jpb_rectype_find(JPB_REC_FLOW_EVENTS), 0,
+				     &r, t->scratch);
+	t->at += t->n;
+	t->n = 0;
+	return err;
 }
 
-static void evvec_fix(struct evvec *ev)
+static int tsink_put(void *arg, const struct jpb_flow_event *v, size_t n)
 {
-	for (size_t i = 0; i < ev->n; i++)
-		ev->v[i].frames = ev->fr + (uintptr_t)ev->v[i].frames;
+	struct tsink *t = arg;
+	int err = 0;
+	for (size_t i = 0; i < n && !err; i++) {
+		jpb_flow_event_put(t->packed + t->n * JPB_FLOW_EVENT_SIZE, &v[i]);
+		if (++t->n == BATCH)
+			err = tsink_flush(t);
+	}
+	return err;
 }
 
-/* All events of decoded stream NAME. */
-static int read_thread(struct jpb_bundle *b, const char *name, struct evvec *ev,
+/* Every event of decoded stream NAME into the flow, as it is read. */
+static int feed_thread(struct jpb_bundle *b, struct flow *f, const char *name,
 		       char *errmsg, size_t size)
 {
 	struct jpb_reader *r;
@@ -149,8 +152,6 @@ static int read_thread(struct jpb_bundle *b, const char *name, struct evvec *ev,
 	const struct jpb_rectype *te = jpb_rectype_find(JPB_REC_DECODED_EVENTS);
 	struct jpb_decoded_event *e = malloc(sizeof(*e));
 	struct jpb_record rec;
-	ev->n = 0;
-	ev->nfr = 0;
 	while (e && (err = jpb_reader_next(r, &rec)) == 0) {
 		/* decoded_gap records repeat the gap events in the batches. */
 		struct jpb_rec_decoded_events d;
@@ -162,7 +163,7 @@ static int read_thread(struct jpb_bundle *b, const char *name, struct evvec *ev,
 		for (uint32_t k = 0; k < d.count && !err; k++) {
 			if (jpb_decoded_event_get(&c, e, &prev))
 				break; /* a damaged batch ends here; the rest is kept */
-			err = evvec_add(ev, e);
+			err = flow_push(f, e);
 		}
 		if (err)
 			break;
@@ -170,47 +171,48 @@ static int read_thread(struct jpb_bundle *b, const char *name, struct evvec *ev,
 	if (err == jpb_err_truncated || err == jpb_err_corrupt)
 		fprintf(stderr, "jpbpf: warning: %s\n", jpb_reader_errmsg(r));
 	jpb_reader_free(r);
+	free(e);
 	if (!e || err == jpb_err_nomem) {
-		free(e);
 		snprintf(errmsg, size, "flow: %s: out of memory", name);
 		return jpb_err_nomem;
 	}
-	free(e);
-	evvec_fix(ev);
+	if (err && err != jpb_err_eos && err != jpb_err_truncated && err != jpb_err_corrupt) {
+		snprintf(errmsg, size, "flow: %s: %s", name, jpb_errstr(err));
+		return err;
+	}
 	return 0;
 }
 
-static int write_thread(struct jpb_bundle *b, uint32_t tid,
-			const struct jpb_flow_event *v, size_t n,
-			const struct flow_summary *s, struct jpb_writer *sum,
-			struct jpb_buf *scratch, char *errmsg, size_t size)
+/* Thread TID: decoded/tidTID in, flow/tidTID and its summary out. */
+static int do_thread(struct jpb_bundle *b, struct flow *f, const char *dname,
+		     struct flow_summary *s, struct jpb_writer *sum,
+		     struct jpb_buf *scratch, char *errmsg, size_t size)
 {
+	uint32_t tid = (uint32_t)strtoul(dname + 11, NULL, 10);
 	char name[64];
 	snprintf(name, sizeof(name), "flow/tid%u", tid);
-	struct jpb_writer *w;
-	int err = jpb_writer_open(b, name, &w);
+	struct tsink *t = calloc(1, sizeof(*t));
+	if (!t)
+		return jpb_err_nomem;
+	int err = jpb_writer_open(b, name, &t->w);
 	if (err) {
 		snprintf(errmsg, size, "flow: %s: %s", name, jpb_bundle_errmsg(b));
+		free(t);
 		return err;
 	}
-	uint8_t *packed = malloc(BATCH * JPB_FLOW_EVENT_SIZE);
-	if (!packed) {
-		jpb_writer_close(w);
-		return jpb_err_nomem;
-	}
-	const struct jpb_rectype *t = jpb_rectype_find(JPB_REC_FLOW_EVENTS);
-	for (size_t at = 0; at < n && !err; at += BATCH) {
-		size_t k = n - at < BATCH ? n - at : BATCH;
-		for (size_t j = 0; j < k; j++)
-			jpb_flow_event_put(packed + j * JPB_FLOW_EVENT_SIZE, &v[at + j]);
-		struct jpb_rec_flow_events r = {
-			tid, 0, at, { packed, (uint32_t)(k * JPB_FLOW_EVENT_SIZE) }
-		};
-		err = jpb_writer_put_rec(w, t, 0, &r, scratch);
-	}
-	free(packed);
-	int cerr = jpb_writer_close(w);
+	t->tid = tid;
+	t->scratch = scratch;
+	struct flow_sink sk = { tsink_put, t };
+	err = flow_begin(f, &sk);
+	if (!err)
+		err = feed_thread(b, f, dname, errmsg, size);
+	int ferr = flow_finish(f, s);
+	err = err ? err : ferr;
+	if (!err)
+		err = tsink_flush(t);
+	int cerr = jpb_writer_close(t->w);
 	err = err ? err : cerr;
+	free(t);
 	struct jpb_rec_flow_thread th = {
 		tid, 0, s->events, s->by_status[JPB_FLOW_DECODED],
 		s->by_status[JPB_FLOW_CERTAIN], s->by_status[JPB_FLOW_CHOSEN],
@@ -220,7 +222,7 @@ static int write_thread(struct jpb_bundle *b, uint32_t tid,
 	if (!err)
 		err = jpb_writer_put_rec(sum, jpb_rectype_find(JPB_REC_FLOW_THREAD),
 					 0, &th, scratch);
-	if (err)
+	if (err && !errmsg[0])
 		snprintf(errmsg, size, "flow: writing %s: %s", name, jpb_errstr(err));
 	return err;
 }
@@ -276,21 +278,13 @@ static int run_threads(struct jpb_bundle *b, struct flow *f,
 			tids[ntid++] = strdup(names[i]);
 	struct jpb_writer *sum = NULL;
 	struct jpb_buf scratch = { 0 };
-	struct evvec ev = { 0 };
 	err = tids ? jpb_writer_open(b, "flow/summary", &sum) : jpb_err_nomem;
 	uint64_t done = 0, all = 0;
 	for (size_t i = 0; f->o.progress && i < ntid; i++)
 		all += jpb_bundle_stream_size(b, tids[i]);
 	for (size_t i = 0; i < ntid && !err; i++) {
-		uint32_t tid = (uint32_t)strtoul(tids[i] + 11, NULL, 10);
-		const struct jpb_flow_event *out;
-		size_t nout;
 		struct flow_summary s = { 0 };
-		err = read_thread(b, tids[i], &ev, errmsg, size);
-		if (!err && (err = flow_thread_ev(f, ev.v, ev.n, &out, &nout, &s)))
-			snprintf(errmsg, size, "flow: %s: %s", tids[i], jpb_errstr(err));
-		if (!err)
-			err = write_thread(b, tid, out, nout, &s, sum, &scratch, errmsg, size);
+		err = do_thread(b, f, tids[i], &s, sum, &scratch, errmsg, size);
 		total->threads++;
 		total->events += s.events;
 		for (int k = 0; k < 6; k++)
@@ -311,8 +305,6 @@ static int run_threads(struct jpb_bundle *b, struct flow *f,
 	for (size_t i = 0; i < ntid; i++)
 		free(tids[i]);
 	free(tids);
-	free(ev.v);
-	free(ev.fr);
 	jpb_buf_fini(&scratch);
 	return err;
 }

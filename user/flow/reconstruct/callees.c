@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+/* Who an invoke may call: the class hierarchy's candidates, methods of
+ * hidden classes, and method-handle linkage frames. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow/flow_int.h"
+#include "java/bytecodes.h"
+
+/* ---- the automaton's transitions ---------------------------------------- */
+
+int flow_is_invoke_at(struct flow *f, const struct frame *t)
+{
+	return t && t->done && flow_meth_cfg(f, t->meth) &&
+	       jbc_is_invoke(flow_insn(f, t->meth, t->pos)->kind);
+}
+
+/* Does the invoke at frame T have CALLEE among its candidates?  Adds the
+ * candidates' CFG frames to the current step when PUSH. */
+int flow_call_targets(struct flow *f, const struct frame *t,
+			const struct jhier_method **out)
+{
+	const struct fmeth *fm = &f->meths[t->meth];
+	if (!fm->hm.cls)
+		return 0;
+	int n = jprog_call_targets(f->p, fm->hm.cls, fm->hm.loader, fm->hm.m,
+				   t->pos, out);
+	return n < 0 ? 0 : n;
+}
+
+/* Methods of missing (hidden) classes that a virtual or interface call
+ * at T may reach: same name and descriptor.  Adds them as callees. */
+int flow_hidden_targets(struct flow *f, const struct frame *t, uint32_t from)
+{
+	const struct fmeth *fm = &f->meths[t->meth];
+	const struct jcfg_insn *in = flow_insn(f, t->meth, t->pos);
+	struct jcf_ref ref;
+	if (!f->nsynth || !fm->hm.cls ||
+	    (in->kind != JBC_INVOKE_VIRTUAL && in->kind != JBC_INVOKE_INTERFACE) ||
+	    jcf_cp_ref(fm->hm.cls, in->cp_index, &ref))
+		return 0;
+	int err = 0;
+	for (size_t k = 0; k < f->nsynth && !err; k++) {
+		const struct fmeth *c = &f->meths[f->synth[k]];
+		if (!flow_meth_cfg(f, f->synth[k]) || strcmp(c->info.name, ref.name) ||
+		    strcmp(c->info.descriptor, ref.descriptor))
+			continue;
+		struct frame *n = flow_frame_new(f, (struct frame *)t, f->synth[k], 0, 0);
+		if (n)
+			n->doubt = t->doubt;
+		err = n ? flow_add_node(f, n, LOST_NONE, from) : jpb_err_nomem;
+	}
+	return err;
+}
+
+static int link_add(struct flow *f, int which, uint32_t m)
+{
+	uint32_t *v = realloc(f->link[which], (f->nlink[which] + 1) * sizeof(*v));
+	if (!v)
+		return jpb_err_nomem;
+	f->link[which] = v;
+	v[f->nlink[which]++] = m;
+	return 0;
+}
+
+/* The JDK-generated frames method-handle linkage runs first: for an
+ * invokedynamic call site, Invokers$Holder's linkTo* adapters; for
+ * MethodHandle.invoke*, LambdaForm code (the java/lang/invoke *$Holder
+ * classes and hidden LambdaForm$ classes). */
+static int build_link(struct flow *f)
+{
+	static const char *const holders[] = {
+		"java/lang/invoke/Invokers$Holder",
+		"java/lang/invoke/DirectMethodHandle$Holder",
+		"java/lang/invoke/DelegatingMethodHandle$Holder",
+		"java/lang/invoke/LambdaForm$Holder",
+	};
+	struct jhier *h = jprog_hier(f->p);
+	int err = 0;
+	f->link_built = 1;
+	/* hidden LambdaForms first: the states cap keeps the earliest */
+	for (size_t k = 0; k < f->nsynth && !err; k++)
+		if (strstr(f->meths[f->synth[k]].info.class_name, "LambdaForm$") &&
+		    f->meths[f->synth[k]].cfg)
+			err = link_add(f, 1, f->synth[k]);
+	for (size_t c = 0; c < 4 && !err; c++) {
+		struct jhier_method hm = { 0 };
+		if (!(hm.cls = jhier_class(h, holders[c], 0)))
+			continue;
+		for (unsigned k = 0; k < jcf_method_count(hm.cls) && !err; k++) {
+			uint32_t m;
+			hm.m = jcf_method(hm.cls, k);
+			if (!hm.m->code || (err = flow_meth_index(f, &hm, &m)) ||
+			    !flow_meth_cfg(f, m))
+				continue;
+			if (c == 0 && !strncmp(hm.m->name, "linkTo", 6))
+				err = link_add(f, 0, m);
+			if (!err)
+				err = link_add(f, 1, m);
+		}
+	}
+	return err;
+}
+
+int flow_linkage_targets(struct flow *f, const struct frame *t, uint32_t from)
+{
+	const struct fmeth *fm = &f->meths[t->meth];
+	const struct jcfg_insn *in = flow_insn(f, t->meth, t->pos);
+	struct jcf_ref ref;
+	int which = -1;
+	if (!fm->hm.cls || jcf_cp_ref(fm->hm.cls, in->cp_index, &ref))
+		return 0;
+	if (in->kind == JBC_INVOKE_DYNAMIC)
+		which = 0;
+	else if (in->kind == JBC_INVOKE_VIRTUAL && ref.class_name &&
+		 !strcmp(ref.class_name, "java/lang/invoke/MethodHandle") &&
+		 !strncmp(ref.name, "invoke", 6))
+		which = 1;
+	if (which < 0)
+		return 0;
+	int err = f->link_built ? 0 : build_link(f);
+	for (size_t k = 0; k < f->nlink[which] && !err; k++) {
+		struct frame *n = flow_frame_new(f, (struct frame *)t, f->link[which][k], 0, 0);
+		if (n)
+			n->doubt = t->doubt;
+		err = n ? flow_add_node(f, n, LOST_NONE, from) : jpb_err_nomem;
+	}
+	return err;
+}
+
+int flow_can_call(struct flow *f, const struct frame *t, uint32_t callee)
+{
+	if (!f->meths[t->meth].hm.cls) /* hidden-class code: callee unknown */
+		return 1;
+	const struct jhier_method *c;
+	int n = flow_call_targets(f, t, &c);
+	for (int i = 0; i < n; i++) {
+		uint32_t idx;
+		if (!flow_meth_index(f, &c[i], &idx) && idx == callee)
+			return 1;
+	}
+	return 0;
+}
+

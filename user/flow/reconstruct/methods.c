@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: MIT
+/* The methods reconstruction names (by class-file method or jmethodID),
+ * HotSpot's rewritten bytecodes, codelets, and the life cycle of a flow. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow/flow_int.h"
+#include "java/bytecodes.h"
+
+/* ---- HotSpot bytecodes ------------------------------------------------- */
+
+/* HotSpot's rewritten bytecodes (bytecodes.hpp, JDK 17..25 numbering),
+ * from _fast_agetfield (203) on: the JVMS opcode each stands for and, for
+ * the fused ones, the second instruction the same dispatch executes. */
+static const struct { uint8_t java, fused; } fast_ops[] = {
+	{ 0xb4, 0 }, { 0xb4, 0 }, { 0xb4, 0 }, { 0xb4, 0 }, /* 203 a b c d */
+	{ 0xb4, 0 }, { 0xb4, 0 }, { 0xb4, 0 }, { 0xb4, 0 }, /* f i l s getfield */
+	{ 0xb5, 0 }, { 0xb5, 0 }, { 0xb5, 0 }, { 0xb5, 0 }, /* 211 a b z c */
+	{ 0xb5, 0 }, { 0xb5, 0 }, { 0xb5, 0 }, { 0xb5, 0 }, /* d f i l */
+	{ 0xb5, 0 },                                        /* s putfield */
+	{ 0x2a, 0 },                                        /* 220 fast_aload_0 */
+	{ 0x2a, 0xb4 }, { 0x2a, 0xb4 }, { 0x2a, 0xb4 },     /* i a f access_0 */
+	{ 0x15, 0 }, { 0x15, 0x15 }, { 0x15, 0x34 },        /* iload iload2 icaload */
+	{ 0xb6, 0 },                                        /* 227 invokevfinal */
+	{ 0xab, 0 }, { 0xab, 0 },                           /* linear/binaryswitch */
+	{ 0x12, 0 }, { 0x13, 0 },                           /* aldc aldc_w */
+	{ 0xb1, 0 },                                        /* return_register_finalizer */
+	{ 0xb6, 0 },                                        /* 233 invokehandle */
+	{ 0xb4, 0 }, { 0xb5, 0 }, { 0x2a, 0 }, { 0x15, 0 }, /* nofast_* */
+};
+
+int flow_java_opcode(unsigned op, int *fused)
+{
+	*fused = -1;
+	if (op < 203)
+		return jbc_info((uint8_t)op)->kind == JBC_INVALID ? -1 : (int)op;
+	op -= 203;
+	if (op >= sizeof(fast_ops) / sizeof(fast_ops[0]))
+		return -1;
+	if (fast_ops[op].fused)
+		*fused = fast_ops[op].fused;
+	return fast_ops[op].java;
+}
+
+/* ---- methods ------------------------------------------------------------ */
+
+int flow_meth_index(struct flow *f, const struct jhier_method *hm,
+		    uint32_t *out)
+{
+	if (u64map_get(&f->by_m, (uint64_t)(uintptr_t)hm->m, out))
+		return 0;
+	if (JPB_GROW(f->meths, f->nmeths, f->capm))
+		return jpb_err_nomem;
+	struct fmeth *fm = &f->meths[f->nmeths];
+	memset(fm, 0, sizeof(*fm));
+	fm->hm = *hm;
+	fm->info.class_name = jcf_this_class(hm->cls);
+	fm->info.name = hm->m->name;
+	fm->info.descriptor = hm->m->descriptor;
+	if (u64map_put(&f->by_m, (uint64_t)(uintptr_t)hm->m, (uint32_t)f->nmeths))
+		return jpb_err_nomem;
+	*out = (uint32_t)f->nmeths++;
+	return 0;
+}
+
+/* The meths index of jmethodID ID; -1 when the program lacks it. */
+int64_t flow_meth_of_id(struct flow *f, uint64_t id)
+{
+	uint32_t v;
+	if (u64map_get(&f->by_id, id, &v))
+		return (int64_t)v - 1;
+	struct jhier_method hm;
+	uint32_t idx = 0;
+	int ok = jprog_method_by_id(f->p, id, &hm) == 0 &&
+		 flow_meth_index(f, &hm, &idx) == 0;
+	if (ok)
+		f->meths[idx].info.method_id = id;
+	if (u64map_put(&f->by_id, id, ok ? idx + 1 : 0))
+		return -1;
+	return ok ? (int64_t)idx : -1;
+}
+
+int flow_add_method_code(struct flow *f, uint64_t id, const char *class_sig,
+			 const char *name, const char *sig, const uint8_t *code,
+			 size_t len)
+{
+	uint32_t v;
+	struct jhier_method hm;
+	if (u64map_get(&f->by_id, id, &v) || !jprog_method_by_id(f->p, id, &hm))
+		return 1;
+	if (!len || len > 65535)
+		return jpb_err_invalid;
+	size_t lc = strlen(class_sig), ln = strlen(name), ls = strlen(sig);
+	struct jcf_method *m = calloc(1, sizeof(*m));
+	char *strs = malloc(lc + ln + ls + len + 3);
+	uint32_t *sy = realloc(f->synth, (f->nsynth + 1) * sizeof(*sy));
+	if (sy)
+		f->synth = sy;
+	if (!m || !strs || !sy || JPB_GROW(f->meths, f->nmeths, f->capm)) {
+		free(m);
+		free(strs);
+		return jpb_err_nomem;
+	}
+	/* "LFoo;" -> "Foo" */
+	size_t cl = lc >= 2 && class_sig[0] == 'L' ? lc - 2 : lc;
+	memcpy(strs, class_sig + (cl != lc), cl);
+	strs[cl] = 0;
+	char *nm = strs + cl + 1, *sg = nm + ln + 1;
+	memcpy(nm, name, ln + 1);
+	memcpy(sg, sig, ls + 1);
+	uint8_t *c = (uint8_t *)sg + ls + 1;
+	memcpy(c, code, len);
+	m->name = nm;
+	m->descriptor = sg;
+	m->code = c;
+	m->code_length = (uint32_t)len;
+	struct fmeth *fm = &f->meths[f->nmeths];
+	memset(fm, 0, sizeof(*fm));
+	fm->own = m;
+	fm->strs = strs;
+	fm->hm.m = m;
+	if (jcfg_build(&fm->owncfg, m, NULL))
+		fm->owncfg = NULL;
+	fm->cfg = fm->owncfg;
+	fm->cfg_tried = 1;
+	fm->info = (struct flow_method_info){ id, strs, nm, sg };
+	f->synth[f->nsynth++] = (uint32_t)f->nmeths;
+	if (u64map_put(&f->by_m, (uint64_t)(uintptr_t)m, (uint32_t)f->nmeths) ||
+	    u64map_put(&f->by_id, id, (uint32_t)f->nmeths + 1))
+		return jpb_err_nomem;
+	f->nmeths++;
+	return 0;
+}
+
+const struct flow_method_info *flow_method(const struct flow *f, uint32_t idx)
+{
+	return idx >= 1 && idx <= f->nmeths ? &f->meths[idx - 1].info : NULL;
+}
+
+uint32_t flow_method_count(const struct flow *f)
+{
+	return (uint32_t)f->nmeths;
+}
+
+const struct jcfg *flow_meth_cfg(struct flow *f, uint32_t m)
+{
+	struct fmeth *fm = &f->meths[m];
+	if (!fm->cfg_tried) {
+		fm->cfg_tried = 1;
+		if (fm->hm.m->code && jprog_cfg(f->p, fm->hm.m, &fm->cfg, NULL))
+			fm->cfg = NULL;
+	}
+	return fm->cfg;
+}
+
+/* ---- life cycle ---------------------------------------------------------- */
+
+int flow_alloc(struct flow **out, struct jprog *p, const struct flow_opts *o)
+{
+	*out = NULL;
+	if (!p)
+		return jpb_err_invalid;
+	struct flow *f = calloc(1, sizeof(*f));
+	if (!f)
+		return jpb_err_nomem;
+	f->p = p;
+	if (o)
+		f->o = *o;
+	if (!f->o.max_states)
+		f->o.max_states = 256;
+	if (!f->o.max_resync)
+		f->o.max_resync = 64;
+	if (!f->o.lookahead)
+		f->o.lookahead = 8;
+	f->no_recover = f->o.no_recover != 0;
+	*out = f;
+	return 0;
+}
+
+void flow_arena_free(struct chunk *c)
+{
+	while (c) {
+		struct chunk *n = c->next;
+		free(c);
+		c = n;
+	}
+}
+
+void flow_free(struct flow *f)
+{
+	if (!f)
+		return;
+	for (size_t i = 0; i < f->nmeths; i++) {
+		free(f->meths[i].own);
+		free(f->meths[i].strs);
+		jcfg_free(f->meths[i].owncfg);
+	}
+	free(f->meths);
+	free(f->synth);
+	free(f->link[0]);
+	free(f->link[1]);
+	u64map_fini(&f->by_m);
+	u64map_fini(&f->by_id);
+	for (size_t i = 0; i < f->ncodelets; i++)
+		free(f->codelets[i]);
+	free(f->codelets);
+	free(f->opidx);
+	free(f->pairstart);
+	free(f->pairidx);
+	free(f->rc);
+	free(f->rpool);
+	free(f->gaps);
+	free(f->proven);
+	free(f->nodes);
+	free(f->edges);
+	free(f->steps);
+	flow_arena_free(f->arena);
+	free(f->out);
+	free(f->ev);
+	free(f->fr);
+	free(f->all);
+	free(f);
+}
+
+int flow_set_codelet(struct flow *f, uint32_t index, const char *description)
+{
+	if (index > (1u << 20))
+		return jpb_err_invalid;
+	if (index >= f->ncodelets) {
+		char **v = realloc(f->codelets, (index + 1) * sizeof(*v));
+		if (!v)
+			return jpb_err_nomem;
+		memset(v + f->ncodelets, 0, (index + 1 - f->ncodelets) * sizeof(*v));
+		f->codelets = v;
+		f->ncodelets = index + 1;
+	}
+	free(f->codelets[index]);
+	f->codelets[index] = strdup(description ? description : "");
+	return f->codelets[index] ? 0 : jpb_err_nomem;
+}
+
+const char *flow_codelet(const struct flow *f, uint64_t index)
+{
+	return index < f->ncodelets && f->codelets[index] ? f->codelets[index] : "";
+}

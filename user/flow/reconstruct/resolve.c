@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: MIT
+/*
+ * States and their resolution (docs/RECONSTRUCTION.md).  Each event that
+ * can change the position is a *step*: the set of states (call stacks)
+ * consistent with everything so far, each with edges to the states of the
+ * previous step it came from.  When a step has one state, every path to
+ * it is known: the steps since the last such point are resolved backwards
+ * (the chosen path follows first edges; the states still on some path to
+ * the single one give each event's candidate count) and emitted.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow/flow_int.h"
+#include "java/bytecodes.h"
+
+/* ---- frames ---------------------------------------------------------------- */
+
+struct frame *flow_frame_new(struct flow *f, struct frame *up, uint32_t meth,
+			       uint32_t pos, int done)
+{
+	if (!f->arena || f->arena->used == 4096) {
+		struct chunk *c = malloc(sizeof(*c));
+		if (!c)
+			return NULL;
+		c->next = f->arena;
+		c->used = 0;
+		f->arena = c;
+	}
+	struct frame *fr = &f->arena->f[f->arena->used++];
+	f->arena_frames++;
+	*fr = (struct frame){ up, meth, pos, (uint8_t)done, 0, 0 };
+	return fr;
+}
+
+static int stack_eq(const struct frame *a, const struct frame *b)
+{
+	while (a != b) {
+		if (!a || !b || a->meth != b->meth || a->pos != b->pos ||
+		    a->done != b->done || a->comp != b->comp || a->act != b->act)
+			return 0;
+		a = a->up;
+		b = b->up;
+	}
+	return 1;
+}
+
+/* Copy the stack under TOP into a fresh arena and drop the old one, so
+ * memory stays bounded by the states alive, not by the thread's length. */
+static struct frame *arena_compact(struct flow *f, struct frame *top)
+{
+	size_t depth = 0;
+	for (struct frame *g = top; g; g = g->up)
+		depth++;
+	struct frame **v = malloc((depth ? depth : 1) * sizeof(*v));
+	if (!v)
+		return top;
+	depth = 0;
+	for (struct frame *g = top; g; g = g->up)
+		v[depth++] = g;
+	struct chunk *old = f->arena;
+	f->arena = NULL;
+	f->arena_frames = 0;
+	struct frame *up = NULL;
+	for (size_t i = depth; i-- > 0;) {
+		struct frame *n = flow_frame_new(f, up, v[i]->meth, v[i]->pos, v[i]->done);
+		if (!n) { /* keep the old arena: nothing is lost */
+			flow_arena_free(f->arena);
+			f->arena = old;
+			free(v);
+			return top;
+		}
+		n->comp = v[i]->comp;
+		n->act = v[i]->act;
+		n->doubt = v[i]->doubt;
+		up = n;
+	}
+	flow_arena_free(old);
+	free(v);
+	return up;
+}
+
+/* ---- steps and nodes ------------------------------------------------------------ */
+
+int flow_step_begin(struct flow *f, uint32_t ev, int emit, uint8_t op)
+{
+	if (JPB_GROW(f->steps, f->nsteps, f->caps))
+		return jpb_err_nomem;
+	f->steps[f->nsteps++] = (struct step){ (uint32_t)f->nnodes, 0, ev,
+					       (uint8_t)emit, op };
+	return 0;
+}
+
+/* Add state (TOP, LOST) reached from node FROM to the current step. */
+int flow_add_node_below(struct flow *f, struct frame *top, int lost,
+			  uint32_t from, struct frame *below)
+{
+	struct step *s = flow_cur_step(f);
+	uint32_t at = UINT32_MAX;
+	for (uint32_t i = s->first; i < s->first + s->n; i++) {
+		struct node *n = &f->nodes[i];
+		if (n->lost == lost && stack_eq(n->top, top) && n->below == below) {
+			at = i;
+			break;
+		}
+	}
+	if (at == UINT32_MAX) {
+		if (s->n >= f->o.max_states) {
+			/* documented cap: later states are dropped, and with
+			 * them the right to call what survives certain */
+			s->trunc = 1;
+			f->win_trunc = 1;
+			return 0;
+		}
+		if (JPB_GROW(f->nodes, f->nnodes, f->capn))
+			return jpb_err_nomem;
+		at = (uint32_t)f->nnodes++;
+		f->nodes[at] = (struct node){ 0, top, below, (uint8_t)lost, 0,
+					      f->nodes[from].doubt, 0 };
+		s->n++;
+	}
+	if (JPB_GROW(f->edges, f->nedges, f->cape))
+		return jpb_err_nomem;
+	struct node *n = &f->nodes[at];
+	n->doubt |= f->nodes[from].doubt;
+	/* The first edge is the chosen predecessor: the one with the most
+	 * evidence, the earliest on ties. */
+	uint64_t sc = f->nodes[from].score +
+		      (top && top->meth < f->nproven ? f->proven[top->meth] : 0);
+	struct edge e = { from, 0 };
+	if (n->edge && sc > n->score) {
+		e.next = n->edge;
+		n->edge = (uint32_t)f->nedges + 1;
+		n->score = sc;
+	} else if (n->edge) {
+		e.next = f->edges[n->edge - 1].next;
+		f->edges[n->edge - 1].next = (uint32_t)f->nedges + 1;
+	} else {
+		n->edge = (uint32_t)f->nedges + 1;
+		n->score = sc;
+	}
+	f->edges[f->nedges++] = e;
+	return 0;
+}
+
+int flow_add_node(struct flow *f, struct frame *top, int lost, uint32_t from)
+{
+	return flow_add_node_below(f, top, lost, from, NULL);
+}
+
+/* Explained states beat unexplained ones: drop lost nodes when the step
+ * has any other. */
+void flow_drop_lost(struct flow *f)
+{
+	struct step *s = flow_cur_step(f);
+	uint32_t w = s->first, known = 0;
+	for (uint32_t i = s->first; i < s->first + s->n; i++)
+		known += !f->nodes[i].lost;
+	if (!known || known == s->n)
+		return;
+	for (uint32_t i = s->first; i < s->first + s->n; i++)
+		if (!f->nodes[i].lost)
+			f->nodes[w++] = f->nodes[i];
+	s->n = known;
+	f->nnodes = s->first + s->n;
+}
+
+/* Evidence: method M was placed for sure once more. */
+static void prove(struct flow *f, uint32_t m)
+{
+	if (m >= f->nproven) {
+		size_t n = f->nmeths > m ? f->nmeths : m + 1;
+		uint32_t *v = realloc(f->proven, n * sizeof(*v));
+		if (!v)
+			return; /* evidence is optional */
+		memset(v + f->nproven, 0, (n - f->nproven) * sizeof(*v));
+		f->proven = v;
+		f->nproven = n;
+	}
+	if (f->proven[m] < (1u << 20))
+		f->proven[m]++;
+}
+
+/* Node marks while a window is resolved: on a path to the chosen end
+ * state, on a path to any end state. */
+enum { MARK_CHOSEN = 1, MARK_ANY = 2 };
+
+/* Candidates: distinct positions of the states of step S with a mark in
+ * BIT, i.e. still on a path to the resolved end. */
+static uint32_t count_cands(const struct flow *f, const struct step *s,
+			    unsigned bit)
+{
+	uint32_t nc = 0;
+	for (uint32_t i = s->first; i < s->first + s->n; i++) {
+		const struct node *a = &f->nodes[i];
+		if (!(a->mark & bit) || a->lost)
+			continue;
+		int seen = 0;
+		for (uint32_t j = s->first; j < i && !seen; j++) {
+			const struct node *b = &f->nodes[j];
+			seen = (b->mark & bit) && !b->lost && b->top->meth == a->top->meth &&
+			       b->top->pos == a->top->pos;
+		}
+		nc += !seen;
+	}
+	return nc;
+}
+
+static int emit(struct flow *f, const struct step *s, const struct node *chosen,
+		int doubt)
+{
+	const struct flow_ev *e = &f->ev[s->ev];
+	struct jpb_flow_event o = { 0, -1, s->op, JPB_FLOW_UNKNOWN, 0, 0, e->tsc };
+	if (e->kind == JPB_DEV_COMPILED) {
+		int64_t m = e->nframes ? flow_meth_of_id(f, flow_ev_frames(f, e)[0].method_id) : -1;
+		o.opcode = 0;
+		if (m >= 0) {
+			const struct jcfg *g = flow_meth_cfg(f, m);
+			int32_t i = g ? jcfg_index_of(g, (uint32_t)flow_ev_frames(f, e)[0].bci) : -1;
+			o.method = (uint32_t)m + 1;
+			o.bci = flow_ev_frames(f, e)[0].bci;
+			o.opcode = i >= 0 ? jcfg_insn(g, (uint32_t)i)->op : 0;
+			o.status = JPB_FLOW_DECODED;
+			o.ncand = 1;
+			f->meths[m].used = 1;
+			prove(f, (uint32_t)m);
+		}
+	} else if (!chosen->lost) {
+		uint32_t nc = count_cands(f, s, MARK_ANY);
+		const struct frame *t = chosen->top;
+		/* Evidence for the choice rule: one position on a path to the
+		 * chosen end (the doubt below changes labels, not choices). */
+		if (count_cands(f, s, MARK_CHOSEN) <= 1)
+			prove(f, t->meth);
+		/* A guessed or truncated state set leaves at least one
+		 * untracked alternative: never certain (RECONSTRUCTION.md). */
+		if ((doubt || chosen->doubt || t->doubt) && nc < 2)
+			nc = 2;
+		o.method = t->meth + 1;
+		o.bci = (int32_t)flow_insn(f, t->meth, t->pos)->bci;
+		o.ncand = (uint16_t)(nc > 65535 ? 65535 : nc);
+		o.status = nc <= 1 ? JPB_FLOW_CERTAIN : JPB_FLOW_CHOSEN;
+		f->meths[t->meth].used = 1;
+	}
+	if (JPB_GROW(f->out, f->nout, f->capo))
+		return jpb_err_nomem;
+	f->out[f->nout++] = o;
+	f->sum.by_status[o.status]++;
+	f->sum.events++;
+	return 0;
+}
+
+/* Resolve every pending step up to the last one, whose node CHOSEN (an
+ * index into the last step) ends the path, and restart from it.  The
+ * candidates are the states on a path to CHOSEN, or with ALL to any
+ * state of the last step (all of them are consistent with the trace). */
+int flow_flush_some(struct flow *f, uint32_t chosen, int all)
+{
+	size_t last = f->nsteps - 1;
+	const struct step *ls = &f->steps[last];
+	for (size_t i = 0; i < f->nnodes; i++)
+		f->nodes[i].mark = 0;
+	for (uint32_t i = ls->first; all && i < ls->first + ls->n; i++)
+		f->nodes[i].mark = MARK_ANY;
+	f->nodes[chosen].mark = MARK_CHOSEN | MARK_ANY;
+	for (size_t s = last; s >= 1; s--) {
+		const struct step *st = &f->steps[s];
+		for (uint32_t i = st->first; i < st->first + st->n; i++) {
+			if (!f->nodes[i].mark)
+				continue;
+			for (uint32_t e = f->nodes[i].edge; e; e = f->edges[e - 1].next)
+				f->nodes[f->edges[e - 1].from].mark |= f->nodes[i].mark;
+		}
+	}
+	uint32_t *path = malloc((last + 1) * sizeof(*path));
+	if (!path)
+		return jpb_err_nomem;
+	uint32_t cur = chosen;
+	for (size_t s = last; s >= 1; s--) {
+		path[s] = cur;
+		cur = f->edges[f->nodes[cur].edge - 1].from;
+	}
+	int err = 0;
+	for (size_t s = 1; s <= last && !err; s++)
+		if (f->steps[s].emit)
+			err = emit(f, &f->steps[s], &f->nodes[path[s]], f->win_trunc);
+	free(path);
+	struct node base = f->nodes[chosen];
+	/* what follows a choice among several end states depends on it */
+	base.doubt |= all && ls->n > 1;
+	f->win_trunc = 0;
+	base.edge = 0;
+	base.mark = 0;
+	base.score = 0;
+	if (base.top && f->arena_frames > ARENA_COMPACT)
+		base.top = arena_compact(f, base.top);
+	f->nodes[0] = base;
+	f->nnodes = 1;
+	f->nedges = 0;
+	f->steps[0] = (struct step){ 0, 1, 0, 0, 0 };
+	f->nsteps = 1;
+	return err;
+}
+
+/* The documented choice when no single state remains: the state of the
+ * last step with the most evidence, the first in successor order on
+ * ties. */
+int flow_flush_first(struct flow *f)
+{
+	if (f->nsteps <= 1)
+		return 0;
+	const struct step *s = flow_cur_step(f);
+	uint32_t best = s->first;
+	for (uint32_t i = s->first + 1; i < s->first + s->n; i++)
+		if (f->nodes[i].score > f->nodes[best].score)
+			best = i;
+	return flow_flush_some(f, best, 1);
+}
+
+
+int flow_reset_lost(struct flow *f, int lost)
+{
+	int err = flow_flush_first(f);
+	f->nodes[0] = (struct node){ 0, NULL, NULL, (uint8_t)lost, 0, 0 };
+	return err;
+}

@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: MIT
+/* Resynchronisation: where in the whole program a run of opcodes can
+ * execute when the position is lost, through an index by (opcode, next
+ * opcode) and a cache of answers. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow/flow_int.h"
+#include "java/bytecodes.h"
+
+/* The opcodes the automaton will see from event I on (fused dispatches
+ * expanded), up to MAX, stopping at any other event. */
+static size_t lookahead_ops(const struct flow *f, uint32_t i, uint8_t *ops,
+			    size_t max)
+{
+	size_t k = 0;
+	for (size_t j = i; j < f->nev && k < max; j++) {
+		const struct flow_ev *e = &f->ev[j];
+		if (e->kind != JPB_DEV_INTERP)
+			break;
+		int fused, op = flow_java_opcode(e->opcode, &fused);
+		if (op < 0)
+			break;
+		ops[k++] = (uint8_t)op;
+		if (fused >= 0 && k < max)
+			ops[k++] = (uint8_t)fused;
+	}
+	return k;
+}
+
+/* Does HotSpot run the instruction at POS (opcode OP) and the next one as
+ * one dispatch?  Its rewriter fuses aload_0 + getfield (fast_Xaccess_0),
+ * iload + iload (fast_iload2) and iload + caload (fast_icaload); the
+ * dispatch then shows the first opcode (or the fused one, mapped back),
+ * and JVMTI steps report the first instruction only. */
+int flow_fuses(uint8_t op, const struct jcfg *g, uint32_t pos)
+{
+	if (op != 0x2a && op != 0x15)
+		return 0;
+	uint32_t n;
+	const uint32_t *s = jcfg_succs(g, pos, &n);
+	if (n != 1)
+		return 0;
+	uint8_t next = jcfg_insn(g, s[0])->op;
+	return op == 0x2a ? next == 0xb4 : next == 0x15 || next == 0x34;
+}
+
+/* Can the code from instruction POS (which ran OPS[0]) go on to run
+ * OPS[1..N-1] within the method?  Calls, returns and throws end the check
+ * successfully: what follows is another method's business. */
+static int explains(struct flow *f, uint32_t meth, uint32_t pos,
+		    const uint8_t *ops, size_t n, unsigned *budget)
+{
+	if (n <= 1 || !*budget)
+		return 1;
+	--*budget;
+	const struct jcfg *g = flow_meth_cfg(f, meth);
+	unsigned kind = jcfg_insn(g, pos)->kind;
+	if (jbc_is_invoke(kind) || kind == JBC_RETURN || kind == JBC_ATHROW)
+		return 1;
+	uint32_t ns;
+	const uint32_t *s = jcfg_succs(g, pos, &ns);
+	for (uint32_t k = 0; k < ns; k++)
+		if (jcfg_insn(g, s[k])->op == ops[1] &&
+		    explains(f, meth, s[k], ops + 1, n - 1, budget))
+			return 1;
+	if (ns == 1 && flow_fuses(jcfg_insn(g, pos)->op, g, pos)) {
+		s = jcfg_succs(g, s[0], &ns);
+		for (uint32_t k = 0; k < ns; k++)
+			if (jcfg_insn(g, s[k])->op == ops[1] &&
+			    explains(f, meth, s[k], ops + 1, n - 1, budget))
+				return 1;
+	}
+	return 0;
+}
+
+/* Call FN(f, key, value) for every instruction of method M: VALUE is
+ * (M, bci), KEY (opcode, next opcode) once per distinct next opcode the
+ * lookahead can see (the successors', and after a fused pair the
+ * second's successors'); invokes, returns and throws end a lookahead and
+ * get (opcode, 0xff).  Read from the raw bytecode, so that no CFG is
+ * built for a method no resynchronisation reaches; a switch, jsr or ret
+ * asks the method's CFG (rare). */
+static void method_pairs(struct flow *f, uint32_t m,
+			 void (*fn)(struct flow *, uint32_t, uint64_t))
+{
+	const struct jcf_method *jm = f->meths[m].hm.m;
+	const uint8_t *code = jm->code;
+	size_t len = jm->code ? jm->code_length : 0;
+	for (size_t bci = 0; bci < len;) {
+		int l = jbc_length(code, len, bci);
+		if (l <= 0)
+			return; /* undefined code: its CFG fails too */
+		uint8_t op = code[bci], seen[32] = { 0 }, nx[3];
+		unsigned kind = jbc_info(op)->kind, n = 0;
+		uint64_t v = (uint64_t)m << 32 | bci;
+		long t = jbc_branch_target(code, len, bci);
+		size_t next = bci + (size_t)l;
+		if (op == JBC_WIDE && bci + 1 < len && code[bci + 1] == 0xa9)
+			kind = JBC_RET;
+		if (jbc_is_invoke(kind) || kind == JBC_RETURN || kind == JBC_ATHROW) {
+			fn(f, (uint32_t)op << 8 | 0xff, v);
+		} else if (kind == JBC_SWITCH || kind == JBC_JSR || kind == JBC_RET) {
+			const struct jcfg *g = flow_meth_cfg(f, m);
+			int32_t i = g ? jcfg_index_of(g, (uint32_t)bci) : -1;
+			uint32_t ns = 0;
+			const uint32_t *sc = i >= 0 ? jcfg_succs(g, (uint32_t)i, &ns) : NULL;
+			for (uint32_t k = 0; k < ns; k++) {
+				uint8_t o = jcfg_insn(g, sc[k])->op;
+				if (!(seen[o >> 3] & (1u << (o & 7))))
+					fn(f, (uint32_t)op << 8 | o, v);
+				seen[o >> 3] |= (uint8_t)(1u << (o & 7));
+			}
+		} else {
+			if (kind != JBC_GOTO && next < len)
+				nx[n++] = code[next];
+			if (kind != JBC_OTHER && t >= 0 && (size_t)t < len)
+				nx[n++] = code[t];
+			/* a fused pair: what follows its second instruction */
+			if (kind == JBC_OTHER && n == 1 &&
+			    ((op == 0x2a && nx[0] == 0xb4) ||
+			     (op == 0x15 && (nx[0] == 0x15 || nx[0] == 0x34)))) {
+				int l2 = jbc_length(code, len, next);
+				if (l2 > 0 && next + (size_t)l2 < len)
+					nx[n++] = code[next + (size_t)l2];
+			}
+			for (unsigned k = 0; k < n; k++) {
+				uint8_t o = nx[k];
+				if (!(seen[o >> 3] & (1u << (o & 7))))
+					fn(f, (uint32_t)op << 8 | o, v);
+				seen[o >> 3] |= (uint8_t)(1u << (o & 7));
+			}
+		}
+		bci = next;
+	}
+}
+
+static void pair_count(struct flow *f, uint32_t key, uint64_t v)
+{
+	(void)v;
+	f->pairstart[key + 1]++;
+}
+
+static void pair_fill(struct flow *f, uint32_t key, uint64_t v)
+{
+	f->pairidx[f->pairstart[key]++] = v;
+}
+
+/* Every instruction of method M by opcode: counted into COUNT, or stored
+ * at FILL's positions in the opcode index. */
+static void method_ops(struct flow *f, uint32_t m, uint32_t *count,
+		       uint32_t *fill)
+{
+	const struct jcf_method *jm = f->meths[m].hm.m;
+	size_t len = jm->code ? jm->code_length : 0;
+	for (size_t bci = 0; bci < len;) {
+		int l = jbc_length(jm->code, len, bci);
+		if (l <= 0)
+			return;
+		uint8_t op = jm->code[bci];
+		if (fill)
+			f->opidx[fill[op]++] = (uint64_t)m << 32 | bci;
+		else
+			count[op]++;
+		bci += (size_t)l;
+	}
+}
+
+/* The resync index over every loaded method: per opcode and per (opcode,
+ * next opcode), the (method, bci) pairs in program order. */
+static int build_opidx(struct flow *f)
+{
+	struct jhier *h = jprog_hier(f->p);
+	size_t nc = jhier_class_count(h);
+	for (size_t i = 0; i < nc; i++) {
+		struct jhier_method hm = { 0 };
+		hm.cls = jhier_class_at(h, i, &hm.loader);
+		for (unsigned k = 0; k < jcf_method_count(hm.cls); k++) {
+			hm.m = jcf_method(hm.cls, k);
+			uint32_t idx;
+			if (hm.m->code && flow_meth_index(f, &hm, &idx))
+				return jpb_err_nomem;
+		}
+	}
+	uint32_t count[256] = { 0 }, fill[256];
+	for (size_t m = 0; m < f->nmeths; m++)
+		method_ops(f, (uint32_t)m, count, NULL);
+	f->opstart[0] = 0;
+	for (int op = 0; op < 256; op++)
+		f->opstart[op + 1] = f->opstart[op] + count[op];
+	f->opidx = malloc(((size_t)f->opstart[256] + 1) * sizeof(*f->opidx));
+	f->pairstart = calloc(65537, sizeof(*f->pairstart));
+	if (!f->opidx || !f->pairstart)
+		return jpb_err_nomem;
+	memcpy(fill, f->opstart, sizeof(fill));
+	for (size_t m = 0; m < f->nmeths; m++) {
+		method_ops(f, (uint32_t)m, NULL, fill);
+		method_pairs(f, (uint32_t)m, pair_count);
+	}
+	for (uint32_t k = 0; k < 65536; k++)
+		f->pairstart[k + 1] += f->pairstart[k];
+	f->pairidx = malloc(((size_t)f->pairstart[65536] + 1) * sizeof(*f->pairidx));
+	if (!f->pairidx)
+		return jpb_err_nomem;
+	for (size_t m = 0; m < f->nmeths; m++)
+		method_pairs(f, (uint32_t)m, pair_fill);
+	/* pair_fill left pairstart[k] at the end of list k */
+	for (uint32_t k = 65536; k > 0; k--)
+		f->pairstart[k] = f->pairstart[k - 1];
+	f->pairstart[0] = 0;
+	f->opidx_built = 1;
+	return 0;
+}
+
+static int is_handler(const struct fmeth *fm, uint32_t bci)
+{
+	for (unsigned k = 0; k < fm->hm.m->nexc; k++)
+		if (fm->hm.m->exc[k].handler_pc == bci)
+			return 1;
+	return 0;
+}
+
+static uint64_t ops_hash(int lost, const uint8_t *ops, size_t n)
+{
+	uint64_t h = 1469598103934665603ull ^ (uint64_t)lost;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ ops[i]) * 1099511628211ull;
+	return (h ^ n) * 1099511628211ull;
+}
+
+/* The instructions where OPS (OPS[0] == OP) can run given LOST, from the
+ * cache or a scan of the opcode index: *CAND (into f->rpool) and *NC, or
+ * *NC = RCACHE_TOO_MANY when more than max_resync fit. */
+static int resync_candidates(struct flow *f, uint8_t op, int lost,
+			     const uint8_t *ops, size_t n, const uint64_t **cand,
+			     uint32_t *nc)
+{
+	if (!f->rc && !(f->rc = calloc(RCACHE_SIZE, sizeof(*f->rc))))
+		return jpb_err_nomem;
+	uint64_t h = ops_hash(lost, ops, n);
+	struct rcache *e = &f->rc[h & (RCACHE_SIZE - 1)];
+	if (e->used && e->h == h && e->lost == lost && e->n == n &&
+	    !memcmp(e->ops, ops, n)) {
+		*cand = f->rpool + e->off;
+		*nc = e->cnt;
+		return 0;
+	}
+	if (f->nrpool > (1u << 22)) { /* the pool only grows: start over */
+		f->nrpool = 0;
+		memset(f->rc, 0, RCACHE_SIZE * sizeof(*f->rc));
+	}
+	/* room for max_resync + 1 entries from nrpool on */
+	if (jpb_grow((void **)&f->rpool, &f->caprpool, f->nrpool + f->o.max_resync,
+		     sizeof(*f->rpool)))
+		return jpb_err_nomem;
+	uint64_t *out = f->rpool + f->nrpool;
+	uint32_t cnt = 0;
+	/* Candidates in program order: the opcode's list, or with a next
+	 * opcode the merge of its (op, next) and (op, end) lists. */
+	const uint64_t *la = f->opidx + f->opstart[op], *lb = NULL;
+	size_t na = f->opstart[op + 1] - f->opstart[op], nb = 0, ia = 0, ib = 0;
+	if (n >= 2) {
+		uint32_t ka = (uint32_t)op << 8 | ops[1], kb = (uint32_t)op << 8 | 0xff;
+		la = f->pairidx + f->pairstart[ka];
+		na = f->pairstart[ka + 1] - f->pairstart[ka];
+		lb = f->pairidx + f->pairstart[kb];
+		nb = f->pairstart[kb + 1] - f->pairstart[kb];
+	}
+	while (ia < na || ib < nb) {
+		uint64_t v = ib >= nb || (ia < na && la[ia] < lb[ib]) ? la[ia++] : lb[ib++];
+		uint32_t m = (uint32_t)(v >> 32);
+		/* the index holds bcis: the CFG is built for candidates only */
+		const struct jcfg *g = flow_meth_cfg(f, m);
+		int32_t at = g ? jcfg_index_of(g, (uint32_t)v) : -1;
+		if (at < 0)
+			continue;
+		uint32_t pos = (uint32_t)at;
+		v = (uint64_t)m << 32 | pos;
+		if (lost == LOST_AT_ENTRY && pos != 0)
+			continue;
+		if (lost == LOST_AFTER_RET &&
+		    (pos == 0 || !jbc_is_invoke(jcfg_insn(g, pos - 1)->kind)))
+			continue;
+		if (lost == LOST_AT_HANDLER &&
+		    !is_handler(&f->meths[m], jcfg_insn(g, pos)->bci))
+			continue;
+		unsigned budget = 4096;
+		if (!explains(f, m, pos, ops, n, &budget))
+			continue;
+		if (cnt == f->o.max_resync) {
+			cnt = RCACHE_TOO_MANY;
+			break;
+		}
+		out[cnt++] = v;
+	}
+	*e = (struct rcache){ h, 1, (uint8_t)lost, (uint8_t)n, { 0 },
+			      (uint32_t)f->nrpool, cnt };
+	memcpy(e->ops, ops, n);
+	if (cnt != RCACHE_TOO_MANY)
+		f->nrpool += cnt;
+	*cand = f->rpool + e->off;
+	*nc = cnt;
+	return 0;
+}
+
+/* Search the whole program for where the opcode of event I (first of the
+ * step's opcodes OP) can run, given what LOST says; add the candidates
+ * that explain the next opcodes, or a lost node when there are none or
+ * too many. */
+int flow_resync(struct flow *f, uint32_t i, uint8_t op, int lost, uint32_t from,
+		  struct frame *below)
+{
+	if (!f->opidx_built && build_opidx(f))
+		return jpb_err_nomem;
+	uint8_t ops[64];
+	unsigned k = f->o.lookahead < 64 ? f->o.lookahead : 64;
+	size_t n = lookahead_ops(f, i, ops, k);
+	if (!n || ops[0] != op) { /* the second half of a fused dispatch */
+		ops[0] = op;
+		n = 1;
+	}
+	const uint64_t *cand;
+	uint32_t nc;
+	int err = resync_candidates(f, op, lost, ops, n, &cand, &nc);
+	f->sum.resyncs++;
+	if (err)
+		return err;
+	if (nc == RCACHE_TOO_MANY || !nc)
+		return flow_add_node_below(f, NULL, LOST_ANY, from, below);
+	for (uint32_t c = 0; c < nc && !err; c++) {
+		struct frame *t = flow_frame_new(f, below, (uint32_t)(cand[c] >> 32),
+					    (uint32_t)cand[c], 1);
+		if (t)
+			t->doubt = nc > 1; /* the trace left one position: certain */
+		err = t ? flow_add_node(f, t, LOST_NONE, from) : jpb_err_nomem;
+	}
+	return err;
+}
+

@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: MIT
+/* The automaton's transitions: one decoded event (an interpreted opcode,
+ * a compiled event, a method entry, an exception or deopt continuation)
+ * from the states of the previous step to the next. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow/flow_int.h"
+#include "java/bytecodes.h"
+
+/* A frame like T but at POS (run when DONE). */
+static int add_at(struct flow *f, const struct frame *t, uint32_t pos,
+		  int done, uint32_t from)
+{
+	struct frame *n = flow_frame_new(f, t->up, t->meth, pos, done);
+	if (n)
+		n->doubt = t->doubt;
+	return n ? flow_add_node(f, n, LOST_NONE, from) : jpb_err_nomem;
+}
+
+static int interp_from(struct flow *f, uint32_t i, struct frame *t, uint8_t op,
+		       uint32_t from);
+
+
+/* A compiled activation on top of the stack, whose bytecode the
+ * interpreter now runs: after its return the caller goes on; otherwise it
+ * was deoptimised and the interpreter re-executes or continues it. */
+static int interp_over_compiled(struct flow *f, uint32_t i, struct frame *t,
+				uint8_t op, uint32_t from)
+{
+	const struct frame *a = t;
+	while (!a->act && a->up)
+		a = a->up;
+	if (flow_insn(f, t->meth, t->pos)->kind == JBC_RETURN) {
+		if (!a->up)
+			return flow_resync(f, i, op, LOST_AFTER_RET, from, NULL);
+		return a->up->comp ? 0 : interp_from(f, i, a->up, op, from);
+	}
+	struct frame *up = a->up, *top = NULL;
+	/* Rebuild the activation as interpreted frames, outermost first. */
+	const struct frame *chain[JPB_DECODED_MAX_FRAMES];
+	size_t nch = 0;
+	for (const struct frame *g = t; nch < JPB_DECODED_MAX_FRAMES; g = g->up) {
+		chain[nch++] = g;
+		if (g == a)
+			break;
+	}
+	for (size_t k = nch; k-- > 0;) {
+		top = flow_frame_new(f, up, chain[k]->meth, chain[k]->pos, 1);
+		if (!top)
+			return jpb_err_nomem;
+		top->doubt = chain[k]->doubt;
+		up = top;
+	}
+	return interp_from(f, i, top, op, from);
+}
+
+/* Add every state in which the interpreter, with T on top of the stack,
+ * runs OP next. */
+static int interp_from(struct flow *f, uint32_t i, struct frame *t, uint8_t op,
+		       uint32_t from)
+{
+	if (t->comp)
+		return interp_over_compiled(f, i, t, op, from);
+	const struct jcfg *g = flow_meth_cfg(f, t->meth);
+	if (!t->done)
+		return jcfg_insn(g, t->pos)->op == op ? add_at(f, t, t->pos, 1, from) : 0;
+	unsigned kind = jcfg_insn(g, t->pos)->kind;
+	if (kind == JBC_RETURN) {
+		if (!t->up)
+			return flow_resync(f, i, op, LOST_AFTER_RET, from, NULL);
+		return t->up->comp ? 0 : interp_from(f, i, t->up, op, from);
+	}
+	uint32_t ns;
+	const uint32_t *s = jcfg_succs(g, t->pos, &ns);
+	int err = 0;
+	for (uint32_t k = 0; k < ns && !err; k++)
+		if (jcfg_insn(g, s[k])->op == op)
+			err = add_at(f, t, s[k], 1, from);
+	if (!err && ns == 1 && flow_fuses(jcfg_insn(g, t->pos)->op, g, t->pos)) {
+		/* t->pos and its successor were one dispatch */
+		s = jcfg_succs(g, s[0], &ns);
+		for (uint32_t k = 0; k < ns && !err; k++)
+			if (jcfg_insn(g, s[k])->op == op)
+				err = add_at(f, t, s[k], 1, from);
+	}
+	return err;
+}
+
+static int step_interp(struct flow *f, uint32_t i, uint8_t op, int emit)
+{
+	uint32_t p0 = flow_cur_step(f)->first, pn = flow_cur_step(f)->n;
+	int err = flow_step_begin(f, i, emit, op);
+	for (uint32_t k = p0; k < p0 + pn && !err; k++) {
+		struct node *n = &f->nodes[k];
+		if (n->lost)
+			err = flow_resync(f, i, op, n->lost, k, n->below);
+		else
+			err = interp_from(f, i, n->top, op, k);
+	}
+	return err;
+}
+
+static int step_entry(struct flow *f, uint32_t i, const char *desc)
+{
+	/* Native and intrinsic entries run no bytecode of the callee. */
+	if (strstr(desc, "native") || strstr(desc, "intrinsic"))
+		return 0;
+	uint32_t p0 = flow_cur_step(f)->first, pn = flow_cur_step(f)->n;
+	int err = flow_step_begin(f, i, 0, 0);
+	for (uint32_t k = p0; k < p0 + pn && !err; k++) {
+		struct frame *t = f->nodes[k].top;
+		if (!t) {
+			err = flow_add_node(f, NULL, LOST_AT_ENTRY, k);
+			continue;
+		}
+		if (!flow_is_invoke_at(f, t))
+			continue;
+		const struct jhier_method *c;
+		int nc = flow_call_targets(f, t, &c);
+		uint32_t before = flow_cur_step(f)->n;
+		for (int j = 0; j < nc && !err; j++) {
+			uint32_t m;
+			err = flow_meth_index(f, &c[j], &m);
+			if (err || !flow_meth_cfg(f, m))
+				continue;
+			struct frame *n = flow_frame_new(f, t, m, 0, 0);
+			if (n)
+				n->doubt = t->doubt;
+			err = n ? flow_add_node(f, n, LOST_NONE, k) : jpb_err_nomem;
+		}
+		if (!err)
+			err = flow_linkage_targets(f, t, k);
+		if (!err)
+			err = flow_hidden_targets(f, t, k);
+		if (!err && flow_cur_step(f)->n == before)
+			/* an unknown callee: found by resynchronisation, on top
+			 * of its caller's known frames */
+			err = flow_add_node_below(f, NULL, LOST_AT_ENTRY, k, t);
+	}
+	return err;
+}
+
+/* An exception continues at a handler of the top frame or of a caller. */
+static int step_exception(struct flow *f, uint32_t i)
+{
+	uint32_t p0 = flow_cur_step(f)->first, pn = flow_cur_step(f)->n;
+	int err = flow_step_begin(f, i, 0, 0);
+	for (uint32_t k = p0; k < p0 + pn && !err; k++) {
+		struct frame *t = f->nodes[k].top;
+		int depth = 0;
+		for (; t && depth < MAX_UNWIND && !err; t = t->up, depth++) {
+			if (t->comp)
+				continue; /* a compiled handler shows as compiled events */
+			uint32_t nx;
+			const uint32_t *x = jcfg_xsuccs(flow_meth_cfg(f, t->meth), t->pos, &nx);
+			for (uint32_t h = 0; h < nx && !err; h++)
+				err = add_at(f, t, x[h], 0, k);
+		}
+		if (!t && !err)
+			err = flow_add_node(f, NULL, LOST_AT_HANDLER, k);
+	}
+	return err;
+}
+
+/* Deoptimisation: the top compiled activation becomes interpreted frames
+ * and its bytecode is re-executed (or, if it completed, continued). */
+static int step_deopt(struct flow *f, uint32_t i)
+{
+	uint32_t p0 = flow_cur_step(f)->first, pn = flow_cur_step(f)->n;
+	int err = flow_step_begin(f, i, 0, 0);
+	for (uint32_t k = p0; k < p0 + pn && !err; k++) {
+		struct frame *t = f->nodes[k].top;
+		if (!t || !t->comp) {
+			err = flow_add_node(f, t, f->nodes[k].lost, k);
+			continue;
+		}
+		const struct frame *chain[JPB_DECODED_MAX_FRAMES];
+		size_t nch = 0;
+		const struct frame *g = t;
+		for (; nch < JPB_DECODED_MAX_FRAMES; g = g->up) {
+			chain[nch++] = g;
+			if (g->act || !g->up)
+				break;
+		}
+		for (int redo = 1; redo >= 0 && !err; redo--) {
+			struct frame *up = chain[nch - 1]->up, *top = NULL;
+			for (size_t j = nch; j-- > 0;) {
+				top = flow_frame_new(f, up, chain[j]->meth, chain[j]->pos,
+						j ? 1 : !redo);
+				if (!top)
+					return jpb_err_nomem;
+				top->doubt = chain[j]->doubt;
+				up = top;
+			}
+			err = flow_add_node(f, top, LOST_NONE, k);
+		}
+	}
+	return err;
+}
+
+/* Frames of compiled event E on BASE: outermost first, all compiled. */
+static struct frame *push_compiled(struct flow *f, struct frame *base,
+				   const uint32_t *meth, const uint32_t *pos,
+				   uint32_t nf)
+{
+	struct frame *up = base;
+	for (uint32_t k = nf; k-- > 0;) {
+		struct frame *n = flow_frame_new(f, up, meth[k], pos[k], 1);
+		if (!n)
+			return NULL;
+		n->comp = 1;
+		n->act = k == nf - 1;
+		up = n;
+	}
+	return up;
+}
+
+/* Where the stack of state T puts compiled event frames whose outermost
+ * method is OUTER at instruction OPOS: a call from the top, the same
+ * activation, or a return into an activation further down.  Returns the
+ * base to push on, or sets *ok = 0. */
+static struct frame *compiled_base(struct flow *f, struct frame *t,
+				   uint32_t outer, uint32_t opos, int *ok)
+{
+	*ok = 1;
+	if (opos == 0 && flow_is_invoke_at(f, t) && flow_can_call(f, t, outer))
+		return t;
+	struct frame *g = t;
+	for (int depth = 0; g && depth < MAX_UNWIND; depth++) {
+		if (!g->comp) {
+			g = g->up;
+			continue;
+		}
+		struct frame *a = g;
+		while (!a->act && a->up)
+			a = a->up;
+		if (a->meth == outer)
+			return a->up;
+		g = a->up;
+	}
+	*ok = 0;
+	return NULL;
+}
+
+static int step_compiled(struct flow *f, uint32_t i)
+{
+	const struct flow_ev *e = &f->ev[i];
+	uint32_t meth[JPB_DECODED_MAX_FRAMES], pos[JPB_DECODED_MAX_FRAMES];
+	uint32_t nf = e->nframes < JPB_DECODED_MAX_FRAMES ? e->nframes :
+							    JPB_DECODED_MAX_FRAMES;
+	int known = nf > 0;
+	for (uint32_t k = 0; k < nf && known; k++) {
+		int64_t m = flow_meth_of_id(f, flow_ev_frames(f, e)[k].method_id);
+		const struct jcfg *g = m >= 0 ? flow_meth_cfg(f, m) : NULL;
+		int32_t p = g ? jcfg_index_of(g, (uint32_t)flow_ev_frames(f, e)[k].bci) : -1;
+		known = p >= 0;
+		meth[k] = (uint32_t)m;
+		pos[k] = (uint32_t)p;
+	}
+	uint32_t p0 = flow_cur_step(f)->first, pn = flow_cur_step(f)->n;
+	int err = flow_step_begin(f, i, 1, 0);
+	if (!known)
+		return err ? err : flow_add_node(f, NULL, LOST_ANY, p0);
+	for (uint32_t k = p0; k < p0 + pn && !err; k++) {
+		int ok;
+		struct frame *t = f->nodes[k].top;
+		struct frame *base = t ? compiled_base(f, t, meth[nf - 1], pos[nf - 1], &ok) : NULL;
+		if (!t || !ok)
+			continue;
+		struct frame *n = push_compiled(f, base, meth, pos, nf);
+		err = n ? flow_add_node(f, n, LOST_NONE, k) : jpb_err_nomem;
+	}
+	if (!err && !flow_cur_step(f)->n) { /* a pin: the stack below is unknown */
+		struct frame *n = push_compiled(f, NULL, meth, pos, nf);
+		err = n ? flow_add_node(f, n, LOST_NONE, p0) : jpb_err_nomem;
+	}
+	/* a pin: the position is exact again (resynchronised frames below
+	 * keep their own doubt) */
+	for (uint32_t k = flow_cur_step(f)->first; k < flow_cur_step(f)->first + flow_cur_step(f)->n; k++)
+		f->nodes[k].doubt = 0;
+	return err;
+}
+
+/* After a step: nothing consistent left means the event is unexplained:
+ * the previous step is resolved and *DIED tells the caller to retry the
+ * event from a lost state.  One state left resolves everything before it. */
+static int settle(struct flow *f, int *died)
+{
+	*died = 0;
+	flow_drop_lost(f);
+	for (uint32_t k = 0; flow_cur_step(f)->trunc && k < flow_cur_step(f)->n; k++)
+		f->nodes[flow_cur_step(f)->first + k].doubt = 1;
+	if (!flow_cur_step(f)->n) {
+		f->nsteps--;
+		*died = 1;
+		return flow_reset_lost(f, LOST_ANY);
+	}
+	if (flow_cur_step(f)->n == 1)
+		return flow_flush_some(f, flow_cur_step(f)->first, 0);
+	return f->nsteps > MAX_PENDING_STEPS ? flow_flush_first(f) : 0;
+}
+
+enum step_kind { S_INTERP, S_FUSED, S_COMPILED, S_ENTRY, S_EXCEPTION, S_DEOPT };
+
+static int run_step(struct flow *f, uint32_t i, enum step_kind k, uint8_t op)
+{
+	switch (k) {
+	case S_INTERP:
+		return step_interp(f, i, op, 1);
+	case S_FUSED: /* the second half of a dispatch: no event of its own */
+		return step_interp(f, i, op, 0);
+	case S_COMPILED:
+		return step_compiled(f, i);
+	case S_ENTRY:
+		return step_entry(f, i, flow_codelet(f, f->ev[i].arg));
+	case S_EXCEPTION:
+		return step_exception(f, i);
+	case S_DEOPT:
+		return step_deopt(f, i);
+	}
+	return jpb_err_internal;
+}
+
+/* One step, retried from a lost state if no state explains it (a lost
+ * state always goes on, so the retry cannot die). */
+static int step(struct flow *f, uint32_t i, enum step_kind k, uint8_t op)
+{
+	int died, err = run_step(f, i, k, op);
+	if (!err)
+		err = settle(f, &died);
+	if (!err && died) {
+		err = run_step(f, i, k, op);
+		if (!err)
+			err = settle(f, &died);
+		if (!err && died)
+			err = jpb_err_internal;
+	}
+	return err;
+}
+
+int flow_event(struct flow *f, uint32_t i)
+{
+	const struct flow_ev *e = &f->ev[i];
+	int fused, op, err;
+	/* A gap's end: its own bound when the decoder knew it, else the time
+	 * of the first event after it. */
+	if (f->ngaps && f->gaps[f->ngaps - 1].at == f->nout && e->kind != JPB_DEV_GAP &&
+	    f->gaps[f->ngaps - 1].t1 == f->gaps[f->ngaps - 1].t0 && e->tsc > f->gaps[f->ngaps - 1].t0)
+		f->gaps[f->ngaps - 1].t1 = e->tsc;
+	switch (e->kind) {
+	case JPB_DEV_INTERP:
+		op = flow_java_opcode(e->opcode, &fused);
+		if (op < 0) { /* not a bytecode we know: position lost */
+			err = flow_reset_lost(f, LOST_ANY);
+			if (!err)
+				err = flow_step_begin(f, i, 1, e->opcode);
+			return err ? err : flow_add_node(f, NULL, LOST_ANY, 0);
+		}
+		err = step(f, i, S_INTERP, (uint8_t)op);
+		if (!err && fused >= 0) {
+			err = step(f, i, S_FUSED, (uint8_t)fused);
+		}
+		return err;
+	case JPB_DEV_COMPILED:
+		return step(f, i, S_COMPILED, 0);
+	case JPB_DEV_GAP:
+		f->sum.gaps++;
+		err = flow_reset_lost(f, LOST_ANY);
+		if (!err)
+			err = JPB_GROW(f->gaps, f->ngaps, f->capg);
+		if (!err)
+			f->gaps[f->ngaps++] = (struct gapmark){ f->nout, e->tsc,
+								e->arg > e->tsc ? e->arg : e->tsc };
+		return err;
+	case JPB_DEV_TRANSITION:
+		break;
+	default:
+		return 0;
+	}
+	const char *desc = flow_codelet(f, e->arg);
+	if (e->what == JPB_TR_METHOD_ENTRY)
+		return step(f, i, S_ENTRY, 0);
+	if (e->what == JPB_TR_INTERP_STUB && strstr(desc, "exception"))
+		return step(f, i, S_EXCEPTION, 0);
+	if (e->what == JPB_TR_INTERP_STUB && strstr(desc, "deopt"))
+		return step(f, i, S_DEOPT, 0);
+	return 0;
+}
+

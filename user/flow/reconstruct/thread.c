@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One thread through the automaton, in bounded memory
+ * (docs/RECONSTRUCTION.md, "Windows").
+ *
+ * Input: events are pushed one by one; an event runs once the lookahead
+ * after it is known (LOOKAHEAD_EV events, or the end of the thread).  The
+ * buffer keeps only the events of the pending steps and those not yet
+ * run, so reconstruction does not depend on how the input is cut.
+ *
+ * Output: the flow events of one window.  When it reaches
+ * flow_opts.window events, the gaps that have enough events after them
+ * are recovered over the window, the window is written to the sink, and
+ * a tail is kept as the context of the gaps still open: the segment
+ * before the first of them, at most half a window long.  Recovery thus
+ * sees a window's history, not the whole thread's.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "flow/flow_int.h"
+
+/* Events resync's lookahead may read after the one run: it reads at
+ * most 64 opcodes, at least one per event. */
+#define LOOKAHEAD_EV 64u
+#define DEFAULT_WINDOW (1u << 19)
+
+static size_t window_of(const struct flow *f)
+{
+	return f->o.window ? f->o.window : DEFAULT_WINDOW;
+}
+
+int flow_begin(struct flow *f, const struct flow_sink *sink)
+{
+	clock_gettime(CLOCK_MONOTONIC, &f->t0);
+	memset(&f->sum, 0, sizeof(f->sum));
+	f->sink = *sink;
+	f->nev = f->next = f->nfr = 0;
+	f->nev_final = 0;
+	f->nout = f->plen = 0;
+	f->ngaps = 0;
+	f->win_trunc = 0;
+	f->nedges = 0;
+	f->nsteps = 0;
+	f->nnodes = 0;
+	int err = flow_step_begin(f, 0, 0, 0);
+	if (!err)
+		err = jpb_grow((void **)&f->nodes, &f->capn, 0, sizeof(*f->nodes));
+	if (err)
+		return err;
+	f->nodes[0] = (struct node){ 0, NULL, NULL, LOST_ANY, 0, 0 };
+	f->nnodes = 1;
+	f->steps[0].n = 1;
+	return 0;
+}
+
+/* Drop the events before the oldest pending step's and the next to run:
+ * indices into f->ev shift down, and so do the steps'. */
+static void ev_compact(struct flow *f, size_t keep)
+{
+	uint32_t fr0 = keep < f->nev ? f->ev[keep].fr : (uint32_t)f->nfr;
+	if (f->nev > keep)
+		memmove(f->ev, f->ev + keep, (f->nev - keep) * sizeof(*f->ev));
+	f->nev -= keep;
+	for (size_t i = 0; i < f->nev; i++)
+		f->ev[i].fr -= fr0;
+	if (f->nfr > fr0)
+		memmove(f->fr, f->fr + fr0, (f->nfr - fr0) * sizeof(*f->fr));
+	f->nfr -= fr0;
+	f->next -= keep;
+	for (size_t s = 0; s < f->nsteps; s++)
+		f->steps[s].ev = f->steps[s].ev > keep ? f->steps[s].ev - (uint32_t)keep : 0;
+}
+
+/* The gaps of out[0..cut) are recovered, out[plen..cut) is written, and
+ * the window restarts at the context the open gaps need. */
+static int window_cut(struct flow *f, size_t cut)
+{
+	size_t ng = 0, start = cut > window_of(f) / 2 ? cut - window_of(f) / 2 : 0;
+	while (ng < f->ngaps && f->gaps[ng].at < cut) {
+		if (f->gaps[ng].at > start)
+			start = f->gaps[ng].at; /* filled gaps stay out of the context */
+		ng++;
+	}
+	size_t ntail = f->nout - cut, ngall = f->ngaps;
+	struct jpb_flow_event *tail = NULL;
+	if (ntail && !(tail = malloc(ntail * sizeof(*tail))))
+		return jpb_err_nomem;
+	if (ntail)
+		memcpy(tail, f->out + cut, ntail * sizeof(*tail));
+	f->nout = cut;
+	f->ngaps = ng;
+	int err = f->no_recover ? 0 : flow_recover(f);
+	/* a fill lands at its gap, at or before start: later events shift */
+	size_t shift = f->nout - cut;
+	if (!err && f->nout > f->plen)
+		err = f->sink.put(f->sink.arg, f->out + f->plen, f->nout - f->plen);
+	if (!err)
+		err = jpb_grow((void **)&f->out, &f->capo, cut - start + ntail, sizeof(*f->out));
+	if (!err) {
+		if (cut > start)
+			memmove(f->out, f->out + start + shift, (cut - start) * sizeof(*f->out));
+		if (ntail)
+			memcpy(f->out + cut - start, tail, ntail * sizeof(*tail));
+		f->nout = cut - start + ntail;
+		f->plen = cut - start;
+		if (ngall > ng)
+			memmove(f->gaps, f->gaps + ng, (ngall - ng) * sizeof(*f->gaps));
+		f->ngaps = ngall - ng;
+		for (size_t i = 0; i < f->ngaps; i++)
+			f->gaps[i].at -= start;
+	}
+	free(tail);
+	return err;
+}
+
+/* A full window is cut at the last gap when too few events follow it to
+ * recover it (a quarter window), else at its end. */
+static int window_check(struct flow *f)
+{
+	size_t w = window_of(f);
+	if (f->nout < w)
+		return 0;
+	size_t cut = f->nout;
+	if (f->ngaps) {
+		size_t at = f->gaps[f->ngaps - 1].at;
+		if (at > f->plen && at + w / 4 > f->nout)
+			cut = at;
+	}
+	return window_cut(f, cut);
+}
+
+/* Run every event whose lookahead is known. */
+static int run_ready(struct flow *f)
+{
+	int err = 0;
+	while (!err && f->next < f->nev &&
+	       (f->nev_final || f->nev - f->next > LOOKAHEAD_EV))
+		err = flow_event(f, (uint32_t)f->next++);
+	return err ? err : window_check(f);
+}
+
+int flow_push(struct flow *f, const struct jpb_decoded_event *e)
+{
+	/* steps run in event order: the first pending one is the oldest */
+	size_t keep = f->nsteps > 1 && f->steps[1].ev < f->next ? f->steps[1].ev : f->next;
+	if (f->next >= window_of(f) && f->next >= LOOKAHEAD_EV && keep >= f->next / 2)
+		ev_compact(f, keep);
+	uint32_t nf = e->nframes < JPB_DECODED_MAX_FRAMES ? e->nframes :
+							   JPB_DECODED_MAX_FRAMES;
+	if (JPB_GROW(f->ev, f->nev, f->capev) ||
+	    (nf && jpb_grow((void **)&f->fr, &f->capfr, f->nfr + nf - 1, sizeof(*f->fr))))
+		return jpb_err_nomem;
+	if (nf)
+		memcpy(f->fr + f->nfr, e->frames, nf * sizeof(*f->fr));
+	f->ev[f->nev++] = (struct flow_ev){ e->kind, e->opcode, e->what, (uint8_t)nf,
+					    (uint32_t)f->nfr, e->tsc,
+					    e->kind == JPB_DEV_GAP ? e->end_tsc : e->arg };
+	f->nfr += nf;
+	return f->nev - f->next > LOOKAHEAD_EV ? run_ready(f) : 0;
+}
+
+int flow_finish(struct flow *f, struct flow_summary *sum)
+{
+	f->nev_final = 1;
+	int err = run_ready(f);
+	if (!err)
+		err = flow_flush_first(f);
+	if (!err)
+		err = window_cut(f, f->nout);
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	f->sum.threads = 1;
+	f->sum.time_ns = (uint64_t)(t1.tv_sec - f->t0.tv_sec) * 1000000000u +
+			 (uint64_t)t1.tv_nsec - (uint64_t)f->t0.tv_nsec;
+	flow_arena_free(f->arena);
+	f->arena = NULL;
+	f->arena_frames = 0;
+	if (sum)
+		*sum = f->sum;
+	return err;
+}
+
+static int collect(void *arg, const struct jpb_flow_event *v, size_t n)
+{
+	struct flow *f = arg;
+	if (jpb_grow((void **)&f->all, &f->capall, f->nall + n, sizeof(*f->all)))
+		return jpb_err_nomem;
+	memcpy(f->all + f->nall, v, n * sizeof(*v));
+	f->nall += n;
+	return 0;
+}
+
+int flow_thread(struct flow *f, const struct jpb_decoded_event *ev, size_t n,
+		const struct jpb_flow_event **out, size_t *nout,
+		struct flow_summary *sum)
+{
+	struct flow_sink s = { collect, f };
+	f->nall = 0;
+	int err = flow_begin(f, &s);
+	for (size_t i = 0; i < n && !err; i++)
+		err = flow_push(f, &ev[i]);
+	int ferr = flow_finish(f, sum);
+	*out = f->all;
+	*nout = f->nall;
+	return err ? err : ferr;
+}

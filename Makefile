@@ -80,7 +80,8 @@ $(BIN_JPBPF): $(call obj,$(MAIN_SRC)) $(LIB_USER) $(LIB_BUNDLE)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDSAN) -o $@ $^ $(LIBS)
 
-$(LIB_AGENT): $(AGENT_OBJS) $(LIB_BUNDLE)
+# The agent checks class files with the program model's parser.
+$(LIB_AGENT): $(AGENT_OBJS) $(call obj,user/java/classfile.c) $(LIB_BUNDLE)
 	@echo "  LD      $@"
 	$(Q)$(CC) -shared $(LDSAN) -Wl,--no-undefined -o $@ $^ -ljansson -lz -ldeflate -lelf -ldw -lpthread -ldl
 

@@ -4,7 +4,8 @@
  *
  *   -agentpath:libjpbpf-agent.so=out=DIR[,truth[,truthmax=N]
  *                               [,truthfrom=Class.method]][,noclasses]
- *                               [,nocode][,batch_ms=N][,maxmem=MB|KBk]
+ *                               [,nocode][,noresource][,batch_ms=N]
+ *                               [,maxmem=MB|KBk]
  *
  * or the same string through the attach protocol.  Every JVMTI call's
  * result is checked; on any failure at start the agent releases what it
@@ -106,6 +107,8 @@ static int parse_opt(struct agent_opts *o, char *kv, char *err, size_t size)
 		o->no_classes = 1;
 	} else if (!strcmp(kv, "nocode") && !v) {
 		o->no_code = 1;
+	} else if (!strcmp(kv, "noresource") && !v) {
+		o->no_resource = 1;
 	} else if (!strcmp(kv, "batch_ms") && v && !parse_uint(v, &o->batch_ms) &&
 		   o->batch_ms > 0) {
 	} else if (!strcmp(kv, "maxmem") && v && parse_size_kb(v, &maxmem) == 0 &&
@@ -115,7 +118,8 @@ static int parse_opt(struct agent_opts *o, char *kv, char *err, size_t size)
 	} else {
 		snprintf(err, size, "bad option '%s%s%s' (known: out=DIR, truth, "
 			 "truthmax=N, truthfrom=Class.method, "
-			 "noclasses, nocode, batch_ms=N, maxmem=MB|KBk)",
+			 "noclasses, nocode, noresource, batch_ms=N, "
+			 "maxmem=MB|KBk)",
 			 kv, v ? "=" : "", v ? v : "");
 		return -1;
 	}
@@ -447,7 +451,8 @@ static void abandon(struct agent *a)
 		jpb_bundle_free(a->q.bundle);
 	if (a->published)
 		return; /* a callback may still hold it */
-	methods_free(a->methods);
+	hset_free(a->methods);
+	hset_free(a->class_names);
 	free(a);
 }
 
@@ -502,7 +507,7 @@ static void replay(struct agent *a, JNIEnv *jni)
 			"(flag JPB_NM_F_COARSE); run the JVM with "
 			"-XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints "
 			"for full precision");
-	classes_retransform_all(a, jni);
+	classes_attach(a, jni);
 	t[4] = agent_now();
 	aq_note(&a->q, JPB_NOTE_INFO,
 		"attach phases: interpreter+threads %.1f ms, dynamic code "
@@ -610,8 +615,8 @@ static int session_prepare(struct agent *a, char *options, char *err,
 	}
 	if (add_capabilities(a, err, size) != 0)
 		return -1;
-	a->methods = methods_new();
-	a->class_names = classes_new_set();
+	a->methods = hset_new();
+	a->class_names = hset_new();
 	if (!a->methods || !a->class_names ||
 	    (a->opts.truth && truth_init(a) != 0)) {
 		snprintf(err, size, "out of memory");

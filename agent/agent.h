@@ -16,6 +16,7 @@
 #include <jvmti.h>
 
 #include "bundle.h"
+#include "hashset.h"
 #include "records.h"
 #include "records_jvm.h"
 #include "records_truth.h"
@@ -61,13 +62,12 @@ struct agent_opts {
 	int no_classes;
 	int no_code;     /* don't copy compiled code bytes */
 	int batch_ms;    /* 0: one RetransformClasses call; N: batches near N ms */
+	int no_resource; /* on attach, retransform every class (for tests) */
 	int max_kb;      /* writer backlog limit */
 	uint64_t truth_max;   /* truthmax=: bytecodes in the truth window, 0: all */
 	char truth_from[512]; /* truthfrom=Class.method: window trigger, "" none */
 	char raw[1024];
 };
-
-struct method_table;
 
 struct agent {
 	jvmtiEnv *jvmti;
@@ -80,8 +80,9 @@ struct agent {
 	int published; /* g_agent pointed at it: never freed */
 	pthread_mutex_t stop_lock;
 	struct aq q;
-	struct method_table *methods;
-	void *class_names; /* classes.c: names the hook delivered */
+	struct hset *methods;     /* methods.c: ids already described */
+	struct hset *class_names; /* classes.c: names the hook delivered */
+	struct class_pending *pending; /* class_pending.c, late attach */
 	uint32_t host_pid, nspid;
 	int same_pidns; /* host tid == gettid() */
 	/* counters for the notes at the end */
@@ -106,10 +107,7 @@ AGENT_LOCAL void aq_note(struct aq *q, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 AGENT_LOCAL int aq_finish(struct aq *q);
 
-/* methods.c: jmethodID -> identity, each emitted once. */
-AGENT_LOCAL struct method_table *methods_new(void);
-AGENT_LOCAL void methods_free(struct method_table *t);
-/* Emit a JPB_REC_JVM_METHOD for M if not done yet. */
+/* methods.c: a JPB_REC_JVM_METHOD for M, the first time it is used. */
 AGENT_LOCAL void methods_note(struct agent *a, jmethodID m);
 
 /* threads.c */
@@ -135,10 +133,64 @@ AGENT_LOCAL void JNICALL classes_on_load(jvmtiEnv *e, JNIEnv *jni,
 					 const char *name, jobject pd,
 					 jint len, const unsigned char *data,
 					 jint *new_len, unsigned char **new_data);
-AGENT_LOCAL void classes_retransform_all(struct agent *a, JNIEnv *jni);
 AGENT_LOCAL void JNICALL classes_on_prepare(jvmtiEnv *e, JNIEnv *jni,
 					    jthread t, jclass k);
-AGENT_LOCAL void *classes_new_set(void);
+/* Write the class file of a class named NAME (LEN bytes, may be NULL). */
+AGENT_LOCAL void classes_put(struct agent *a, uint32_t flags, uint64_t loader,
+			     const char *name, size_t len,
+			     const uint8_t *data, size_t size);
+/* A class that runs without its class file: a jvm_class_missing record
+ * and each method's bytecodes. */
+AGENT_LOCAL void classes_put_missing(struct agent *a, JNIEnv *jni, jclass k,
+				     const char *sig, const char *reason);
+AGENT_LOCAL uint64_t classes_loader_id(jvmtiEnv *e, jobject loader);
+/* The class name inside "Lname;", or NULL (arrays, primitives). */
+AGENT_LOCAL const char *classes_sig_name(const char *sig, size_t *len);
+
+/* class_attach.c: the class files of the classes loaded before a late
+ * attach, from their loaders' resources, else by retransforming them. */
+AGENT_LOCAL void classes_attach(struct agent *a, JNIEnv *jni);
+
+/* class_resource.c */
+enum class_res_rc {
+	CR_OK, CR_NOT_TRIED, CR_NO_RESOURCE, CR_EXCEPTION, CR_PARSE, CR_NAME,
+	CR_VERSION, CR_METHODS, CR_BYTECODE, CR_JVMTI, CR_COUNT
+};
+AGENT_LOCAL extern const char *class_res_strs[CR_COUNT];
+struct class_res {
+	JNIEnv *jni; /* NULL: no resources (no JNI, or noresource) */
+	jmethodID get_res, read_all, close;
+};
+AGENT_LOCAL int class_res_init(struct class_res *r, JNIEnv *jni);
+/* The resource "/NAME.class" of K's loader into *DATA (malloc'd). */
+AGENT_LOCAL int class_res_read(struct class_res *r, jclass k,
+			       const char *name, size_t len, uint8_t **data,
+			       size_t *size);
+/* CR_OK if DATA is the class file K was loaded from, else why not.
+ * Without METHODS (a class not prepared yet has no method list) only the
+ * name and version are compared. */
+AGENT_LOCAL int class_res_match(jvmtiEnv *e, jclass k, const char *name,
+				size_t len, const uint8_t *data, size_t size,
+				int methods);
+
+/* class_pending.c: classes loaded but not prepared at attach.  Their
+ * resource is read at attach and checked when they are prepared. */
+struct class_pending;
+AGENT_LOCAL struct class_pending *class_pending_new(void);
+/* Before reading K's resource: 0 if K is registered, -1 if it is
+ * prepared already (or no memory): check it at once. */
+AGENT_LOCAL int class_pending_begin(struct agent *a, jclass k,
+				    const char *name, size_t len,
+				    uint64_t loader);
+/* After reading it (DATA NULL: failed).  Takes DATA.  1 if kept until
+ * ClassPrepare, 0 if the caller must deal with K now (DATA not taken). */
+AGENT_LOCAL int class_pending_end(struct agent *a, const char *name,
+				  size_t len, uint64_t loader, uint8_t *data,
+				  size_t size);
+/* At ClassPrepare: 1 if K was pending and is now dealt with. */
+AGENT_LOCAL int class_pending_prepared(struct agent *a, JNIEnv *jni,
+				       jclass k, const char *sig,
+				       const char *name, size_t len);
 
 /* interp.c */
 AGENT_LOCAL void interp_record(struct agent *a);

@@ -6,82 +6,6 @@
 
 #include "agent.h"
 
-struct method_table {
-	pthread_mutex_t lock;
-	uintptr_t *slots; /* open addressing, 0 = empty */
-	size_t cap, used;
-};
-
-struct method_table *methods_new(void)
-{
-	struct method_table *t = calloc(1, sizeof(*t));
-	if (!t)
-		return NULL;
-	t->cap = 4096;
-	t->slots = calloc(t->cap, sizeof(*t->slots));
-	if (!t->slots) {
-		free(t);
-		return NULL;
-	}
-	pthread_mutex_init(&t->lock, NULL);
-	return t;
-}
-
-void methods_free(struct method_table *t)
-{
-	if (!t)
-		return;
-	pthread_mutex_destroy(&t->lock);
-	free(t->slots);
-	free(t);
-}
-
-static size_t slot_of(uintptr_t key, size_t cap)
-{
-	uint64_t h = (uint64_t)key * 0x9e3779b97f4a7c15ull;
-	return (size_t)(h >> 17) & (cap - 1);
-}
-
-static int grow(struct method_table *t)
-{
-	size_t cap = t->cap * 2;
-	uintptr_t *s = calloc(cap, sizeof(*s));
-	if (!s)
-		return -1;
-	for (size_t i = 0; i < t->cap; i++) {
-		if (!t->slots[i])
-			continue;
-		size_t j = slot_of(t->slots[i], cap);
-		while (s[j])
-			j = (j + 1) & (cap - 1);
-		s[j] = t->slots[i];
-	}
-	free(t->slots);
-	t->slots = s;
-	t->cap = cap;
-	return 0;
-}
-
-/* 1 if KEY was new (and is now in), 0 if present, -1 on no memory. */
-static int insert(struct method_table *t, uintptr_t key)
-{
-	pthread_mutex_lock(&t->lock);
-	if (t->used * 2 >= t->cap && grow(t) != 0) {
-		pthread_mutex_unlock(&t->lock);
-		return -1;
-	}
-	size_t i = slot_of(key, t->cap);
-	while (t->slots[i] && t->slots[i] != key)
-		i = (i + 1) & (t->cap - 1);
-	int fresh = !t->slots[i];
-	if (fresh) {
-		t->slots[i] = key;
-		t->used++;
-	}
-	pthread_mutex_unlock(&t->lock);
-	return fresh;
-}
-
 static void dealloc(jvmtiEnv *e, char *p)
 {
 	if (p)
@@ -90,7 +14,7 @@ static void dealloc(jvmtiEnv *e, char *p)
 
 void methods_note(struct agent *a, jmethodID m)
 {
-	if (!m || !a->methods || insert(a->methods, (uintptr_t)m) != 1)
+	if (!m || !a->methods || hset_add(a->methods, (uintptr_t)m) != 1)
 		return;
 	jvmtiEnv *e = a->jvmti;
 	char *name = NULL, *sig = NULL, *csig = NULL;

@@ -27,20 +27,23 @@ attach_running() {
 	t_check "$name: pre-attach methods flagged coarse" [ "$(agent_json "$s" coarse)" -gt 0 ]
 	t_check "$name: pcs in range, names resolve" \
 		[ "$(agent_json "$s" bad_pcs)" = 0 -a "$(agent_json "$s" unresolved)" = 0 ]
-	t_check "$name: loaded classes retransformed" [ "$(agent_json "$s" retransformed)" -gt 100 ]
+	t_check "$name: loaded classes read from their loaders' resources" \
+		[ "$(agent_json "$s" from_resource)" -gt 100 ]
+	t_check "$name: the attach note says how each class was obtained" \
+		grep -q "classes on attach: .* from their loaders' resources .* retransformed" "$out.notes"
 	t_check "$name: class bytes parse" [ "$(agent_json "$s" bad_classes)" = 0 ]
 	"$CHECK" classes "$out" 2>/dev/null >"$out.classes"
 	t_check "$name: running application class obtained" grep -qx HotInline "$out.classes"
 	local calls max items retr
 	calls=$(agent_json "$s" pauses); max=$(agent_json "$s" max_pause_ns)
 	items=$(agent_json "$s" retransform_items); retr=$(agent_json "$s" retransformed)
-	# One RetransformClasses call (docs/AGENT.md): each call stops the JVM
-	# and pays costs that do not shrink with the batch, so many small
-	# batches made attach take seconds to never.
-	t_check "$name: classes retransformed in one call ($calls calls, $items classes, $((max / 1000000)) ms)" \
-		[ "${calls:-0}" = 1 ]
-	t_check "$name: class export complete: every class passed was delivered ($retr of $items)" \
-		[ "${items:-0}" -gt 100 -a "${retr:-0}" -ge "${items:-1}" ]
+	# What the resources cannot give is retransformed in one call at most
+	# (docs/AGENT.md): each call stops the JVM and pays costs that do not
+	# shrink with the batch.
+	t_check "$name: at most one RetransformClasses call ($calls calls, $items classes, $((max / 1000000)) ms)" \
+		[ "${calls:-0}" -le 1 ]
+	t_check "$name: every class passed to retransform was delivered ($retr of $items)" \
+		[ "${retr:-0}" -ge "${items:-0}" ]
 	t_check "$name: threads running before attach listed with tids" \
 		grep -q . <("$JPBPF_PLAIN" info "$out" --json 2>/dev/null |
 			python3 -c 'import json,sys; t=json.load(sys.stdin)["threads"]
@@ -51,6 +54,58 @@ assert any(x["name"]=="main" and x["nstid"]>0 for x in t)' && echo y)
 	temurin-25) t_check "$name: JDK 21+ warns about the dynamic agent on stderr" \
 		grep -q "loaded dynamically" "$out.jvmerr" ;;
 	esac
+}
+
+# The class files read from the loaders' resources give the same methods
+# (code, exception tables, lines) as RetransformClasses gives for the same
+# classes (the noresource option) in a second run of the same workload.
+attach_same_code() {
+	local name=$1 java=$2 out=$TESTTMP/same-$1 mode jpid
+	for mode in res ret; do
+		"$java" -cp "$WL" HotInline 4 >"$out.$mode.jvmout" 2>&1 &
+		jpid=$!
+		wait_jvm_ready "$jpid"
+		"$ATTACH" "$jpid" "$AGENT" "$out.$mode" 0.5 \
+			$([ $mode = ret ] && echo noresource) >"$out.$mode.tool" 2>&1 ||
+			sed 's/^/# /' "$out.$mode.tool"
+		wait "$jpid"
+	done
+	"$CHECK" summary "$out.ret" >"$out.ret.summary" 2>/dev/null
+	t_check "$name: noresource retransforms the loaded classes instead" \
+		[ "$(agent_json "$out.ret.summary" retransformed)" -gt 100 -a \
+		  "$(agent_json "$out.ret.summary" from_resource)" = 0 ]
+	"$TOOLS/class_code_check" "$out.res" "$out.ret" >"$out.json"
+	local n
+	n=$(agent_json "$out.json" compared)
+	t_check "$name: resource and retransformed class files compared ($n classes, $(agent_json "$out.json" methods) methods)" \
+		[ "${n:-0}" -gt 100 -a "$(agent_json "$out.json" unparsable)" = 0 ]
+	t_check "$name: same methods, code, exception tables and lines ($(tr -d '\n' <"$out.json"))" \
+		python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+sys.exit(0 if d["absent"]+d["code_differ"]+d["exc_differ"]+d["lines_differ"]==0 else 1)' "$out.json"
+}
+
+# A class loaded before the attach and linked after it is checked at its
+# ClassPrepare against the resource read at attach.
+attach_late_link() {
+	local name=$1 java=$2 out=$TESTTMP/late-$1 i
+	"$java" -cp "$WL" LateLink "$out.go" >"$out.jvmout" 2>"$out.jvmerr" &
+	local jpid=$!
+	for i in $(seq 100); do
+		grep -q "^loaded" "$out.jvmout" 2>/dev/null && break
+		sleep 0.1
+	done
+	"$ATTACH" "$jpid" "$AGENT" "$out" -1 >"$out.tool" 2>&1
+	t_check "$name: attach to a JVM with a loaded, unlinked class" [ $? = 0 ]
+	touch "$out.go"
+	wait "$jpid"
+	t_check "$name: the late-linked class ran" grep -q "LateLink work=" "$out.jvmout"
+	"$CHECK" summary "$out" >"$out.summary" 2>"$out.notes"
+	t_check "$name: unprepared classes deferred to their ClassPrepare" \
+		grep -Eq "resources \(.*\), [1-9][0-9]* more read and checked when prepared" "$out.notes"
+	t_check "$name: the late-linked class has its resource's class file" \
+		grep -qx 'LateLink\$Later 4' <("$CHECK" class_flags "$out")
+	t_check "$name: and no missing-class record" \
+		bash -c '! grep -q "LateLink\$Later" <("$1" missing "$2")' _ "$CHECK" "$out"
 }
 
 # A second load into a recording JVM: same bundle -> reused, no second
@@ -151,6 +206,8 @@ while read -r name java; do
 	[ $first = 1 ] && attach_full_debug "$name" "$java"
 	first=0
 	attach_running "$name" "$java"
+	attach_same_code "$name" "$java"
+	attach_late_link "$name" "$java"
 	attach_twice "$name" "$java"
 	attach_container "$name" "$java"
 done < <(agent_jdks)

@@ -6,6 +6,7 @@
  *
  *   agent_check summary DIR        JSON facts, checks included
  *   agent_check classes DIR        class names, one a line
+ *   agent_check class_flags DIR    "name flags" of each jvm_class
  *   agent_check truth_check DIR    JSON: the truth stream's contract
  *   agent_check blobs DIR          names of generated-code blobs
  *   agent_check missing DIR        signatures of classes without bytes
@@ -37,6 +38,7 @@ static size_t nmethods;
 static int print_inlines;
 static uint64_t nm_count, bad_pcs, unresolved, inline_pcs, pcs_total;
 static uint64_t coarse, classes, bad_classes, threads, blobs, retrans;
+static uint64_t from_resource;
 static uint64_t pauses, max_pause, pause_ns[100000], pause_items;
 static int late_attach;
 static char jdk[64];
@@ -112,6 +114,8 @@ static void on_jvm(const struct jpb_record *r)
 		classes++;
 		if (u.cls.flags & JPB_CLASS_F_RETRANSFORM)
 			retrans++;
+		if (u.cls.flags & JPB_CLASS_F_RESOURCE)
+			from_resource++;
 		if (u.cls.bytes.len < 10 ||
 		    jpb_le32(u.cls.bytes.ptr) != 0xbebafecau ||
 		    ((u.cls.bytes.ptr[6] << 8) | u.cls.bytes.ptr[7]) < 45)
@@ -262,11 +266,12 @@ static int summary(const char *dir)
 	       ",\"retransformed\":%" PRIu64 ",\"threads\":%" PRIu64
 	       ",\"blobs\":%" PRIu64 ",\"pauses\":%" PRIu64
 	       ",\"max_pause_ns\":%" PRIu64 ",\"median_pause_ns\":%" PRIu64
-	       ",\"retransform_items\":%" PRIu64 "}\n",
+	       ",\"retransform_items\":%" PRIu64
+	       ",\"from_resource\":%" PRIu64 "}\n",
 	       std_missing, jdk, late_attach, ncodelets, ncov, overlaps, outside, empty,
 	       nm_count, pcs_total, bad_pcs, unresolved, inline_pcs, coarse,
 	       classes, bad_classes, retrans, threads, blobs, pauses,
-	       max_pause, median, pause_items);
+	       max_pause, median, pause_items, from_resource);
 	return 0;
 }
 
@@ -277,6 +282,15 @@ static void on_class_name(const struct jpb_record *r)
 	    jpb_rec_decode(jpb_rectype_find(r->type), r->payload, r->size, &c))
 		return;
 	printf("%.*s\n", (int)c.name.len, c.name.ptr);
+}
+
+static void on_class_flags(const struct jpb_record *r)
+{
+	struct jpb_rec_jvm_class c;
+	if (r->type != JPB_REC_JVM_CLASS ||
+	    jpb_rec_decode(jpb_rectype_find(r->type), r->payload, r->size, &c))
+		return;
+	printf("%.*s %u\n", (int)c.name.len, c.name.ptr, c.flags);
 }
 
 static void on_missing(const struct jpb_record *r)
@@ -494,6 +508,8 @@ int main(int argc, char **argv)
 	}
 	if (argc == 3 && !strcmp(argv[1], "classes"))
 		return read_stream(argv[2], "jvm", on_class_name);
+	if (argc == 3 && !strcmp(argv[1], "class_flags"))
+		return read_stream(argv[2], "jvm", on_class_flags);
 	if (argc == 5 && !strcmp(argv[1], "truth"))
 		return truth(argv[2], argv[3], argv[4]);
 	fprintf(stderr, "usage: agent_check summary|classes DIR | truth DIR CLASS METHOD\n");

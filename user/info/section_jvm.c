@@ -12,6 +12,7 @@ struct jvm_state {
 	uint64_t codelets, classes, nmethods, unloads, methods, blobs;
 	uint64_t inline_records, coarse, threads, pauses, max_pause_ns;
 	uint64_t pause_ns, lost, missing;
+	uint64_t from_resource, retransformed; /* jvm_class flags */
 	uint8_t covered[256];
 };
 
@@ -76,6 +77,7 @@ static void jvm_record(void *p, const char *stream,
 		struct jpb_rec_jvm_info info;
 		struct jpb_rec_jvm_codelet c;
 		struct jpb_rec_jvm_nmethod_load nm;
+		struct jpb_rec_jvm_class cls;
 		struct jpb_rec_jvm_pause pause;
 		struct jpb_rec_loss loss;
 	} u;
@@ -89,7 +91,11 @@ static void jvm_record(void *p, const char *stream,
 		if (u.c.bytecode >= 0 && u.c.bytecode < 256)
 			s->covered[u.c.bytecode] = 1;
 		break;
-	case JPB_REC_JVM_CLASS: s->classes++; break;
+	case JPB_REC_JVM_CLASS:
+		s->classes++;
+		s->from_resource += (u.cls.flags & JPB_CLASS_F_RESOURCE) != 0;
+		s->retransformed += (u.cls.flags & JPB_CLASS_F_RETRANSFORM) != 0;
+		break;
 	case JPB_REC_JVM_CLASS_MISSING: s->missing++; break;
 	case JPB_REC_JVM_METHOD: s->methods++; break;
 	case JPB_REC_JVM_CODE_BLOB: s->blobs++; break;
@@ -134,6 +140,8 @@ static json_t *jvm_finish(void *p, json_t *meta)
 	SETI(o, "code_blobs", s->blobs);
 	SETI(o, "classes", s->classes);
 	SETI(o, "classes_missing", s->missing);
+	SETI(o, "classes_from_resources", s->from_resource);
+	SETI(o, "classes_retransformed", s->retransformed);
 	SETI(o, "threads", s->threads);
 	SETI(o, "pauses", s->pauses);
 	SETI(o, "pause_total_ns", s->pause_ns);

@@ -77,6 +77,8 @@ struct jpb_rec_jvm_code_blob {
 enum {
 	JPB_CLASS_F_RETRANSFORM = 1u << 0, /* obtained by retransform on attach */
 	JPB_CLASS_F_HIDDEN = 1u << 1,      /* no name given by the hook */
+	JPB_CLASS_F_RESOURCE = 1u << 2,    /* read back from the loader's
+					    * resource on attach, checked */
 };
 
 /* A class file as the JVM received it (ClassFileLoadHook). */

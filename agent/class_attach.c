@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The class files of the classes loaded before a late attach
+ * (docs/AGENT.md, "Late attach").  RetransformClasses would pass them to
+ * the hook, but every call stops the JVM at a safepoint that walks all
+ * loaded classes and deoptimizes dependent code, for seconds on a large
+ * application.  So each class's file is first read back from its loader's
+ * resources and checked against the loaded class (class_resource.c), in
+ * this thread and with no safepoint; only the classes that cannot be had
+ * that way are retransformed, and every such call is a jvm_pause record.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent.h"
+
+struct attach_stats {
+	jint loaded;
+	uint64_t hidden, resource, deferred, failed, noted;
+	uint64_t why[CR_COUNT]; /* CR_OK: from resources; others: retransformed */
+	uint64_t res_ns, res_cpu_ns;
+};
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t loader_of(jvmtiEnv *e, JNIEnv *jni, jclass k)
+{
+	jobject loader = NULL;
+	if ((*e)->GetClassLoader(e, k, &loader) != JVMTI_ERROR_NONE)
+		loader = NULL;
+	uint64_t id = classes_loader_id(e, loader);
+	if (loader)
+		(*jni)->DeleteLocalRef(jni, loader);
+	return id;
+}
+
+/* 1 if K's class file was read from its loader and written, or will be
+ * checked when K is prepared. */
+static int from_resource(struct agent *a, struct class_res *r, JNIEnv *jni,
+			 jclass k, const char *name, size_t len,
+			 struct attach_stats *st)
+{
+	jvmtiEnv *e = a->jvmti;
+	uint8_t *data = NULL;
+	size_t size = 0;
+	if (!r->jni) {
+		st->why[CR_NOT_TRIED]++;
+		return 0;
+	}
+	uint64_t loader = loader_of(e, jni, k);
+	int pending = class_pending_begin(a, k, name, len, loader) == 0;
+	int rc = class_res_read(r, k, name, len, &data, &size);
+	if (rc == CR_OK)
+		rc = class_res_match(e, k, name, len, data, size, !pending);
+	if (pending && class_pending_end(a, name, len, loader,
+					  rc == CR_OK ? data : NULL, size)) {
+		st->deferred++;
+		return 1;
+	}
+	if (pending && rc == CR_OK) /* prepared meanwhile: check it all */
+		rc = class_res_match(e, k, name, len, data, size, 1);
+	if (rc == CR_OK)
+		classes_put(a, JPB_CLASS_F_RESOURCE, loader, name, len, data,
+			    size);
+	else if (st->noted++ < 8)
+		aq_note(&a->q, JPB_NOTE_INFO, "class %.*s: resource not used "
+			"(%s): retransformed", (int)len, name,
+			class_res_strs[rc]);
+	st->why[rc]++;
+	free(data);
+	return rc == CR_OK;
+}
+
+/* A class the JVM does not let us retransform (a hidden class): reported
+ * missing once prepared (ClassPrepare reports the others). */
+static void put_hidden(struct agent *a, JNIEnv *jni, jclass k,
+		       const char *sig, struct attach_stats *st)
+{
+	jint status = 0;
+	if ((*a->jvmti)->GetClassStatus(a->jvmti, k, &status) !=
+		    JVMTI_ERROR_NONE ||
+	    !(status & JVMTI_CLASS_STATUS_PREPARED))
+		return;
+	classes_put_missing(a, jni, k, sig,
+			    "not modifiable: no retransform (hidden class)");
+	st->hidden++;
+}
+
+/* 1 if K is left to RetransformClasses. */
+static int take_class(struct agent *a, struct class_res *r, JNIEnv *jni,
+		      jclass k, struct attach_stats *st)
+{
+	jvmtiEnv *e = a->jvmti;
+	char *sig = NULL;
+	size_t len;
+	jboolean modifiable = JNI_FALSE;
+	if ((*e)->GetClassSignature(e, k, &sig, NULL) != JVMTI_ERROR_NONE)
+		return 0;
+	const char *name = classes_sig_name(sig, &len);
+	int left = 0;
+	if (!name) {
+		/* arrays and primitives have no class file */
+	} else if ((*e)->IsModifiableClass(e, k, &modifiable) !=
+			   JVMTI_ERROR_NONE ||
+		   !modifiable) {
+		put_hidden(a, jni, k, sig, st);
+	} else {
+		left = !from_resource(a, r, jni, k, name, len, st);
+	}
+	(*e)->Deallocate(e, (unsigned char *)sig);
+	return left;
+}
+
+/* Write what resources give; keep the classes left to retransform at
+ * the front of CS and return their number. */
+static jint take_classes(struct agent *a, JNIEnv *jni, jclass *cs, jint n,
+			 struct attach_stats *st)
+{
+	struct class_res r;
+	uint64_t t0 = agent_now(), c0 = thread_cpu_ns();
+	class_res_init(&r, a->opts.no_resource ? NULL : jni);
+	if (r.jni && !a->pending)
+		__atomic_store_n(&a->pending, class_pending_new(),
+				 __ATOMIC_RELEASE);
+	jint k = 0;
+	for (jint i = 0; i < n; i++) {
+		if (!a->stopped && take_class(a, &r, jni, cs[i], st))
+			cs[k++] = cs[i];
+		else if (jni)
+			(*jni)->DeleteLocalRef(jni, cs[i]);
+	}
+	st->resource = st->why[CR_OK];
+	st->res_ns = agent_now() - t0;
+	st->res_cpu_ns = thread_cpu_ns() - c0;
+	return k;
+}
+
+static void put_pause(struct agent *a, uint32_t items, uint64_t ns)
+{
+	struct jpb_rec_jvm_pause p = { jpb_str_c("retransform"), items, 0, ns };
+	aq_put_rec(&a->q, AS_JVM, JPB_REC_JVM_PAUSE, agent_now(), &p);
+	a->n_retransform_batches++;
+	a->total_pause_ns += ns;
+	if (ns > a->max_pause_ns)
+		a->max_pause_ns = ns;
+}
+
+/* Retransform one batch, splitting it if the JVM rejects a class in it,
+ * so one bad class costs only itself. */
+static void retransform(struct agent *a, jclass *cs, jint n, uint64_t *failed)
+{
+	jvmtiEnv *e = a->jvmti;
+	uint64_t t0 = agent_now();
+	jvmtiError err = (*e)->RetransformClasses(e, n, cs);
+	put_pause(a, (uint32_t)n, agent_now() - t0);
+	if (err == JVMTI_ERROR_NONE)
+		return;
+	if (n == 1) {
+		(*failed)++;
+		return;
+	}
+	retransform(a, cs, n / 2, failed);
+	retransform(a, cs + n / 2, n - n / 2, failed);
+}
+
+/* Batch sizes for batch_ms=N: aim each call at N ms from the previous
+ * call's per-class cost. */
+static jint next_batch(struct agent *a, uint64_t dt, jint k)
+{
+	uint64_t target = (uint64_t)a->opts.batch_ms * 1000000u;
+	uint64_t next = target / (dt / (uint64_t)k + 1);
+	return (jint)(next < 64 ? 64 : next > 4096 ? 4096 : next);
+}
+
+/* One RetransformClasses call for all classes by default.  Every call
+ * stops the JVM once and pays costs that do not shrink with the batch:
+ * HotSpot walks every loaded class to fix up constant-pool caches and
+ * vtables, and deoptimizes the compiled code that depends on the batch
+ * (on JDK 17 the first call deoptimizes all of it).  Small batches thus
+ * multiply the total stop time and keep the JIT recompiling: measured
+ * here, 429 calls of ~5 classes never finished within 25 s of a javac
+ * workload, while one call stops it once (docs/AGENT.md). */
+static void retransform_loaded(struct agent *a, jclass *cs, jint n,
+			       uint64_t *failed)
+{
+	jint batch = a->opts.batch_ms > 0 ? 64 : n;
+	for (jint i = 0; i < n && !a->stopped;) {
+		jint k = n - i < batch ? n - i : batch;
+		uint64_t t0 = agent_now();
+		retransform(a, cs + i, k, failed);
+		i += k;
+		if (a->opts.batch_ms > 0)
+			batch = next_batch(a, agent_now() - t0, k);
+	}
+}
+
+static void put_summary(struct agent *a, const struct attach_stats *st,
+			jint left)
+{
+	char why[512] = "";
+	size_t off = 0;
+	for (int i = CR_OK + 1; i < CR_COUNT && off < sizeof(why); i++)
+		if (st->why[i])
+			off += (size_t)snprintf(why + off, sizeof(why) - off,
+						"%s%s %llu", off ? ", " : "",
+						class_res_strs[i],
+						(unsigned long long)st->why[i]);
+	aq_note(&a->q, JPB_NOTE_INFO,
+		"classes on attach: %d loaded, %llu from their loaders' "
+		"resources (%.1f ms, %.1f ms CPU, no pause), %llu more read "
+		"and checked when prepared, %d retransformed "
+		"(%s) in %llu RetransformClasses calls, longest %.2f ms, total "
+		"%.1f ms, %llu failed; %llu hidden without class file",
+		(int)st->loaded, (unsigned long long)st->resource,
+		st->res_ns / 1e6, st->res_cpu_ns / 1e6,
+		(unsigned long long)st->deferred, (int)left,
+		why[0] ? why : "none", (unsigned long long)a->n_retransform_batches,
+		a->max_pause_ns / 1e6, a->total_pause_ns / 1e6,
+		(unsigned long long)st->failed, (unsigned long long)st->hidden);
+}
+
+void classes_attach(struct agent *a, JNIEnv *jni)
+{
+	jvmtiEnv *e = a->jvmti;
+	jint n = 0;
+	jclass *cs = NULL;
+	if (a->opts.no_classes)
+		return;
+	if ((*e)->GetLoadedClasses(e, &n, &cs) != JVMTI_ERROR_NONE) {
+		aq_note(&a->q, JPB_NOTE_ERROR,
+			"GetLoadedClasses failed: no class bytes before attach");
+		struct jpb_rec_loss l = { jpb_str_c("classes"), UINT32_MAX, 1,
+					  agent_now(), agent_now() };
+		aq_put_rec(&a->q, AS_JVM, JPB_REC_LOSS, agent_now(), &l);
+		return;
+	}
+	struct attach_stats st = { .loaded = n };
+	jint left = take_classes(a, jni, cs, n, &st);
+	uint64_t t_start = agent_now();
+	retransform_loaded(a, cs, left, &st.failed);
+	put_summary(a, &st, left);
+	if (st.failed) {
+		struct jpb_rec_loss l = { jpb_str_c("classes"), UINT32_MAX,
+					  st.failed, t_start, agent_now() };
+		aq_put_rec(&a->q, AS_JVM, JPB_REC_LOSS, agent_now(), &l);
+	}
+	if (jni)
+		for (jint i = 0; i < left; i++)
+			(*jni)->DeleteLocalRef(jni, cs[i]);
+	(*e)->Deallocate(e, (unsigned char *)cs);
+}

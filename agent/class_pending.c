@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Classes loaded but not yet prepared at a late attach (a sixth of them on
+ * a javac loop: loaded while resolving or verifying others).  JVMTI gives
+ * no method list before preparation, so their resource cannot be checked
+ * at attach, and retransforming them would cost the very safepoint the
+ * resources avoid.  None of their code has run yet: the attach thread
+ * reads the resource, and the check happens at their ClassPrepare, with
+ * JVMTI calls only (no Java code on the application's thread).  A class
+ * never prepared never runs and needs no class file.
+ *
+ * An entry is registered before its resource is read, so that a class
+ * prepared meanwhile is seen: its ClassPrepare marks the entry, and the
+ * attach thread checks the class itself.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+
+enum { P_READING, P_READY, P_PREPARED };
+
+struct pend {
+	char *name;
+	size_t len;
+	uint64_t loader;
+	uint8_t *data;
+	size_t size;
+	int state;
+};
+
+struct class_pending {
+	pthread_mutex_t lock;
+	struct pend *v;
+	size_t n, cap;
+};
+
+struct class_pending *class_pending_new(void)
+{
+	struct class_pending *p = calloc(1, sizeof(*p));
+	if (p)
+		pthread_mutex_init(&p->lock, NULL);
+	return p;
+}
+
+static struct pend *find(struct class_pending *p, const char *name,
+			 size_t len, uint64_t loader)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->v[i].loader == loader && p->v[i].len == len &&
+		    !memcmp(p->v[i].name, name, len))
+			return &p->v[i];
+	return NULL;
+}
+
+/* Remove E, keeping its data for the caller. */
+static void drop(struct class_pending *p, struct pend *e)
+{
+	free(e->name);
+	*e = p->v[--p->n];
+}
+
+static int add(struct class_pending *p, const char *name, size_t len,
+	       uint64_t loader)
+{
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 256;
+		struct pend *v = realloc(p->v, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		p->v = v;
+		p->cap = cap;
+	}
+	char *copy = strndup(name, len);
+	if (!copy)
+		return -1;
+	p->v[p->n++] = (struct pend){ copy, len, loader, NULL, 0, P_READING };
+	return 0;
+}
+
+int class_pending_begin(struct agent *a, jclass k, const char *name,
+			size_t len, uint64_t loader)
+{
+	struct class_pending *p = a->pending;
+	jint status = 0;
+	int rc = -1;
+	if (!p)
+		return -1;
+	pthread_mutex_lock(&p->lock);
+	/* Under the lock: a class whose ClassPrepare has not looked for an
+	 * entry yet is not prepared, so it will find this one. */
+	if ((*a->jvmti)->GetClassStatus(a->jvmti, k, &status) ==
+		    JVMTI_ERROR_NONE &&
+	    !(status & JVMTI_CLASS_STATUS_PREPARED))
+		rc = add(p, name, len, loader);
+	pthread_mutex_unlock(&p->lock);
+	return rc;
+}
+
+int class_pending_end(struct agent *a, const char *name, size_t len,
+		      uint64_t loader, uint8_t *data, size_t size)
+{
+	struct class_pending *p = a->pending;
+	int kept = 0;
+	pthread_mutex_lock(&p->lock);
+	struct pend *e = find(p, name, len, loader);
+	if (e && data && e->state == P_READING) {
+		e->data = data;
+		e->size = size;
+		e->state = P_READY;
+		kept = 1;
+	} else if (e) {
+		drop(p, e);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return kept;
+}
+
+/* Take the entry of K if it has one; *DATA is NULL if it is still being
+ * read (then it is marked, and the attach thread checks K). */
+static int take(struct class_pending *p, const char *name, size_t len,
+		uint64_t loader, uint8_t **data, size_t *size)
+{
+	pthread_mutex_lock(&p->lock);
+	struct pend *e = find(p, name, len, loader);
+	*data = NULL;
+	if (e && e->state == P_READING) {
+		e->state = P_PREPARED;
+	} else if (e) {
+		*data = e->data;
+		*size = e->size;
+		drop(p, e);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return e != NULL;
+}
+
+int class_pending_prepared(struct agent *a, JNIEnv *jni, jclass k,
+			   const char *sig, const char *name, size_t len)
+{
+	struct class_pending *p = __atomic_load_n(&a->pending, __ATOMIC_ACQUIRE);
+	jvmtiEnv *e = a->jvmti;
+	jobject ld = NULL;
+	uint8_t *data;
+	size_t size = 0;
+	if (!p || !__atomic_load_n(&p->n, __ATOMIC_RELAXED))
+		return 0;
+	if ((*e)->GetClassLoader(e, k, &ld) != JVMTI_ERROR_NONE)
+		ld = NULL;
+	uint64_t loader = classes_loader_id(e, ld);
+	if (ld && jni)
+		(*jni)->DeleteLocalRef(jni, ld);
+	if (!take(p, name, len, loader, &data, &size))
+		return 0;
+	if (!data)
+		return 1;
+	int rc = class_res_match(e, k, name, len, data, size, 1);
+	if (rc == CR_OK) {
+		classes_put(a, JPB_CLASS_F_RESOURCE, loader, name, len, data,
+			    size);
+	} else {
+		char why[128];
+		snprintf(why, sizeof(why), "resource read on attach differs "
+			 "from the class prepared later: %s",
+			 class_res_strs[rc]);
+		classes_put_missing(a, jni, k, sig, why);
+	}
+	free(data);
+	return 1;
+}

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Test helper for agent_attach: do the class files a late attach read from
+ * the loaders' resources (jvm_class flag bit 2) give the same methods as
+ * the ones RetransformClasses gives (flag bit 0, the agent's noresource
+ * option) for the same classes?  Both bundles come from attaching to the
+ * same workload on the same JDK.  Per method (matched by name and
+ * descriptor): the code, the exception table (catch types by name) and the
+ * line numbers must be equal.
+ *
+ *   class_code_check RESOURCE_DIR RETRANSFORM_DIR
+ *
+ * Prints one JSON object; exit 0 if it could read both bundles.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bundle.h"
+#include "java/classfile.h"
+#include "records.h"
+#include "records_jvm.h"
+
+struct cls {
+	char *name;
+	struct jcf *cf;
+};
+
+struct side {
+	uint32_t flag;
+	struct cls *v;
+	size_t n, cap;
+	uint64_t unparsable;
+};
+
+static void add_class(struct side *s, const struct jpb_rec_jvm_class *c)
+{
+	struct jcf *cf = NULL;
+	if (!(c->flags & s->flag))
+		return;
+	if (jcf_parse(&cf, c->bytes.ptr, c->bytes.len, NULL) != java_ok) {
+		s->unparsable++;
+		return;
+	}
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 1024;
+		s->v = realloc(s->v, s->cap * sizeof(*s->v));
+		if (!s->v)
+			abort();
+	}
+	s->v[s->n].name = strndup(c->name.ptr, c->name.len);
+	s->v[s->n++].cf = cf;
+}
+
+static int read_side(const char *dir, struct side *s)
+{
+	struct jpb_bundle *b = NULL;
+	struct jpb_reader *r = NULL;
+	struct jpb_record rec;
+	int err = jpb_bundle_open(&b, dir);
+	if (!err)
+		err = jpb_reader_open(b, "jvm", &r);
+	if (err) {
+		fprintf(stderr, "class_code_check: %s: %s\n", dir, jpb_errstr(err));
+		jpb_bundle_free(b);
+		return -1;
+	}
+	while ((err = jpb_reader_next(r, &rec)) == 0) {
+		struct jpb_rec_jvm_class c;
+		if (rec.type == JPB_REC_JVM_CLASS &&
+		    !jpb_rec_decode(jpb_rectype_find(rec.type), rec.payload,
+				    rec.size, &c))
+			add_class(s, &c);
+	}
+	if (err != jpb_err_eos)
+		fprintf(stderr, "class_code_check: %s\n", jpb_reader_errmsg(r));
+	jpb_reader_free(r);
+	jpb_bundle_free(b);
+	return err == jpb_err_eos ? 0 : -1;
+}
+
+static void free_side(struct side *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->v[i].name);
+		jcf_free(s->v[i].cf);
+	}
+	free(s->v);
+}
+
+static const struct jcf *find(const struct side *s, const char *name)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->v[i].name, name))
+			return s->v[i].cf;
+	return NULL;
+}
+
+static int same_exc(const struct jcf_method *a, const struct jcf_method *b)
+{
+	if (a->nexc != b->nexc)
+		return 0;
+	for (unsigned i = 0; i < a->nexc; i++) {
+		const struct jcf_exc *x = &a->exc[i], *y = &b->exc[i];
+		if (x->start_pc != y->start_pc || x->end_pc != y->end_pc ||
+		    x->handler_pc != y->handler_pc ||
+		    !x->catch_class != !y->catch_class ||
+		    (x->catch_class && strcmp(x->catch_class, y->catch_class)))
+			return 0;
+	}
+	return 1;
+}
+
+static int same_lines(const struct jcf_method *a, const struct jcf_method *b)
+{
+	return a->nlines == b->nlines &&
+	       (!a->nlines ||
+		!memcmp(a->lines, b->lines, a->nlines * sizeof(*a->lines)));
+}
+
+int main(int argc, char **argv)
+{
+	struct side res = { .flag = JPB_CLASS_F_RESOURCE };
+	struct side ret = { .flag = JPB_CLASS_F_RETRANSFORM };
+	if (argc != 3) {
+		fprintf(stderr, "usage: class_code_check RESOURCE_DIR RETRANSFORM_DIR\n");
+		return 2;
+	}
+	if (read_side(argv[1], &res) || read_side(argv[2], &ret)) {
+		free_side(&res);
+		free_side(&ret);
+		return 1;
+	}
+	uint64_t compared = 0, methods = 0, absent = 0, code = 0, exc = 0,
+		 lines = 0;
+	const char *first = "";
+	for (size_t i = 0; i < res.n; i++) {
+		const struct jcf *a = res.v[i].cf, *b = find(&ret, res.v[i].name);
+		if (!b)
+			continue;
+		compared++;
+		for (unsigned k = 0; k < jcf_method_count(a); k++) {
+			const struct jcf_method *m = jcf_method(a, k);
+			const struct jcf_method *n =
+				jcf_method_find(b, m->name, m->descriptor);
+			uint64_t before = absent + code + exc + lines;
+			methods++;
+			if (!n)
+				absent++;
+			else if (m->code_length != n->code_length ||
+				 (m->code && memcmp(m->code, n->code, m->code_length)))
+				code++;
+			else if (!same_exc(m, n))
+				exc++;
+			else if (!same_lines(m, n))
+				lines++;
+			if (before != absent + code + exc + lines && !*first)
+				first = res.v[i].name;
+		}
+	}
+	printf("{\"resource_classes\":%zu,\"retransformed_classes\":%zu,"
+	       "\"unparsable\":%" PRIu64 ",\"compared\":%" PRIu64
+	       ",\"methods\":%" PRIu64 ",\"absent\":%" PRIu64
+	       ",\"code_differ\":%" PRIu64 ",\"exc_differ\":%" PRIu64
+	       ",\"lines_differ\":%" PRIu64 ",\"first_differ\":\"%s\"}\n",
+	       res.n, ret.n, res.unparsable + ret.unparsable, compared, methods,
+	       absent, code, exc, lines, first);
+	free_side(&res);
+	free_side(&ret);
+	return 0;
+}

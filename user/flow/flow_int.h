@@ -134,6 +134,19 @@ struct step {
 	uint8_t trunc; /* max_states dropped some of its states */
 };
 
+/* Where a compiled frame (method_id, bci) is: a direct-mapped cache,
+ * compiled code runs the same few frames over and over. */
+#define CPOS_SIZE 4096u
+struct cpos {
+	uint64_t id;
+	int32_t bci;
+	int32_t pos;   /* instruction index, -1 when bci is not one */
+	int64_t meth;  /* meths index, -1 unknown; -2: entry unused */
+};
+/* Method and instruction of compiled frame (ID, BCI): returns the meths
+ * index or -1, *POS the instruction or -1. */
+int64_t flow_compiled_pos(struct flow *f, uint64_t id, int32_t bci, int32_t *pos);
+
 struct chunk {
 	struct chunk *next;
 	size_t used;
@@ -180,6 +193,9 @@ struct flow {
 	size_t nedges, cape;
 	struct step *steps;
 	size_t nsteps, caps;
+	uint32_t *path; /* scratch of flow_flush_some */
+	size_t cappath;
+	struct cpos *cpos; /* CPOS_SIZE entries */
 	struct chunk *arena;
 	size_t arena_frames;
 	/* the output window: out[0..plen) is context already written */

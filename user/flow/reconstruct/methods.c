@@ -80,6 +80,21 @@ int64_t flow_meth_of_id(struct flow *f, uint64_t id)
 	return ok ? (int64_t)idx : -1;
 }
 
+int64_t flow_compiled_pos(struct flow *f, uint64_t id, int32_t bci, int32_t *pos)
+{
+	struct cpos *c = &f->cpos[(id * 0x9e3779b97f4a7c15ull + (uint64_t)(uint32_t)bci *
+				   0xff51afd7ed558ccdull) >> 52];
+	if (c->meth != -2 && c->id == id && c->bci == bci) {
+		*pos = c->pos;
+		return c->meth;
+	}
+	int64_t m = flow_meth_of_id(f, id);
+	const struct jcfg *g = m >= 0 ? flow_meth_cfg(f, (uint32_t)m) : NULL;
+	*pos = g && bci >= 0 ? jcfg_index_of(g, (uint32_t)bci) : -1;
+	*c = (struct cpos){ id, bci, *pos, m };
+	return m;
+}
+
 int flow_add_method_code(struct flow *f, uint64_t id, const char *class_sig,
 			 const char *name, const char *sig, const uint8_t *code,
 			 size_t len)
@@ -173,6 +188,12 @@ int flow_alloc(struct flow **out, struct jprog *p, const struct flow_opts *o)
 	if (!f->o.lookahead)
 		f->o.lookahead = 8;
 	f->no_recover = f->o.no_recover != 0;
+	if (!(f->cpos = malloc(CPOS_SIZE * sizeof(*f->cpos)))) {
+		free(f);
+		return jpb_err_nomem;
+	}
+	for (size_t i = 0; i < CPOS_SIZE; i++)
+		f->cpos[i].meth = -2;
 	*out = f;
 	return 0;
 }
@@ -219,6 +240,8 @@ void flow_free(struct flow *f)
 	free(f->ev);
 	free(f->fr);
 	free(f->all);
+	free(f->path);
+	free(f->cpos);
 	free(f);
 }
 

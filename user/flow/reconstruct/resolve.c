@@ -212,14 +212,14 @@ static int emit(struct flow *f, const struct step *s, const struct node *chosen,
 	const struct flow_ev *e = &f->ev[s->ev];
 	struct jpb_flow_event o = { 0, -1, s->op, JPB_FLOW_UNKNOWN, 0, 0, e->tsc };
 	if (e->kind == JPB_DEV_COMPILED) {
-		int64_t m = e->nframes ? flow_meth_of_id(f, flow_ev_frames(f, e)[0].method_id) : -1;
+		const struct jpb_decoded_frame *fr = flow_ev_frames(f, e);
+		int32_t i = -1;
+		int64_t m = e->nframes ? flow_compiled_pos(f, fr->method_id, fr->bci, &i) : -1;
 		o.opcode = 0;
 		if (m >= 0) {
-			const struct jcfg *g = flow_meth_cfg(f, m);
-			int32_t i = g ? jcfg_index_of(g, (uint32_t)flow_ev_frames(f, e)[0].bci) : -1;
 			o.method = (uint32_t)m + 1;
-			o.bci = flow_ev_frames(f, e)[0].bci;
-			o.opcode = i >= 0 ? jcfg_insn(g, (uint32_t)i)->op : 0;
+			o.bci = fr->bci;
+			o.opcode = i >= 0 ? flow_insn(f, (uint32_t)m, (uint32_t)i)->op : 0;
 			o.status = JPB_FLOW_DECODED;
 			o.ncand = 1;
 			f->meths[m].used = 1;
@@ -254,7 +254,7 @@ static int emit(struct flow *f, const struct step *s, const struct node *chosen,
  * index into the last step) ends the path, and restart from it.  The
  * candidates are the states on a path to CHOSEN, or with ALL to any
  * state of the last step (all of them are consistent with the trace). */
-int flow_flush_some(struct flow *f, uint32_t chosen, int all)
+static void mark_paths(struct flow *f, uint32_t chosen, int all)
 {
 	size_t last = f->nsteps - 1;
 	const struct step *ls = &f->steps[last];
@@ -272,9 +272,21 @@ int flow_flush_some(struct flow *f, uint32_t chosen, int all)
 				f->nodes[f->edges[e - 1].from].mark |= f->nodes[i].mark;
 		}
 	}
-	uint32_t *path = malloc((last + 1) * sizeof(*path));
-	if (!path)
+}
+
+int flow_flush_some(struct flow *f, uint32_t chosen, int all)
+{
+	size_t last = f->nsteps - 1;
+	const struct step *ls = &f->steps[last];
+	/* the common case, one pending step with one state, has no paths to
+	 * trace: only its own mark counts */
+	if (last == 1 && ls->n == 1)
+		f->nodes[chosen].mark = MARK_CHOSEN | MARK_ANY;
+	else
+		mark_paths(f, chosen, all);
+	if (jpb_grow((void **)&f->path, &f->cappath, last, sizeof(*f->path)))
 		return jpb_err_nomem;
+	uint32_t *path = f->path;
 	uint32_t cur = chosen;
 	for (size_t s = last; s >= 1; s--) {
 		path[s] = cur;
@@ -284,7 +296,6 @@ int flow_flush_some(struct flow *f, uint32_t chosen, int all)
 	for (size_t s = 1; s <= last && !err; s++)
 		if (f->steps[s].emit)
 			err = emit(f, &f->steps[s], &f->nodes[path[s]], f->win_trunc);
-	free(path);
 	struct node base = f->nodes[chosen];
 	/* what follows a choice among several end states depends on it */
 	base.doubt |= all && ls->n > 1;

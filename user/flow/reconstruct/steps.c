@@ -251,9 +251,9 @@ static int step_compiled(struct flow *f, uint32_t i)
 							    JPB_DECODED_MAX_FRAMES;
 	int known = nf > 0;
 	for (uint32_t k = 0; k < nf && known; k++) {
-		int64_t m = flow_meth_of_id(f, flow_ev_frames(f, e)[k].method_id);
-		const struct jcfg *g = m >= 0 ? flow_meth_cfg(f, m) : NULL;
-		int32_t p = g ? jcfg_index_of(g, (uint32_t)flow_ev_frames(f, e)[k].bci) : -1;
+		const struct jpb_decoded_frame *fr = &flow_ev_frames(f, e)[k];
+		int32_t p;
+		int64_t m = flow_compiled_pos(f, fr->method_id, fr->bci, &p);
 		known = p >= 0;
 		meth[k] = (uint32_t)m;
 		pos[k] = (uint32_t)p;

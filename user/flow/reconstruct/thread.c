@@ -25,6 +25,9 @@
  * most 64 opcodes, at least one per event. */
 #define LOOKAHEAD_EV 64u
 #define DEFAULT_WINDOW (1u << 19)
+/* Events run before the buffer drops those behind: small, so that it
+ * stays in cache. */
+#define EV_COMPACT (1u << 14)
 
 static size_t window_of(const struct flow *f)
 {
@@ -145,7 +148,8 @@ int flow_push(struct flow *f, const struct jpb_decoded_event *e)
 {
 	/* steps run in event order: the first pending one is the oldest */
 	size_t keep = f->nsteps > 1 && f->steps[1].ev < f->next ? f->steps[1].ev : f->next;
-	if (f->next >= window_of(f) && f->next >= LOOKAHEAD_EV && keep >= f->next / 2)
+	size_t every = window_of(f) < EV_COMPACT ? window_of(f) : EV_COMPACT;
+	if (f->next >= every && f->next >= LOOKAHEAD_EV && keep >= f->next / 2)
 		ev_compact(f, keep);
 	uint32_t nf = e->nframes < JPB_DECODED_MAX_FRAMES ? e->nframes :
 							   JPB_DECODED_MAX_FRAMES;

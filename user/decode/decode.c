@@ -64,12 +64,11 @@ static void *chunk_worker(void *arg)
 	return NULL;
 }
 
-static int run_pool(struct pool *p, unsigned jobs, void *(*fn)(void *))
+/* FN(ARG) on JOBS threads (this one alone for 1), joined. */
+static int run_threads(void *arg, unsigned jobs, void *(*fn)(void *))
 {
-	atomic_store(&p->next, 0);
-	atomic_store(&p->ids, 0);
 	if (jobs <= 1) {
-		fn(p);
+		fn(arg);
 		return 0;
 	}
 	pthread_t *th = calloc(jobs, sizeof(*th));
@@ -77,14 +76,21 @@ static int run_pool(struct pool *p, unsigned jobs, void *(*fn)(void *))
 		return jpb_err_nomem;
 	unsigned started = 0;
 	for (; started < jobs; started++)
-		if (pthread_create(&th[started], NULL, fn, p))
+		if (pthread_create(&th[started], NULL, fn, arg))
 			break;
 	if (!started)
-		fn(p);
+		fn(arg);
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
 	free(th);
 	return 0;
+}
+
+static int run_pool(struct pool *p, unsigned jobs, void *(*fn)(void *))
+{
+	atomic_store(&p->next, 0);
+	atomic_store(&p->ids, 0);
+	return run_threads(p, jobs, fn);
 }
 
 static int open_workers(struct jpd_ctx *ctx, struct jpd_worker *ws, unsigned n)
@@ -228,34 +234,88 @@ static const char *thread_name(const struct jpd_sched *s, uint32_t tid)
 	return "";
 }
 
-static int write_thread(struct jpd_ctx *ctx, struct pref *refs, size_t n,
-			struct jpb_writer *summary, struct jpd_summary *sum,
-			struct jpb_buf *in)
+/* One thread's pieces, written to decoded/tidN by whichever worker takes
+ * it; its decoded_thread record goes to the summary afterwards, in tid
+ * order, so the output does not depend on which worker wrote what. */
+struct tgroup {
+	struct pref *refs;
+	size_t n;
+	uint64_t bytes;
+	struct jpb_rec_decoded_thread th;
+	int rc;
+};
+
+struct mpool {
+	struct jpd_ctx *ctx;
+	struct tgroup *g, **order; /* order: largest first */
+	size_t ng;
+	atomic_size_t next;
+};
+
+static int write_thread(struct jpd_ctx *ctx, struct tgroup *g, struct jpb_buf *in)
 {
 	struct tout o = { .ctx = ctx };
 	o.tev = jpb_rectype_find(JPB_REC_DECODED_EVENTS);
 	o.tgap = jpb_rectype_find(JPB_REC_DECODED_GAP);
-	o.th.tid = refs[0].p->tid;
+	o.th.tid = g->refs[0].p->tid;
 	char name[64];
 	snprintf(name, sizeof(name), "decoded/tid%u", o.th.tid);
 	int rc = jpb_writer_open(ctx->b, name, &o.w);
-	for (size_t i = 0; i < n && !rc; i++)
-		rc = copy_piece(&o, &refs[i], in);
+	for (size_t i = 0; i < g->n && !rc; i++)
+		rc = copy_piece(&o, &g->refs[i], in);
 	if (o.w) {
 		int crc = jpb_writer_close(o.w);
 		rc = rc ? rc : crc;
 	}
 	o.th.name = jpb_str_c(thread_name(&ctx->sched, o.th.tid));
-	if (!rc)
-		rc = jpb_writer_put_rec(summary, jpb_rectype_find(JPB_REC_DECODED_THREAD),
-					0, &o.th, &o.scratch);
-	if (o.th.tid)
-		sum->threads++;
+	g->th = o.th;
 	jpb_buf_fini(&o.scratch);
 	return rc;
 }
 
-static int merge(struct jpd_ctx *ctx, struct pool *pl,
+static void *merge_worker(void *arg)
+{
+	struct mpool *m = arg;
+	struct jpb_buf in = { 0 };
+	for (size_t i; (i = atomic_fetch_add(&m->next, 1)) < m->ng;)
+		m->order[i]->rc = write_thread(m->ctx, m->order[i], &in);
+	jpb_buf_fini(&in);
+	return NULL;
+}
+
+static int cmp_bytes(const void *a, const void *b)
+{
+	const struct tgroup *x = *(struct tgroup *const *)a,
+			    *y = *(struct tgroup *const *)b;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* Split the sorted refs into threads, biggest first for the workers. */
+static int group_threads(struct pref *refs, size_t total, struct mpool *m)
+{
+	size_t ng = 0;
+	for (size_t i = 0; i < total; i++)
+		ng += !i || refs[i].p->tid != refs[i - 1].p->tid;
+	m->g = calloc(ng + 1, sizeof(*m->g));
+	m->order = calloc(ng + 1, sizeof(*m->order));
+	if (!m->g || !m->order)
+		return jpb_err_nomem;
+	for (size_t i = 0; i < total; i++) {
+		if (!i || refs[i].p->tid != refs[i - 1].p->tid)
+			m->g[m->ng++].refs = refs + i;
+		struct tgroup *g = &m->g[m->ng - 1];
+		g->n++;
+		g->bytes += refs[i].p->len;
+	}
+	for (size_t i = 0; i < m->ng; i++)
+		m->order[i] = &m->g[i];
+	qsort(m->order, m->ng, sizeof(*m->order), cmp_bytes);
+	return 0;
+}
+
+static int merge(struct jpd_ctx *ctx, struct pool *pl, unsigned jobs,
 		 struct jpb_writer *summary, struct jpd_summary *sum)
 {
 	size_t total = 0;
@@ -271,16 +331,21 @@ static int merge(struct jpd_ctx *ctx, struct pool *pl,
 			refs[k++] = (struct pref){ p, pl->workers[p->spill].spill };
 		}
 	qsort(refs, total, sizeof(*refs), cmp_pref);
-	struct jpb_buf in = { 0 };
-	int rc = 0;
-	for (size_t i = 0; i < total && !rc;) {
-		size_t j = i;
-		while (j < total && refs[j].p->tid == refs[i].p->tid)
-			j++;
-		rc = write_thread(ctx, refs + i, j - i, summary, sum, &in);
-		i = j;
+	struct mpool m = { .ctx = ctx };
+	int rc = group_threads(refs, total, &m);
+	if (!rc)
+		rc = run_threads(&m, jobs < m.ng ? jobs : (unsigned)m.ng, merge_worker);
+	struct jpb_buf scratch = { 0 };
+	const struct jpb_rectype *tth = jpb_rectype_find(JPB_REC_DECODED_THREAD);
+	for (size_t i = 0; i < m.ng && !rc; i++) {
+		rc = m.g[i].rc;
+		if (!rc)
+			rc = jpb_writer_put_rec(summary, tth, 0, &m.g[i].th, &scratch);
+		sum->threads += m.g[i].th.tid != 0;
 	}
-	jpb_buf_fini(&in);
+	jpb_buf_fini(&scratch);
+	free(m.g);
+	free(m.order);
 	free(refs);
 	return rc;
 }
@@ -518,7 +583,7 @@ int jpd_decode(struct jpb_bundle *b, const struct jpd_options *opt,
 	if (!rc)
 		rc = write_stream_summaries(w, sts, n, sum);
 	if (!rc)
-		rc = merge(ctx, &p, w, sum);
+		rc = merge(ctx, &p, jobs, w, sum);
 	if (w) {
 		int crc = jpb_writer_close(w);
 		rc = rc ? rc : crc;

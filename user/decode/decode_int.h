@@ -239,7 +239,7 @@ struct jpd_ctx {
 /* The passes over a stream's mapped PT drop the pages behind them in
  * steps of this much, and a chunk drops its pages once decoded: the PT a
  * process holds mapped is a few windows and chunks, not the trace. */
-#define JPD_WINDOW_BYTES (1u << 20)
+#define JPD_WINDOW_BYTES (256u << 10)
 /* Unmap the pages of ST's gathered PT in [FROM, TO) (stream.c). */
 void jpd_stream_drop(const struct jpd_stream *st, uint64_t from, uint64_t to);
 

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Recovery's candidate rule (user/flow/recover.c): only the three
+ * best-ranked candidates may fill a gap.  A hand-built thread output: four
+ * earlier occurrences of the event before the gap (the anchor), preceded
+ * by 19, 18, 17 and 16 events of the gap's own history (so they rank in
+ * that order), of which only one continues into the three events after
+ * the gap.  Ranked third, it fills the gap with the one event between;
+ * ranked fourth, the gap stays unfilled (no program model: no shortest
+ * path either).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "user/flow/flow_int.h"
+
+#define CTX 20          /* history before the gap */
+#define ANCHOR 200      /* bci of the anchor event */
+#define FILLER 300      /* bci of the event a good candidate fills in */
+#define AFTER 400       /* bci of the first event after the gap */
+
+struct th {
+	struct flow f;
+	struct gapmark gap;
+	size_t cap;
+};
+
+static void put(struct th *t, int32_t bci)
+{
+	assert_true(t->f.nout < t->cap);
+	t->f.out[t->f.nout++] = (struct jpb_flow_event){
+		.method = 1, .bci = bci, .status = JPB_FLOW_CERTAIN, .ncand = 1,
+	};
+}
+
+/* A candidate: an unrelated event, the last LEN events of the gap's
+ * history, the anchor, then either the filler and the events after the
+ * gap (GOOD) or a dead end. */
+static void candidate(struct th *t, int len, int good, int32_t other)
+{
+	put(t, other);
+	for (int k = CTX - len; k < CTX; k++)
+		put(t, 100 + k);
+	put(t, ANCHOR);
+	if (good) {
+		put(t, FILLER);
+		for (int k = 0; k < 3; k++)
+			put(t, AFTER + k);
+	} else {
+		for (int k = 0; k < 3; k++)
+			put(t, 500 + other + k);
+	}
+}
+
+/* The thread, with the one good candidate at rank GOOD_RANK (0-based);
+ * candidates are laid out good first, so that the dead ends (after it)
+ * cannot reconnect through it. */
+static struct th *thread(int good_rank)
+{
+	struct th *t = calloc(1, sizeof(*t));
+	assert_non_null(t);
+	t->cap = 256;
+	t->f.out = malloc(t->cap * sizeof(*t->f.out));
+	assert_non_null(t->f.out);
+	candidate(t, 19 - good_rank, 1, 900);
+	for (int r = 0, o = 0; r < 4; r++)
+		if (r != good_rank)
+			candidate(t, 19 - r, 0, 910 + 10 * o++);
+	for (int k = 0; k < CTX; k++)
+		put(t, 100 + k);
+	put(t, ANCHOR);
+	t->gap = (struct gapmark){ .at = t->f.nout };
+	for (int k = 0; k < 8; k++)
+		put(t, AFTER + k);
+	t->f.gaps = &t->gap;
+	t->f.ngaps = 1;
+	return t;
+}
+
+static size_t recovered(const struct th *t, size_t *at)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->f.nout; i++)
+		if (t->f.out[i].status == JPB_FLOW_RECOVERED) {
+			*at = i;
+			n++;
+		}
+	return n;
+}
+
+static void test_third_best_fills(void **state)
+{
+	(void)state;
+	struct th *t = thread(2);
+	size_t before = t->f.nout, at = 0;
+	assert_int_equal(flow_recover(&t->f), 0);
+	assert_int_equal(t->f.nout, before + 1);
+	assert_int_equal(recovered(t, &at), 1);
+	assert_int_equal(at, t->gap.at);
+	assert_int_equal(t->f.out[at].bci, FILLER);
+	assert_int_equal(t->f.out[at].ncand, 4);
+	assert_int_equal(t->f.out[at + 1].bci, AFTER);
+	free(t->f.out);
+	free(t);
+}
+
+static void test_fourth_best_declined(void **state)
+{
+	(void)state;
+	struct th *t = thread(3);
+	size_t before = t->f.nout, at = 0;
+	assert_int_equal(flow_recover(&t->f), 0);
+	assert_int_equal(t->f.nout, before);
+	assert_int_equal(recovered(t, &at), 0);
+	free(t->f.out);
+	free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_third_best_fills),
+		cmocka_unit_test(test_fourth_best_declined),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

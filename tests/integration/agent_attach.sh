@@ -82,6 +82,10 @@ attach_same_code() {
 	t_check "$name: same methods, code, exception tables and lines ($(tr -d '\n' <"$out.json"))" \
 		python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
 sys.exit(0 if d["absent"]+d["code_differ"]+d["exc_differ"]+d["lines_differ"]==0 else 1)' "$out.json"
+	"$TOOLS/class_code_check" --model "$out.res" >"$out.model"
+	t_check "$name: the decoder's program model builds from them ($(tr -d '\n' <"$out.model"))" \
+		python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+sys.exit(0 if d["classes"]>100 and d["bad_classes"]==0 and d["cfgs"]>1000 and d["bad_cfgs"]==0 else 1)' "$out.model"
 }
 
 # A class loaded before the attach and linked after it is checked at its

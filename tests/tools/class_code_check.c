@@ -9,8 +9,10 @@
  * line numbers must be equal.
  *
  *   class_code_check RESOURCE_DIR RETRANSFORM_DIR
+ *   class_code_check --model DIR     the decoder's program model of DIR:
+ *                                    classes, bad ones, CFGs built
  *
- * Prints one JSON object; exit 0 if it could read both bundles.
+ * Prints one JSON object; exit 0 if it could read the bundles.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -19,6 +21,7 @@
 
 #include "bundle.h"
 #include "java/classfile.h"
+#include "java/program.h"
 #include "records.h"
 #include "records_jvm.h"
 
@@ -119,12 +122,51 @@ static int same_lines(const struct jcf_method *a, const struct jcf_method *b)
 		!memcmp(a->lines, b->lines, a->nlines * sizeof(*a->lines)));
 }
 
+/* Load DIR's classes into a program model and build every CFG. */
+static int model(const char *dir)
+{
+	struct jpb_bundle *b = NULL;
+	struct jprog *p = NULL;
+	struct java_diag d = { 0 };
+	int err = jpb_bundle_open(&b, dir);
+	if (err || jprog_alloc(&p)) {
+		fprintf(stderr, "class_code_check: %s: %s\n", dir, jpb_errstr(err));
+		jpb_bundle_free(b);
+		return 1;
+	}
+	int n = jprog_load_bundle(p, b, &d);
+	uint64_t cfgs = 0, bad_cfgs = 0;
+	struct jhier *h = jprog_hier(p);
+	for (size_t i = 0; n >= 0 && i < jhier_class_count(h); i++) {
+		const struct jcf *cf = jhier_class_at(h, i, NULL);
+		for (unsigned k = 0; k < jcf_method_count(cf); k++) {
+			const struct jcf_method *m = jcf_method(cf, k);
+			const struct jcfg *g;
+			if (!m->code)
+				continue;
+			if (jprog_cfg(p, m, &g, &d) == 0)
+				cfgs++;
+			else
+				bad_cfgs++;
+		}
+	}
+	printf("{\"classes\":%d,\"bad_classes\":%zu,\"cfgs\":%" PRIu64
+	       ",\"bad_cfgs\":%" PRIu64 "}\n", n, jprog_bad_classes(p), cfgs,
+	       bad_cfgs);
+	jprog_free(p);
+	jpb_bundle_free(b);
+	return n < 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "--model"))
+		return model(argv[2]);
 	struct side res = { .flag = JPB_CLASS_F_RESOURCE };
 	struct side ret = { .flag = JPB_CLASS_F_RETRANSFORM };
 	if (argc != 3) {
-		fprintf(stderr, "usage: class_code_check RESOURCE_DIR RETRANSFORM_DIR\n");
+		fprintf(stderr, "usage: class_code_check RESOURCE_DIR RETRANSFORM_DIR"
+				" | --model DIR\n");
 		return 2;
 	}
 	if (read_side(argv[1], &res) || read_side(argv[2], &ret)) {

@@ -2,6 +2,7 @@
 /* Flows against truth (eval.h; definitions in docs/RECONSTRUCTION.md). */
 #include "eval/eval.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,8 @@ const char *eval_definitions(void)
 	"equal heads are aligned pairs; an unknown F event is skipped; otherwise\n"
 	"resync at the nearest (i+a, j+b), a+b <= 64, where 4 elements agree\n"
 	"(fewest skipped, then fewest T skipped), unless a point at most 16\n"
-	"further agrees for longer (up to 32: the longest is taken); failing\n"
+	"further agrees for more elements (up to 32) than it skips more (the\n"
+	"most agreeing less skipped is taken); failing\n"
 	"that, the point (i+a, j+b), a < 1024 or b < 1024 or a = b, with the\n"
 	"fewest skipped where 16 elements agree; if none exists, both advance\n"
 	"unaligned.  Every pair is equal, in order, and used once, so no\n"
@@ -178,7 +180,8 @@ static size_t agree_len(const uint64_t *t, size_t nt, size_t i, const uint64_t *
 /* The nearest point (i + a, j + b), a + b <= NEAR, where both sides agree
  * for RUN elements: a short wrong stretch on either side or both.  When
  * the agreement there is short (< LONG_RUN), the points up to LOOK_ON
- * further that agree for longer are preferred, the longest first: where
+ * further are scored too, by agreeing elements (up to LONG_RUN) less
+ * skipped ones, and the best taken (nearest first on ties): where
  * the decoder dropped a few captured events before a gap and the
  * simulator's lost ones follow, skipping the flow's first events after
  * the gap agrees only until the truth's loss, skipping the truth's
@@ -187,7 +190,8 @@ static size_t agree_len(const uint64_t *t, size_t nt, size_t i, const uint64_t *
 static int near_sync(const uint64_t *t, size_t nt, size_t i, const uint64_t *f,
 		     size_t nf, size_t j, size_t *a, size_t *b)
 {
-	size_t best = 0, last = NEAR;
+	size_t last = NEAR;
+	long best = LONG_MIN;
 	for (size_t s = 1; s <= last; s++)
 		for (size_t x = 0; x <= s; x++) {
 			size_t y = s - x;
@@ -195,17 +199,18 @@ static int near_sync(const uint64_t *t, size_t nt, size_t i, const uint64_t *f,
 			    !runs_agree(t, nt, i + x, f, nf, j + y))
 				continue;
 			size_t len = agree_len(t, nt, i + x, f, nf, j + y);
-			if (len <= best)
+			long score = (long)len - (long)s;
+			if (score <= best)
 				continue;
-			if (!best && s + LOOK_ON < last)
+			if (best == LONG_MIN && s + LOOK_ON < last)
 				last = s + LOOK_ON;
-			best = len;
+			best = score;
 			*a = x;
 			*b = y;
 			if (len >= LONG_RUN)
 				return 1;
 		}
-	return best > 0;
+	return best != LONG_MIN;
 }
 
 uint64_t eval_align(const uint64_t *t, size_t nt, const uint64_t *f, size_t nf,

@@ -55,30 +55,58 @@ static void note_once(struct agent *a, struct seen *s, jmethodID m)
 	s->m[s->next++ & 15] = m;
 }
 
-/* Encode the pc map; every method it names gets a METHOD record. */
-static int encode_pcmap(struct agent *a,
-			const jvmtiCompiledMethodLoadInlineRecord *r,
-			struct jpb_buf *b)
+/* Bytes of the pc map (docs/FORMAT.md, jvm_nmethod_load): a u64 pc and a
+ * u32 frame count per pc, a u64 method and a u32 bci per frame. */
+static size_t pcmap_size(const jvmtiCompiledMethodLoadInlineRecord *r)
+{
+	size_t n = 0;
+	for (jint i = 0; r && i < r->numpcs; i++) {
+		jint f = r->pcinfo[i].numstackframes;
+		n += 12 + (f > 0 ? (size_t)f * 12 : 0);
+	}
+	return n;
+}
+
+/* Encode the pc map into OUT, pcmap_size(r) bytes, with plain stores: the
+ * map is most of what a CompiledMethodLoad costs the agent, and appending
+ * field by field checked the capacity twice per frame.  Every method it
+ * names gets a METHOD record. */
+static void encode_pcmap(struct agent *a,
+			 const jvmtiCompiledMethodLoadInlineRecord *r,
+			 uint8_t *out)
 {
 	struct seen seen = { { 0 }, 0 };
-	/* 12 bytes per pc and per frame: one allocation for most maps. */
-	if (r && r->numpcs > 0 &&
-	    jpb_buf_reserve(b, (size_t)r->numpcs * 12 * 3) != 0)
-		return -1;
 	for (jint i = 0; r && i < r->numpcs; i++) {
 		const PCStackInfo *pc = &r->pcinfo[i];
 		jint n = pc->numstackframes > 0 ? pc->numstackframes : 0;
-		if (jpb_buf_u64(b, (uint64_t)(uintptr_t)pc->pc) ||
-		    jpb_buf_u32(b, (uint32_t)n))
-			return -1;
-		for (jint k = 0; k < n; k++) {
+		jpb_st64(out, (uint64_t)(uintptr_t)pc->pc);
+		jpb_st32(out + 8, (uint32_t)n);
+		out += 12;
+		for (jint k = 0; k < n; k++, out += 12) {
 			note_once(a, &seen, pc->methods[k]);
-			if (jpb_buf_u64(b, (uint64_t)(uintptr_t)pc->methods[k]) ||
-			    jpb_buf_u32(b, (uint32_t)pc->bcis[k]))
-				return -1;
+			jpb_st64(out, (uint64_t)(uintptr_t)pc->methods[k]);
+			jpb_st32(out + 8, (uint32_t)pc->bcis[k]);
 		}
 	}
-	return 0;
+}
+
+/* Queue the record, encoded into a buffer sized once: the code bytes and
+ * the pc map made jpb_rec_encode grow it by doubling, a copy each time.
+ * 64 bytes cover the fixed fields and the two length prefixes. */
+static void put_nmethod(struct agent *a, uint64_t now,
+			const struct jpb_rec_jvm_nmethod_load *r)
+{
+	const struct jpb_rectype *t = jpb_rectype_find(JPB_REC_JVM_NMETHOD_LOAD);
+	struct jpb_buf b = { 0 };
+	if (!t || jpb_buf_reserve(&b, 64 + (size_t)r->code.len + r->pcmap.len) ||
+	    jpb_rec_encode(t, r, &b)) {
+		jpb_buf_fini(&b);
+		aq_put_raw(&a->q, AS_JVM, JPB_REC_JVM_NMETHOD_LOAD, now, NULL,
+			   UINT32_MAX);
+		return;
+	}
+	aq_put_raw(&a->q, AS_JVM, JPB_REC_JVM_NMETHOD_LOAD, now, b.data,
+		   (uint32_t)b.len);
 }
 
 void JNICALL jit_on_load(jvmtiEnv *e, jmethodID m, jint size,
@@ -94,12 +122,16 @@ void JNICALL jit_on_load(jvmtiEnv *e, jmethodID m, jint size,
 		return;
 	uint64_t now = agent_now(), cpu0 = thread_cpu_ns();
 	methods_note(a, m);
-	struct jpb_buf pcmap = { 0 };
+	const jvmtiCompiledMethodLoadInlineRecord *inl = find_inline(compile_info);
+	size_t map_size = pcmap_size(inl);
+	uint8_t *pcmap = map_size ? malloc(map_size) : NULL;
 	uint32_t flags = 0;
-	if (encode_pcmap(a, find_inline(compile_info), &pcmap) != 0) {
+	if (map_size && !pcmap) {
 		aq_note(&a->q, JPB_NOTE_WARN, "nmethod %p: pc map lost (no memory)",
 			addr);
-		jpb_buf_reset(&pcmap);
+		map_size = 0;
+	} else if (pcmap) {
+		encode_pcmap(a, inl, pcmap);
 	}
 	if (tls_replaying) {
 		flags |= JPB_NM_F_REPLAY;
@@ -114,11 +146,11 @@ void JNICALL jit_on_load(jvmtiEnv *e, jmethodID m, jint size,
 		.level = -1,
 		.code = { a->opts.no_code ? NULL : addr,
 			  a->opts.no_code ? 0 : (uint32_t)size },
-		.pcmap = { pcmap.data, (uint32_t)pcmap.len },
+		.pcmap = { pcmap, (uint32_t)map_size },
 	};
-	aq_put_rec(&a->q, AS_JVM, JPB_REC_JVM_NMETHOD_LOAD, now, &r);
+	put_nmethod(a, now, &r);
 	__atomic_add_fetch(&a->n_nmethods, 1, __ATOMIC_RELAXED);
-	jpb_buf_fini(&pcmap);
+	free(pcmap);
 	__atomic_add_fetch(&a->jit_ns, thread_cpu_ns() - cpu0, __ATOMIC_RELAXED);
 }
 

@@ -45,7 +45,9 @@ struct jpd_nmethod {
 	uint64_t switch_tsc; /* decoders map it from this time (reuse) */
 	struct jpd_pcentry *pcs;
 	struct jpb_decoded_frame *frames;
-	uint8_t *tails;     /* per pc: its compiled event's encoded tail */
+	/* per pc: its compiled event's encoded tail, then the kind and zero
+	 * time delta of a next event at the same time (image.c) */
+	uint8_t *tails;
 	uint32_t *tail_off; /* [npcs + 1] into tails */
 	uint32_t npcs, nframes;
 	int isid;
@@ -268,6 +270,12 @@ void jpd_attr_gap(struct jpd_attr_state *a, uint64_t tsc);
 int jpd_attr_apply(const struct jpd_stream *st, struct jpd_attr_state *a,
 		   int by_time, uint64_t now, uint64_t *napplied);
 
+/* libipt's configuration for ST's gathered bytes [BEGIN, END): the
+ * bundle's CPU, errata and timing (ptdec.c); every decoder of a stream
+ * (scan, split, chunks) starts from it. */
+struct pt_config jpd_stream_config(const struct jpd_ctx *ctx,
+				   const struct jpd_stream *st, uint64_t begin,
+				   uint64_t end);
 /* Decode one chunk (ptdec.c). */
 int jpd_chunk_decode(struct jpd_ctx *ctx, struct jpd_worker *w,
 		     struct jpd_chunk *c);

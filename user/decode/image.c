@@ -133,8 +133,10 @@ static int cmp_pc(const void *a, const void *b)
 	return x->pc < y->pc ? -1 : x->pc > y->pc;
 }
 
-/* Every pc's event bytes after its kind and time, encoded once: the
- * decoder copies them for each compiled event at that pc. */
+/* Every pc's event bytes after its kind and time, encoded once, each
+ * followed by the kind and zero time delta of a compiled event: the events
+ * of pcs k..m-1 at one time are then the first one's kind and delta and
+ * one copy of tails[tail_off[k], tail_off[m] - 2) (jpd_nm_run). */
 static int encode_tails(struct jpd_nmethod *nm)
 {
 	nm->tail_off = calloc(nm->npcs + 1, sizeof(*nm->tail_off));
@@ -142,13 +144,14 @@ static int encode_tails(struct jpd_nmethod *nm)
 		return jpb_err_nomem;
 	struct jpb_buf b = { 0 };
 	struct jpb_decoded_event e = { .kind = JPB_DEV_COMPILED };
+	const uint8_t next[2] = { JPB_DEV_COMPILED, 0 };
 	for (uint32_t k = 0; k < nm->npcs; k++) {
 		const struct jpd_pcentry *pe = &nm->pcs[k];
 		e.ip = pe->pc;
 		e.nframes = pe->nframes;
 		memcpy(e.frames, nm->frames + pe->frame0, pe->nframes * sizeof(*e.frames));
 		nm->tail_off[k] = (uint32_t)b.len;
-		if (jpb_decoded_event_tail(&b, &e)) {
+		if (jpb_decoded_event_tail(&b, &e) || jpb_buf_put(&b, next, sizeof(next))) {
 			jpb_buf_fini(&b);
 			return jpb_err_nomem;
 		}

@@ -13,6 +13,26 @@
 #include "decode.h"
 #include "decode_int.h"
 
+/* The pc map entries [k, m) inside a block of compiled code, by block: a
+ * loop runs the same few blocks again and again (direct-mapped). */
+struct span {
+	const struct jpd_nmethod *nm; /* NULL: empty slot */
+	uint64_t ip, end_ip;
+	uint32_t k, m;
+};
+
+#define SPAN_SLOTS 1024u
+
+/* A transition's encoded tail, by (what, ip, arg): most transitions enter
+ * the same methods, codelets and stubs again and again (direct-mapped). */
+struct trtail {
+	uint64_t ip, arg;
+	uint8_t what, len; /* len 0: empty slot */
+	uint8_t tail[22];
+};
+
+#define TR_SLOTS 256u
+
 struct sdec {
 	struct jpd_ctx *ctx;
 	struct jpd_worker *w;
@@ -55,7 +75,9 @@ struct sdec {
 	/* the open piece */
 	struct jpd_piece *piece;
 	uint64_t piece_prev_tsc;
-	struct jpb_decoded_event ev;
+	struct span spans[SPAN_SLOTS];
+	struct trtail trs[TR_SLOTS];
+	struct jpb_buf scratch; /* a transition's tail, encoded */
 };
 
 /* ---- pieces and events ------------------------------------------- */
@@ -188,18 +210,6 @@ static void apply_switches(struct sdec *s)
 		s->skip_armed = 0; /* the bytecode reported was another thread's */
 }
 
-static int transition(struct sdec *s, uint8_t what, uint64_t ip, uint64_t arg)
-{
-	struct jpb_decoded_event *e = &s->ev;
-	e->kind = JPB_DEV_TRANSITION;
-	e->what = what;
-	e->tsc = s->now;
-	e->ip = ip;
-	e->arg = arg;
-	e->nframes = 0;
-	return emit(s, e);
-}
-
 static uint64_t dec_offset(const struct sdec *s)
 {
 	uint64_t off = 0;
@@ -301,8 +311,8 @@ static int map_nmethods(struct sdec *s)
 	return 0;
 }
 
-/* A bytecode event (KIND) from its pre-encoded tail, at the current time:
- * the hot path, without building a jpb_decoded_event. */
+/* An event (KIND) from its pre-encoded tail, at the current time: the hot
+ * path, without building a jpb_decoded_event. */
 static int emit_tail(struct sdec *s, uint8_t kind, const uint8_t *tail, size_t len)
 {
 	if (s->silent)
@@ -317,16 +327,73 @@ static int emit_tail(struct sdec *s, uint8_t kind, const uint8_t *tail, size_t l
 	p->events++;
 	if (kind == JPB_DEV_COMPILED)
 		p->compiled++;
-	else
+	else if (kind == JPB_DEV_INTERP)
 		p->interp++;
+	else
+		p->transitions++;
 	return event_written(s);
+}
+
+static const struct trtail *trtail(struct sdec *s, uint8_t what, uint64_t ip,
+				   uint64_t arg)
+{
+	uint64_t h = (ip ^ (arg << 5) ^ what) * 0x9e3779b97f4a7c15ull;
+	struct trtail *t = &s->trs[(h >> 40) & (TR_SLOTS - 1)];
+	if (t->len && t->ip == ip && t->arg == arg && t->what == what)
+		return t;
+	struct jpb_decoded_event e = { .kind = JPB_DEV_TRANSITION, .what = what,
+				       .ip = ip, .arg = arg };
+	jpb_buf_reset(&s->scratch);
+	if (jpb_decoded_event_tail(&s->scratch, &e) ||
+	    s->scratch.len > sizeof(t->tail))
+		return NULL;
+	*t = (struct trtail){ ip, arg, what, (uint8_t)s->scratch.len, { 0 } };
+	memcpy(t->tail, s->scratch.data, t->len);
+	return t;
+}
+
+static int transition(struct sdec *s, uint8_t what, uint64_t ip, uint64_t arg)
+{
+	if (s->silent)
+		return 0;
+	const struct trtail *t = trtail(s, what, ip, arg);
+	if (!t)
+		return jpb_err_nomem;
+	return emit_tail(s, JPB_DEV_TRANSITION, t->tail, t->len);
 }
 
 /* A compiled event: its pc's bytes were encoded with the image. */
 static int emit_compiled(struct sdec *s, const struct jpd_nmethod *nm, uint32_t k)
 {
-	uint32_t a = nm->tail_off[k], b = nm->tail_off[k + 1];
+	uint32_t a = nm->tail_off[k], b = nm->tail_off[k + 1] - 2;
 	return emit_tail(s, JPB_DEV_COMPILED, nm->tails + a, b - a);
+}
+
+/* The compiled events of pcs [K, M) of NM, all at the current time: the
+ * image encoded each tail followed by the next event's kind and zero
+ * delta, so they are one copy.  One by one where the piece would fill up
+ * inside them: pieces end after the same event as ever. */
+static int emit_compiled_run(struct sdec *s, const struct jpd_nmethod *nm,
+			     uint32_t k, uint32_t m)
+{
+	if (s->silent || k == m)
+		return 0;
+	int rc = open_piece(s, s->now);
+	if (rc)
+		return rc;
+	uint32_t a = nm->tail_off[k], len = nm->tail_off[m] - 2 - a;
+	struct jpd_piece *p = s->piece;
+	if (spill_now(s) - p->off + 11 + len >= (256u << 10)) {
+		for (; !rc && k < m; k++)
+			rc = emit_compiled(s, nm, k);
+		return rc;
+	}
+	if (jpb_decoded_event_put_tail(&s->w->out, JPB_DEV_COMPILED, s->now,
+				       &s->piece_prev_tsc, nm->tails + a, len))
+		return jpb_err_nomem;
+	p->events += m - k;
+	p->compiled += m - k;
+	return event_written(s);
 }
 
 /* An interpreted bytecode: opcode and TOS state. */
@@ -336,16 +403,28 @@ static int emit_interp(struct sdec *s, const struct jpd_dispatch *d)
 	return emit_tail(s, JPB_DEV_INTERP, tail, sizeof(tail));
 }
 
+static const struct span *nm_span(struct sdec *s, const struct jpd_nmethod *nm,
+				  const struct pt_block *b)
+{
+	uint64_t h = (b->ip ^ (b->end_ip << 7)) * 0x9e3779b97f4a7c15ull;
+	struct span *e = &s->spans[(h >> 40) & (SPAN_SLOTS - 1)];
+	if (e->nm == nm && e->ip == b->ip && e->end_ip == b->end_ip)
+		return e;
+	uint32_t k = jpd_pc_lower(nm, b->ip), m = k;
+	while (m < nm->npcs && nm->pcs[m].pc <= b->end_ip)
+		m++;
+	*e = (struct span){ nm, b->ip, b->end_ip, k, m };
+	return e;
+}
+
 static int on_nmethod_block(struct sdec *s, const struct jpd_nmethod *nm,
 			    const struct pt_block *b)
 {
 	int rc = 0;
 	if (b->ip == nm->begin)
 		rc = transition(s, JPB_TR_NMETHOD_ENTRY, b->ip, nm->method_id);
-	for (uint32_t k = jpd_pc_lower(nm, b->ip);
-	     !rc && k < nm->npcs && nm->pcs[k].pc <= b->end_ip; k++)
-		rc = emit_compiled(s, nm, k);
-	return rc;
+	const struct span *sp = nm_span(s, nm, b);
+	return rc ? rc : emit_compiled_run(s, nm, sp->k, sp->m);
 }
 
 static int classify(struct sdec *s, const struct pt_block *b)
@@ -618,11 +697,19 @@ static int finish(struct sdec *s)
 	return close_gap(s);
 }
 
+struct pt_config jpd_stream_config(const struct jpd_ctx *ctx,
+				   const struct jpd_stream *st, uint64_t begin,
+				   uint64_t end)
+{
+	struct pt_config cfg = ctx->base_cfg;
+	cfg.begin = (uint8_t *)st->buf + begin;
+	cfg.end = (uint8_t *)st->buf + end;
+	return cfg;
+}
+
 static int decode_chunk(struct sdec *s)
 {
-	struct pt_config cfg = s->ctx->base_cfg;
-	cfg.begin = (uint8_t *)s->st->buf + s->base;
-	cfg.end = (uint8_t *)s->st->buf + s->rn->end;
+	struct pt_config cfg = jpd_stream_config(s->ctx, s->st, s->base, s->rn->end);
 	cfg.flags.variant.block.end_on_call = 1;
 	cfg.flags.variant.block.end_on_jump = 1;
 	s->dec = pt_blk_alloc_decoder(&cfg);
@@ -669,6 +756,7 @@ int jpd_chunk_decode(struct jpd_ctx *ctx, struct jpd_worker *w,
 	s.sw = st->sw;
 	s.nsw = st->nsw;
 	int rc = decode_chunk(&s);
+	jpb_buf_fini(&s.scratch);
 	close_piece(&s);
 	if (!rc)
 		rc = flush_out(&s);

@@ -260,6 +260,9 @@ void flow_drop_lost(struct flow *f);
 int flow_flush_some(struct flow *f, uint32_t chosen, int all);
 int flow_flush_first(struct flow *f);
 int flow_reset_lost(struct flow *f, int lost);
+/* A compiled event I that left the single state TOP from a single
+ * resolved one: emitted, TOP the new resolved state. */
+int flow_settle_compiled(struct flow *f, uint32_t ev, struct frame *top);
 
 /* callees.c: who an invoke may call */
 int flow_is_invoke_at(struct flow *f, const struct frame *t);

@@ -206,6 +206,34 @@ static uint32_t count_cands(const struct flow *f, const struct step *s,
 	return nc;
 }
 
+static int put_out(struct flow *f, const struct jpb_flow_event *o)
+{
+	if (JPB_GROW(f->out, f->nout, f->capo))
+		return jpb_err_nomem;
+	f->out[f->nout++] = *o;
+	f->sum.by_status[o->status]++;
+	f->sum.events++;
+	return 0;
+}
+
+/* Compiled event E, whose innermost frame is method M (-1: unknown) at
+ * instruction I (-1: not one). */
+static int emit_compiled(struct flow *f, const struct flow_ev *e, int64_t m,
+			 int32_t i)
+{
+	struct jpb_flow_event o = { 0, -1, 0, JPB_FLOW_UNKNOWN, 0, 0, e->tsc };
+	if (m >= 0) {
+		o.method = (uint32_t)m + 1;
+		o.bci = flow_ev_frames(f, e)->bci;
+		o.opcode = i >= 0 ? flow_insn(f, (uint32_t)m, (uint32_t)i)->op : 0;
+		o.status = JPB_FLOW_DECODED;
+		o.ncand = 1;
+		f->meths[m].used = 1;
+		prove(f, (uint32_t)m);
+	}
+	return put_out(f, &o);
+}
+
 static int emit(struct flow *f, const struct step *s, const struct node *chosen,
 		int doubt)
 {
@@ -215,17 +243,9 @@ static int emit(struct flow *f, const struct step *s, const struct node *chosen,
 		const struct jpb_decoded_frame *fr = flow_ev_frames(f, e);
 		int32_t i = -1;
 		int64_t m = e->nframes ? flow_compiled_pos(f, fr->method_id, fr->bci, &i) : -1;
-		o.opcode = 0;
-		if (m >= 0) {
-			o.method = (uint32_t)m + 1;
-			o.bci = fr->bci;
-			o.opcode = i >= 0 ? flow_insn(f, (uint32_t)m, (uint32_t)i)->op : 0;
-			o.status = JPB_FLOW_DECODED;
-			o.ncand = 1;
-			f->meths[m].used = 1;
-			prove(f, (uint32_t)m);
-		}
-	} else if (!chosen->lost) {
+		return emit_compiled(f, e, m, i);
+	}
+	if (!chosen->lost) {
 		uint32_t nc = count_cands(f, s, MARK_ANY);
 		const struct frame *t = chosen->top;
 		/* Evidence for the choice rule: one position on a path to the
@@ -242,12 +262,7 @@ static int emit(struct flow *f, const struct step *s, const struct node *chosen,
 		o.status = nc <= 1 ? JPB_FLOW_CERTAIN : JPB_FLOW_CHOSEN;
 		f->meths[t->meth].used = 1;
 	}
-	if (JPB_GROW(f->out, f->nout, f->capo))
-		return jpb_err_nomem;
-	f->out[f->nout++] = o;
-	f->sum.by_status[o.status]++;
-	f->sum.events++;
-	return 0;
+	return put_out(f, &o);
 }
 
 /* Resolve every pending step up to the last one, whose node CHOSEN (an
@@ -306,6 +321,21 @@ int flow_flush_some(struct flow *f, uint32_t chosen, int all)
 	if (base.top && f->arena_frames > ARENA_COMPACT)
 		base.top = arena_compact(f, base.top);
 	f->nodes[0] = base;
+	f->nnodes = 1;
+	f->nedges = 0;
+	f->steps[0] = (struct step){ 0, 1, 0, 0, 0 };
+	f->nsteps = 1;
+	return err;
+}
+
+int flow_settle_compiled(struct flow *f, uint32_t ev, struct frame *top)
+{
+	/* TOP is the event's innermost frame */
+	int err = emit_compiled(f, &f->ev[ev], top->meth, (int32_t)top->pos);
+	f->win_trunc = 0;
+	if (f->arena_frames > ARENA_COMPACT)
+		top = arena_compact(f, top);
+	f->nodes[0] = (struct node){ 0, top, NULL, LOST_NONE, 0, 0, 0 };
 	f->nnodes = 1;
 	f->nedges = 0;
 	f->steps[0] = (struct step){ 0, 1, 0, 0, 0 };

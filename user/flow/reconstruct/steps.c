@@ -243,21 +243,51 @@ static struct frame *compiled_base(struct flow *f, struct frame *t,
 	return NULL;
 }
 
-static int step_compiled(struct flow *f, uint32_t i)
+/* The (method, instruction) of event E's frames, innermost first: their
+ * count, 0 when some frame is unknown. */
+static uint32_t compiled_frames(struct flow *f, const struct flow_ev *e,
+				uint32_t *meth, uint32_t *pos)
 {
-	const struct flow_ev *e = &f->ev[i];
-	uint32_t meth[JPB_DECODED_MAX_FRAMES], pos[JPB_DECODED_MAX_FRAMES];
 	uint32_t nf = e->nframes < JPB_DECODED_MAX_FRAMES ? e->nframes :
 							    JPB_DECODED_MAX_FRAMES;
-	int known = nf > 0;
-	for (uint32_t k = 0; k < nf && known; k++) {
-		const struct jpb_decoded_frame *fr = &flow_ev_frames(f, e)[k];
+	const struct jpb_decoded_frame *fr = flow_ev_frames(f, e);
+	for (uint32_t k = 0; k < nf; k++) {
 		int32_t p;
-		int64_t m = flow_compiled_pos(f, fr->method_id, fr->bci, &p);
-		known = p >= 0;
+		int64_t m = flow_compiled_pos(f, fr[k].method_id, fr[k].bci, &p);
+		if (p < 0)
+			return 0;
 		meth[k] = (uint32_t)m;
 		pos[k] = (uint32_t)p;
 	}
+	return nf;
+}
+
+/* From one resolved state, a known compiled event leaves one state (on
+ * the stack it fits, else a pin on an unknown one): emitted at once,
+ * without the machinery of pending steps.  *DONE = 0: not that case. */
+static int compiled_fast(struct flow *f, uint32_t i, int *done)
+{
+	uint32_t meth[JPB_DECODED_MAX_FRAMES], pos[JPB_DECODED_MAX_FRAMES];
+	uint32_t nf = compiled_frames(f, &f->ev[i], meth, pos);
+	*done = 0;
+	if (!nf)
+		return 0;
+	struct frame *t = f->nodes[0].top, *base = NULL;
+	int ok = 0;
+	if (t)
+		base = compiled_base(f, t, meth[nf - 1], pos[nf - 1], &ok);
+	struct frame *n = push_compiled(f, ok ? base : NULL, meth, pos, nf);
+	if (!n)
+		return jpb_err_nomem;
+	*done = 1;
+	return flow_settle_compiled(f, i, n);
+}
+
+static int step_compiled(struct flow *f, uint32_t i)
+{
+	uint32_t meth[JPB_DECODED_MAX_FRAMES], pos[JPB_DECODED_MAX_FRAMES];
+	uint32_t nf = compiled_frames(f, &f->ev[i], meth, pos);
+	int known = nf > 0;
 	uint32_t p0 = flow_cur_step(f)->first, pn = flow_cur_step(f)->n;
 	int err = flow_step_begin(f, i, 1, 0);
 	if (!known)
@@ -363,6 +393,12 @@ int flow_event(struct flow *f, uint32_t i)
 		}
 		return err;
 	case JPB_DEV_COMPILED:
+		if (f->nsteps == 1 && f->steps[0].n == 1) {
+			int done;
+			err = compiled_fast(f, i, &done);
+			if (err || done)
+				return err;
+		}
 		return step(f, i, S_COMPILED, 0);
 	case JPB_DEV_GAP:
 		f->sum.gaps++;

@@ -263,6 +263,10 @@ int flow_reset_lost(struct flow *f, int lost);
 /* A compiled event I that left the single state TOP from a single
  * resolved one: emitted, TOP the new resolved state. */
 int flow_settle_compiled(struct flow *f, uint32_t ev, struct frame *top);
+/* Interpreted opcode OP of event EV (emitted when EMIT_IT) moved the
+ * single resolved state's top frame to TOP, a single state again. */
+int flow_settle_interp(struct flow *f, uint32_t ev, uint8_t op, int emit_it,
+		       struct frame *top);
 
 /* callees.c: who an invoke may call */
 int flow_is_invoke_at(struct flow *f, const struct frame *t);

@@ -343,6 +343,30 @@ int flow_settle_compiled(struct flow *f, uint32_t ev, struct frame *top)
 	return err;
 }
 
+int flow_settle_interp(struct flow *f, uint32_t ev, uint8_t op, int emit_it,
+		       struct frame *top)
+{
+	int err = 0;
+	if (emit_it) {
+		/* emit's rule for one state on one path */
+		struct jpb_flow_event o = { top->meth + 1,
+					    (int32_t)flow_insn(f, top->meth, top->pos)->bci,
+					    op, JPB_FLOW_CERTAIN, 1, 0, f->ev[ev].tsc };
+		prove(f, top->meth);
+		if (f->win_trunc || f->nodes[0].doubt || top->doubt) {
+			o.ncand = 2;
+			o.status = JPB_FLOW_CHOSEN;
+		}
+		f->meths[top->meth].used = 1;
+		err = put_out(f, &o);
+	}
+	f->win_trunc = 0;
+	if (f->arena_frames > ARENA_COMPACT)
+		top = arena_compact(f, top);
+	f->nodes[0].top = top;
+	return err;
+}
+
 /* The documented choice when no single state remains: the state of the
  * last step with the most evidence, the first in successor order on
  * ties. */

@@ -262,6 +262,24 @@ static uint32_t compiled_frames(struct flow *f, const struct flow_ev *e,
 	return nf;
 }
 
+/* Is T the innermost of NF compiled frames on BASE that differ from the
+ * event's frames (METH, POS) in T's position only?  Then, the state being
+ * the only one alive, T alone refers to it and can move in place instead
+ * of a new activation being built. */
+static int same_activation(const struct frame *t, const struct frame *base,
+			   const uint32_t *meth, const uint32_t *pos, uint32_t nf)
+{
+	const struct frame *g = t;
+	for (uint32_t k = 0; k < nf; k++, g = g->up) {
+		if (!g || !g->comp || g->doubt || g->act != (k == nf - 1) ||
+		    g->meth != meth[k] || (k && g->pos != pos[k]))
+			return 0;
+		if (k == nf - 1)
+			return g->up == base;
+	}
+	return 0;
+}
+
 /* From one resolved state, a known compiled event leaves one state (on
  * the stack it fits, else a pin on an unknown one): emitted at once,
  * without the machinery of pending steps.  *DONE = 0: not that case. */
@@ -276,11 +294,13 @@ static int compiled_fast(struct flow *f, uint32_t i, int *done)
 	int ok = 0;
 	if (t)
 		base = compiled_base(f, t, meth[nf - 1], pos[nf - 1], &ok);
-	struct frame *n = push_compiled(f, ok ? base : NULL, meth, pos, nf);
-	if (!n)
-		return jpb_err_nomem;
 	*done = 1;
-	return flow_settle_compiled(f, i, n);
+	if (ok && same_activation(t, base, meth, pos, nf)) {
+		t->pos = pos[0];
+		return flow_settle_compiled(f, i, t);
+	}
+	struct frame *n = push_compiled(f, ok ? base : NULL, meth, pos, nf);
+	return n ? flow_settle_compiled(f, i, n) : jpb_err_nomem;
 }
 
 static int step_compiled(struct flow *f, uint32_t i)
@@ -369,6 +389,47 @@ static int step(struct flow *f, uint32_t i, enum step_kind k, uint8_t op)
 	return err;
 }
 
+/* From one resolved state T, interpreted with its instruction run, an
+ * opcode OP that exactly one successor runs leaves one state: T moved
+ * there, in place (the state being the only one alive, T alone refers to
+ * it), and emitted at once.  *DONE = 0: not that case. */
+static int interp_fast(struct flow *f, uint32_t i, uint8_t op, int emit, int *done)
+{
+	struct frame *t = f->nodes[0].top;
+	*done = 0;
+	if (!t || t->comp || !t->done)
+		return 0;
+	const struct jcfg *g = flow_meth_cfg(f, t->meth);
+	const struct jcfg_insn *in = jcfg_insn(g, t->pos);
+	uint32_t ns, at = 0, nmatch = 0;
+	if (in->kind == JBC_RETURN)
+		return 0;
+	const uint32_t *sc = jcfg_succs(g, t->pos, &ns);
+	if (ns == 1 && flow_fuses(in->op, g, t->pos))
+		return 0; /* a fused pair: two ways to match */
+	for (uint32_t k = 0; k < ns; k++) {
+		if (jcfg_insn(g, sc[k])->op == op) {
+			at = sc[k];
+			nmatch++;
+		}
+	}
+	if (nmatch != 1)
+		return 0;
+	t->pos = at;
+	*done = 1;
+	return flow_settle_interp(f, i, op, emit, t);
+}
+
+static int interp_step(struct flow *f, uint32_t i, uint8_t op, int emit)
+{
+	if (f->nsteps == 1 && f->steps[0].n == 1) {
+		int done, err = interp_fast(f, i, op, emit, &done);
+		if (err || done)
+			return err;
+	}
+	return step(f, i, emit ? S_INTERP : S_FUSED, op);
+}
+
 int flow_event(struct flow *f, uint32_t i)
 {
 	const struct flow_ev *e = &f->ev[i];
@@ -387,10 +448,9 @@ int flow_event(struct flow *f, uint32_t i)
 				err = flow_step_begin(f, i, 1, e->opcode);
 			return err ? err : flow_add_node(f, NULL, LOST_ANY, 0);
 		}
-		err = step(f, i, S_INTERP, (uint8_t)op);
-		if (!err && fused >= 0) {
-			err = step(f, i, S_FUSED, (uint8_t)fused);
-		}
+		err = interp_step(f, i, (uint8_t)op, 1);
+		if (!err && fused >= 0)
+			err = interp_step(f, i, (uint8_t)fused, 0);
 		return err;
 	case JPB_DEV_COMPILED:
 		if (f->nsteps == 1 && f->steps[0].n == 1) {

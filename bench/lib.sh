@@ -92,8 +92,9 @@ simloop_bundle() {
 		{ cat "$tmp/truth.log" >&2; bench_die "SimLoop $rounds: truth failed"; }
 	"$SIM" synth "$dir" --cpus 2 --seed 1 >"$tmp/synth.log" 2>&1 ||
 		{ cat "$tmp/synth.log" >&2; bench_die "SimLoop $rounds: synth failed"; }
-	# The truth is not needed to decode; it is the bulk of the bundle.
-	rm -f "$dir/truth.jpb"
+	# The truth and the simulator's instruction truth are not needed to
+	# decode; they are the bulk of the bundle (GB at 100 MB of PT).
+	rm -rf "$dir/truth.jpb" "$dir/sim/itruth"
 }
 
 # rawbench DIR OUT: libipt's raw block decoder over DIR's PT streams

@@ -52,9 +52,9 @@ int jpb_clock_tsc_available(char *why, size_t size)
 
 int jpb_clock_sample(struct jpb_clock_pair_s *out, int tries)
 {
-	char why[64];
-	if (jpb_clock_tsc_available(why, sizeof(why)))
-		return -1;
+#if !defined(__x86_64__) && !defined(__i386__)
+	return -1;
+#endif
 	uint64_t best = UINT64_MAX;
 	for (int i = 0; i < (tries > 0 ? tries : 1); i++) {
 		uint32_t cpu;

@@ -26,7 +26,10 @@ struct jpb_clock_pair_s {
 int jpb_clock_tsc_available(char *why, size_t size);
 
 /* The best (narrowest window) of TRIES back-to-back reads.  Returns 0, or
- * -1 when the TSC cannot be read on this architecture. */
+ * -1 when the TSC cannot be read on this architecture.  The caller checks
+ * jpb_clock_tsc_available() once beforehand: its CPUID traps to the
+ * hypervisor in a VM (40 us on the test VM), too slow to repeat for every
+ * pair. */
 int jpb_clock_sample(struct jpb_clock_pair_s *out, int tries);
 
 /* A least-squares fit mono = mono0 + ns_per_tick * (tsc - tsc0) + offset

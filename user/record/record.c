@@ -76,6 +76,7 @@ struct recorder {
 	const char *stop_reason;
 	int target_exited;
 	int usdt;
+	int tsc_ok; /* jpb_clock_tsc_available(), asked once */
 	uint64_t lost;
 	uint64_t bytes; /* of stream sched, before the final records */
 };
@@ -296,7 +297,7 @@ static void write_maps(struct recorder *r)
 static void clock_pair(struct recorder *r)
 {
 	struct jpb_clock_pair_s p;
-	if (jpb_clock_sample(&p, CLOCK_TRIES))
+	if (!r->tsc_ok || jpb_clock_sample(&p, CLOCK_TRIES))
 		return;
 	if (r->npairs == r->pcap) {
 		size_t cap = r->pcap ? r->pcap * 2 : 256;
@@ -759,6 +760,8 @@ static void start(struct recorder *r)
 	if (!r->o->pt_cfg)
 		json_array_append_new(r->missing,
 				      json_string("pt: recorded with --no-pt"));
+	char why[128];
+	r->tsc_ok = jpb_clock_tsc_available(why, sizeof(why)) == 0;
 	clock_pair(r);
 	if (seed_threads(r))
 		note(r, JPB_NOTE_WARN, "threads", "pid %d exited before its "

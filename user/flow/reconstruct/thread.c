@@ -156,10 +156,12 @@ int flow_push(struct flow *f, const struct jpb_decoded_event *e)
 	if (JPB_GROW(f->ev, f->nev, f->capev) ||
 	    (nf && jpb_grow((void **)&f->fr, &f->capfr, f->nfr + nf - 1, sizeof(*f->fr))))
 		return jpb_err_nomem;
-	if (nf == 1) /* the common case, cheaper than memcpy's rep movs */
-		f->fr[f->nfr] = e->frames[0];
-	else if (nf)
-		memcpy(f->fr + f->nfr, e->frames, nf * sizeof(*f->fr));
+	/* field by field: the reader has just stored them so, and a wider
+	 * load would wait for those stores to retire */
+	for (uint32_t k = 0; k < nf; k++) {
+		f->fr[f->nfr + k].method_id = e->frames[k].method_id;
+		f->fr[f->nfr + k].bci = e->frames[k].bci;
+	}
 	f->ev[f->nev++] = (struct flow_ev){ e->kind, e->opcode, e->what, (uint8_t)nf,
 					    (uint32_t)f->nfr, e->tsc,
 					    e->kind == JPB_DEV_GAP ? e->end_tsc : e->arg };

@@ -178,7 +178,11 @@ static jint next_batch(struct agent *a, uint64_t dt, jint k)
 	return (jint)(next < 64 ? 64 : next > 4096 ? 4096 : next);
 }
 
-/* One RetransformClasses call for all classes by default.  Every call
+/* can_retransform_classes is taken at attach (agent.c) although most
+ * attaches no longer retransform: AddCapabilities refuses it later, in
+ * the live phase (JDK 17, tried here).
+ *
+ * One RetransformClasses call for all classes by default.  Every call
  * stops the JVM once and pays costs that do not shrink with the batch:
  * HotSpot walks every loaded class to fix up constant-pool caches and
  * vtables, and deoptimizes the compiled code that depends on the batch

@@ -465,8 +465,14 @@ int jpd_image_load(struct jpd_image *im, struct jpb_bundle *b,
 		rc = jpb_err_io;
 	}
 	if (!rc) {
-		qsort(im->codelets, im->ncodelets, sizeof(*im->codelets), cmp_codelet);
-		qsort(im->dispatch, im->ndispatch, sizeof(*im->dispatch), cmp_dispatch);
+		/* qsort's array must not be NULL, even when empty (UBSan):
+		 * a jvm stream may have no interpreter metadata */
+		if (im->ncodelets)
+			qsort(im->codelets, im->ncodelets, sizeof(*im->codelets),
+			      cmp_codelet);
+		if (im->ndispatch)
+			qsort(im->dispatch, im->ndispatch, sizeof(*im->dispatch),
+			      cmp_dispatch);
 		dedupe_dispatch(im);
 		rc = jpd_image_hash_dispatch(im);
 		if (!rc)

@@ -33,6 +33,19 @@ struct trtail {
 
 #define TR_SLOTS 256u
 
+/* What a block in the interpreter starting at ip is: a bytecode's
+ * dispatch entry, or the entry of a codelet without bytecode (its
+ * transition's tail), or neither (direct-mapped: the dispatch hash and
+ * the codelet search once per ip). */
+struct iblock {
+	uint64_t ip;
+	const struct jpd_dispatch *d;
+	uint8_t valid, trlen;
+	uint8_t tr[22];
+};
+
+#define IB_SLOTS 512u
+
 struct sdec {
 	struct jpd_ctx *ctx;
 	struct jpd_worker *w;
@@ -77,6 +90,7 @@ struct sdec {
 	uint64_t piece_prev_tsc;
 	struct span spans[SPAN_SLOTS];
 	struct trtail trs[TR_SLOTS];
+	struct iblock ibs[IB_SLOTS];
 	struct jpb_buf scratch; /* a transition's tail, encoded */
 };
 
@@ -417,6 +431,24 @@ static const struct span *nm_span(struct sdec *s, const struct jpd_nmethod *nm,
 	return e;
 }
 
+static const struct iblock *iblock(struct sdec *s, uint64_t ip)
+{
+	struct iblock *e = &s->ibs[((ip * 0x9e3779b97f4a7c15ull) >> 40) & (IB_SLOTS - 1)];
+	if (e->valid && e->ip == ip)
+		return e;
+	const struct jpd_image *im = &s->ctx->img;
+	const struct jpd_dispatch *d = jpd_find_dispatch(im, ip);
+	const struct jpd_codelet *c = d ? NULL : jpd_find_codelet(im, ip);
+	const struct trtail *t = NULL;
+	if (c && c->begin == ip && c->bytecode < 0 &&
+	    !(t = trtail(s, c->what, ip, c->index)))
+		return NULL;
+	*e = (struct iblock){ ip, d, 1, t ? t->len : 0, { 0 } };
+	if (t)
+		memcpy(e->tr, t->tail, t->len);
+	return e;
+}
+
 static int on_nmethod_block(struct sdec *s, const struct jpd_nmethod *nm,
 			    const struct pt_block *b)
 {
@@ -452,7 +484,10 @@ static int classify(struct sdec *s, const struct pt_block *b)
 	s->prev_end = b->end_ip;
 	switch (sec ? sec->kind : SK_NONE) {
 	case SK_INTERP: {
-		const struct jpd_dispatch *d = jpd_find_dispatch(im, b->ip);
+		const struct iblock *ib = iblock(s, b->ip);
+		const struct jpd_dispatch *d = ib ? ib->d : NULL;
+		if (!ib)
+			return jpb_err_nomem;
 		if (d && d->opcode == prev_op && prev_end < b->ip &&
 		    b->ip - prev_end <= 15 && straight) {
 			s->prev_op = prev_op;
@@ -462,10 +497,7 @@ static int classify(struct sdec *s, const struct pt_block *b)
 			s->prev_op = d->opcode;
 			return emit_interp(s, d);
 		}
-		const struct jpd_codelet *c = jpd_find_codelet(im, b->ip);
-		if (c && c->begin == b->ip && c->bytecode < 0)
-			rc = transition(s, c->what, b->ip, c->index);
-		return rc;
+		return ib->trlen ? emit_tail(s, JPB_DEV_TRANSITION, ib->tr, ib->trlen) : 0;
 	}
 	case SK_STUB:
 		if (prev != b->isid || b->ip == sec->begin)

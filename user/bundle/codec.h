@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -84,37 +85,72 @@ int jpb_cur_str(struct jpb_cur *c, struct jpb_str *s);
 int jpb_cur_bytes(struct jpb_cur *c, struct jpb_bytes *b);
 int jpb_cur_skip(struct jpb_cur *c, size_t n);
 
-/* Unaligned little-endian loads and stores for fixed layouts. */
+/* Unaligned little-endian loads and stores for fixed layouts.  On a
+ * little-endian host they are one memcpy each, which compilers turn into
+ * one move; byte by byte (what compilers do not always merge) elsewhere. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define JPB_LE_HOST 1
+#else
+#define JPB_LE_HOST 0
+#endif
+
 static inline uint16_t jpb_le16(const uint8_t *p)
 {
+	uint16_t v;
+	if (JPB_LE_HOST) {
+		memcpy(&v, p, sizeof(v));
+		return v;
+	}
 	return (uint16_t)(p[0] | (p[1] << 8));
 }
 
 static inline uint32_t jpb_le32(const uint8_t *p)
 {
+	uint32_t v;
+	if (JPB_LE_HOST) {
+		memcpy(&v, p, sizeof(v));
+		return v;
+	}
 	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) |
 	       ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
 
 static inline uint64_t jpb_le64(const uint8_t *p)
 {
+	uint64_t v;
+	if (JPB_LE_HOST) {
+		memcpy(&v, p, sizeof(v));
+		return v;
+	}
 	return (uint64_t)jpb_le32(p) | ((uint64_t)jpb_le32(p + 4) << 32);
 }
 
 static inline void jpb_st16(uint8_t *p, uint16_t v)
 {
+	if (JPB_LE_HOST) {
+		memcpy(p, &v, sizeof(v));
+		return;
+	}
 	p[0] = (uint8_t)v;
 	p[1] = (uint8_t)(v >> 8);
 }
 
 static inline void jpb_st32(uint8_t *p, uint32_t v)
 {
+	if (JPB_LE_HOST) {
+		memcpy(p, &v, sizeof(v));
+		return;
+	}
 	jpb_st16(p, (uint16_t)v);
 	jpb_st16(p + 2, (uint16_t)(v >> 16));
 }
 
 static inline void jpb_st64(uint8_t *p, uint64_t v)
 {
+	if (JPB_LE_HOST) {
+		memcpy(p, &v, sizeof(v));
+		return;
+	}
 	jpb_st32(p, (uint32_t)v);
 	jpb_st32(p + 4, (uint32_t)(v >> 32));
 }

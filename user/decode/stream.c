@@ -93,8 +93,8 @@ void jpd_stream_drop(const struct jpd_stream *st, uint64_t from, uint64_t to)
 }
 
 /* A sequential pass over the mapping drops what it has passed, in steps
- * of JPD_WINDOW_BYTES, keeping the last step mapped (libipt reads a little
- * behind its offset when it resyncs). */
+ * of JPD_WINDOW_BYTES, keeping the last window: libipt may look back a
+ * little, and a page read again after its drop costs a fault. */
 static void drop_behind(const struct jpd_stream *st, uint64_t *dropped,
 			uint64_t pos)
 {
@@ -121,15 +121,21 @@ static int gaps_open(struct jpd_ctx *ctx, struct jpd_stream *st)
 	char path[4200];
 	snprintf(path, sizeof(path), "%s/gaps-%u.bin", ctx->tmpdir, st->cpu);
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0)
-		return jpb_err_io;
-	unlink(path);
 	void *m = MAP_FAILED;
-	if (!ftruncate(fd, (off_t)len))
-		m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
+	if (fd >= 0) {
+		unlink(path);
+		if (!ftruncate(fd, (off_t)len))
+			m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	}
+	if (m == MAP_FAILED) {
+		snprintf(st->err, sizeof(st->err),
+			 "decode: %s: gap table in %.200s: %s", st->name,
+			 ctx->tmpdir, strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return jpb_err_io;
+	}
+	close(fd);
 	uint64_t *col = m;
 	st->gapmap = m;
 	st->gapmap_len = len;
@@ -462,11 +468,8 @@ int jpd_stream_prepare(struct jpd_ctx *ctx, struct jpd_stream *st)
 	}
 	/* the time baseline cuts at switch times: no gaps to place them in */
 	int by_time = ctx->attribution == JPD_ATTR_TIME;
-	if (!rc && st->buf && !by_time && gaps_open(ctx, st)) {
-		snprintf(st->err, sizeof(st->err), "decode: %s: gap table: %s",
-			 st->name, strerror(errno));
-		rc = jpb_err_io;
-	}
+	if (!rc && st->buf && !by_time)
+		rc = gaps_open(ctx, st);
 	for (size_t i = 0; i < st->nruns && !rc && st->buf && !by_time; i++)
 		rc = scan_run(ctx, st, &st->runs[i]);
 	if (!rc && !by_time && st->nsw)

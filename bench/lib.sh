@@ -134,19 +134,22 @@ simloop_rounds() {
 
 # simloop_sized MB TOL DIR POINTS: a SimLoop bundle in DIR with MB of PT,
 # within a fraction TOL.  Each try adds its (rounds, MB) to POINTS and the
-# next try corrects from them; tries 1 and 2 aim at TOL/2, try 3 accepts
-# TOL, else the figure fails.  Sets sized_r and sized_mb.
+# next try corrects from them; tries 1 to 3 aim at TOL/2, tries 4 and 5
+# accept TOL, else the figure fails.  PT per round varies from run to run
+# (when the JIT compiles the loop depends on the machine's load), so on a
+# loaded machine three tries were not always enough.  Sets sized_r and
+# sized_mb.
 simloop_sized() {
 	local target=$1 tol=$2 dir=$3 points=$4 try aim ok
-	for try in 1 2 3; do
+	for try in 1 2 3 4 5; do
 		sized_r=$(simloop_rounds "$target" "$points") || bench_die "simloop_sized: no measured point in $points"
 		simloop_bundle "$sized_r" "$dir"
 		sized_mb=$(rawbench "$dir" "$tmp/ru.sized")
 		echo "$sized_r $sized_mb" >>"$points"
-		aim=$([ $try -lt 3 ] && calc "$tol / 2" || echo "$tol")
+		aim=$([ $try -le 3 ] && calc "$tol / 2" || echo "$tol")
 		ok=$(awk -v m="$sized_mb" -v t="$target" -v a="$aim" 'BEGIN { print (m >= t * (1 - a) && m <= t * (1 + a)) }')
 		echo "$name: try $try: SimLoop $sized_r gave $sized_mb MB of PT (target $target ±$(calc "$aim * 100")%)" >&2
 		[ "$ok" = 1 ] && return 0
 	done
-	bench_die "SimLoop: 3 tries did not give $target MB of PT within ±$(calc "$tol * 100")% (rounds and MB measured: $(tr '\n' ';' <"$points"))"
+	bench_die "SimLoop: 5 tries did not give $target MB of PT within ±$(calc "$tol * 100")% (rounds and MB measured: $(tr '\n' ';' <"$points"))"
 }

@@ -11,9 +11,9 @@
  * Output: the flow events of one window.  When it reaches
  * flow_opts.window events, the gaps that have enough events after them
  * are recovered over the window, the window is written to the sink, and
- * a tail is kept as the context of the gaps still open: the segment
- * before the first of them, at most half a window long.  Recovery thus
- * sees a window's history, not the whole thread's.
+ * its last half window before the cut is kept, unfilled, as the context
+ * of the gaps still open.  Recovery thus sees a window's history, not
+ * the whole thread's.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -76,16 +76,39 @@ static void ev_compact(struct flow *f, size_t keep)
 		f->steps[s].ev = f->steps[s].ev > keep ? f->steps[s].ev - (uint32_t)keep : 0;
 }
 
-/* The gaps of out[0..cut) are recovered, out[plen..cut) is written, and
- * the window restarts at the context the open gaps need. */
+/* After recovery of the window: the index after the PLEN-th event of
+ * the thread's own (not recovered: fills are marked so), i.e. where the
+ * events not yet written start; fills of the context's gaps lie before. */
+static size_t after_context(const struct flow *f)
+{
+	size_t i = 0;
+	for (size_t k = 0; k < f->plen; i++)
+		k += f->out[i].status != JPB_FLOW_RECOVERED;
+	return i;
+}
+
+/* The window's own events, fills dropped; returns how many were fills. */
+static size_t drop_fills(struct flow *f)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < f->nout; i++)
+		if (f->out[i].status != JPB_FLOW_RECOVERED)
+			f->out[w++] = f->out[i];
+	size_t n = f->nout - w;
+	f->nout = w;
+	return n;
+}
+
+/* Recover the gaps of out[0..cut) and write out[plen..cut) with its
+ * fills; the window restarts with the last half window before the cut,
+ * unfilled, as the context (its gaps included: they cut segments) of the
+ * gaps still open.  The context's gaps are recovered again with each
+ * window, but written once. */
 static int window_cut(struct flow *f, size_t cut)
 {
 	size_t ng = 0, start = cut > window_of(f) / 2 ? cut - window_of(f) / 2 : 0;
-	while (ng < f->ngaps && f->gaps[ng].at < cut) {
-		if (f->gaps[ng].at > start)
-			start = f->gaps[ng].at; /* filled gaps stay out of the context */
+	while (ng < f->ngaps && f->gaps[ng].at < cut)
 		ng++;
-	}
 	size_t ntail = f->nout - cut, ngall = f->ngaps;
 	struct jpb_flow_event *tail = NULL;
 	if (ntail && !(tail = malloc(ntail * sizeof(*tail))))
@@ -94,23 +117,32 @@ static int window_cut(struct flow *f, size_t cut)
 		memcpy(tail, f->out + cut, ntail * sizeof(*tail));
 	f->nout = cut;
 	f->ngaps = ng;
+	uint64_t rec = f->sum.by_status[JPB_FLOW_RECOVERED], events = f->sum.events;
 	int err = f->no_recover ? 0 : flow_recover(f);
-	/* a fill lands at its gap, at or before start: later events shift */
-	size_t shift = f->nout - cut;
-	if (!err && f->nout > f->plen)
-		err = f->sink.put(f->sink.arg, f->out + f->plen, f->nout - f->plen);
+	size_t from = after_context(f), nrec = 0;
+	for (size_t i = from; i < f->nout; i++)
+		nrec += f->out[i].status == JPB_FLOW_RECOVERED;
+	/* count the fills written, not those of the context again */
+	f->sum.by_status[JPB_FLOW_RECOVERED] = rec + nrec;
+	f->sum.events = events + nrec;
+	if (!err && f->nout > from)
+		err = f->sink.put(f->sink.arg, f->out + from, f->nout - from);
+	drop_fills(f);
 	if (!err)
 		err = jpb_grow((void **)&f->out, &f->capo, cut - start + ntail, sizeof(*f->out));
 	if (!err) {
 		if (cut > start)
-			memmove(f->out, f->out + start + shift, (cut - start) * sizeof(*f->out));
+			memmove(f->out, f->out + start, (cut - start) * sizeof(*f->out));
 		if (ntail)
 			memcpy(f->out + cut - start, tail, ntail * sizeof(*tail));
 		f->nout = cut - start + ntail;
 		f->plen = cut - start;
-		if (ngall > ng)
-			memmove(f->gaps, f->gaps + ng, (ngall - ng) * sizeof(*f->gaps));
-		f->ngaps = ngall - ng;
+		size_t g0 = 0;
+		while (g0 < ngall && f->gaps[g0].at < start)
+			g0++;
+		if (g0 && ngall > g0)
+			memmove(f->gaps, f->gaps + g0, (ngall - g0) * sizeof(*f->gaps));
+		f->ngaps = ngall - g0;
 		for (size_t i = 0; i < f->ngaps; i++)
 			f->gaps[i].at -= start;
 	}

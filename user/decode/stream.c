@@ -240,9 +240,7 @@ static int scan_events(struct jpd_stream *st, struct pt_query_decoder *q,
 static int scan_run(struct jpd_ctx *ctx, struct jpd_stream *st,
 		    const struct jpd_run *rn)
 {
-	struct pt_config cfg = ctx->base_cfg;
-	cfg.begin = (uint8_t *)st->buf + rn->begin;
-	cfg.end = (uint8_t *)st->buf + rn->end;
+	struct pt_config cfg = jpd_stream_config(ctx, st, rn->begin, rn->end);
 	struct pt_query_decoder *q = pt_qry_alloc_decoder(&cfg);
 	if (!q)
 		return jpb_err_nomem;
@@ -337,9 +335,7 @@ static int split_run(struct jpd_ctx *ctx, struct jpd_stream *st, uint32_t run,
 	int rc = add_chunk(st, cap, run, rn->begin, rn->begin);
 	if (rc || !ctx->chunk_bytes)
 		return rc;
-	struct pt_config cfg = ctx->base_cfg;
-	cfg.begin = (uint8_t *)st->buf + rn->begin;
-	cfg.end = (uint8_t *)st->buf + rn->end;
+	struct pt_config cfg = jpd_stream_config(ctx, st, rn->begin, rn->end);
 	struct pt_packet_decoder *pk = pt_pkt_alloc_decoder(&cfg);
 	if (!pk)
 		return jpb_err_nomem;

@@ -166,18 +166,6 @@ static void count_gap(struct sdec *s, const struct jpb_decoded_event *e)
 	p->gap_offset = e->ip;
 }
 
-static void count_event(struct sdec *s, const struct jpb_decoded_event *e)
-{
-	struct jpd_piece *p = s->piece;
-	p->events++;
-	if (e->kind == JPB_DEV_INTERP)
-		p->interp++;
-	else if (e->kind == JPB_DEV_COMPILED)
-		p->compiled++;
-	else
-		p->transitions++;
-}
-
 /* After an event: pieces stay small enough to be one decoded_events
  * record each. */
 static int event_written(struct sdec *s)
@@ -187,7 +175,8 @@ static int event_written(struct sdec *s)
 	return s->w->out.len >= (1u << 20) ? flush_out(s) : 0;
 }
 
-static int emit(struct sdec *s, const struct jpb_decoded_event *e)
+/* A gap event (every other event comes through emit_tail). */
+static int emit_gap(struct sdec *s, const struct jpb_decoded_event *e)
 {
 	if (s->silent)
 		return 0;
@@ -196,12 +185,8 @@ static int emit(struct sdec *s, const struct jpb_decoded_event *e)
 		return rc;
 	if (jpb_decoded_event_put(&s->w->out, e, &s->piece_prev_tsc))
 		return jpb_err_nomem;
-	if (e->kind == JPB_DEV_GAP) {
-		count_gap(s, e);
-		close_piece(s); /* the merge writes its gap record after it */
-	} else {
-		count_event(s, e);
-	}
+	count_gap(s, e);
+	close_piece(s); /* the merge writes its gap record after it */
 	return event_written(s);
 }
 
@@ -257,11 +242,11 @@ static int gap_for(struct sdec *s, uint32_t tid, uint32_t *given, size_t *ngiven
 	if (*ngiven < 64)
 		given[(*ngiven)++] = tid;
 	if (tid == s->a.tid)
-		return emit(s, &s->gap);
+		return emit_gap(s, &s->gap);
 	uint32_t cur = s->a.tid;
 	close_piece(s);
 	s->a.tid = tid;
-	int rc = emit(s, &s->gap);
+	int rc = emit_gap(s, &s->gap);
 	close_piece(s);
 	s->a.tid = cur;
 	return rc;

@@ -51,6 +51,11 @@ struct flow_sink {
  * thread.  flow_push copies E. */
 int flow_begin(struct flow *f, const struct flow_sink *sink);
 int flow_push(struct flow *f, const struct jpb_decoded_event *e);
+/* flow_push in two halves, for a reader that parses an event's frames in
+ * place (jpb_decoded_event_next): the room for the next event's frames
+ * (NULL: out of memory), then the event, its frames in that room. */
+struct jpb_decoded_frame *flow_push_slot(struct flow *f);
+int flow_push_head(struct flow *f, const struct jpb_decoded_head *h);
 int flow_finish(struct flow *f, struct flow_summary *sum);
 
 /* A gap in a thread's output: before flow event `at`, lost time t0..t1. */

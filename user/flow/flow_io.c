@@ -102,38 +102,51 @@ static int load_codelets(struct flow *f, struct jpb_bundle *b, char *errmsg,
 	       err == jpb_err_corrupt ? 0 : err;
 }
 
-/* A thread's flow events, packed into records of BATCH events (the
- * record boundaries do not depend on the reconstruction's windows). */
+/* A thread's flow events, in records of BATCH events (the record
+ * boundaries do not depend on the reconstruction's windows). */
 struct tsink {
 	struct jpb_writer *w;
 	uint32_t tid;
 	uint64_t at; /* events written */
-	size_t n;    /* events packed */
-	uint8_t packed[BATCH * JPB_FLOW_EVENT_SIZE];
+	size_t n;    /* events pending */
+	struct jpb_flow_event pending[BATCH];
 	struct jpb_buf *scratch;
 };
+
+static int tsink_write(struct tsink *t, const struct jpb_flow_event *v, size_t n)
+{
+	int err = jpb_flow_events_write(t->w, t->tid, t->at, v, n, t->scratch);
+	t->at += n;
+	return err;
+}
 
 static int tsink_flush(struct tsink *t)
 {
 	if (!t->n)
 		return 0;
-	struct jpb_rec_flow_events r = {
-		t->tid, 0, t->at, { t->packed, (uint32_t)(t->n * JPB_FLOW_EVENT_SIZE) }
-	};
-	int err = jpb_writer_put_rec(t->w, jpb_rectype_find(JPB_REC_FLOW_EVENTS), 0,
-				     &r, t->scratch);
-	t->at += t->n;
+	int err = tsink_write(t, t->pending, t->n);
 	t->n = 0;
 	return err;
 }
 
+/* Whole batches go out straight from V; the rest waits in pending. */
 static int tsink_put(void *arg, const struct jpb_flow_event *v, size_t n)
 {
 	struct tsink *t = arg;
 	int err = 0;
-	for (size_t i = 0; i < n && !err; i++) {
-		jpb_flow_event_put(t->packed + t->n * JPB_FLOW_EVENT_SIZE, &v[i]);
-		if (++t->n == BATCH)
+	while (n && !err) {
+		if (!t->n && n >= BATCH) {
+			err = tsink_write(t, v, BATCH);
+			v += BATCH;
+			n -= BATCH;
+			continue;
+		}
+		size_t k = BATCH - t->n < n ? BATCH - t->n : n;
+		memcpy(t->pending + t->n, v, k * sizeof(*v));
+		t->n += k;
+		v += k;
+		n -= k;
+		if (t->n == BATCH)
 			err = tsink_flush(t);
 	}
 	return err;
@@ -150,9 +163,9 @@ static int feed_thread(struct jpb_bundle *b, struct flow *f, const char *name,
 		return err;
 	}
 	const struct jpb_rectype *te = jpb_rectype_find(JPB_REC_DECODED_EVENTS);
-	struct jpb_decoded_event *e = malloc(sizeof(*e));
 	struct jpb_record rec;
-	while (e && (err = jpb_reader_next(r, &rec)) == 0) {
+	int nomem = 0;
+	while (!nomem && (err = jpb_reader_next(r, &rec)) == 0) {
 		/* decoded_gap records repeat the gap events in the batches. */
 		struct jpb_rec_decoded_events d;
 		if (rec.type != JPB_REC_DECODED_EVENTS ||
@@ -161,9 +174,16 @@ static int feed_thread(struct jpb_bundle *b, struct flow *f, const char *name,
 		struct jpb_cur c = jpb_cur_init(d.events.ptr, d.events.len);
 		uint64_t prev = d.first_tsc;
 		for (uint32_t k = 0; k < d.count && !err; k++) {
-			if (jpb_decoded_event_get(&c, e, &prev))
+			/* the frames go straight to the flow's array */
+			struct jpb_decoded_head h;
+			struct jpb_decoded_frame *fr = flow_push_slot(f);
+			if (!fr) {
+				nomem = 1;
+				break;
+			}
+			if (jpb_decoded_event_next(&c, &h, fr, &prev))
 				break; /* a damaged batch ends here; the rest is kept */
-			err = flow_push(f, e);
+			err = flow_push_head(f, &h);
 		}
 		if (err)
 			break;
@@ -171,8 +191,7 @@ static int feed_thread(struct jpb_bundle *b, struct flow *f, const char *name,
 	if (err == jpb_err_truncated || err == jpb_err_corrupt)
 		fprintf(stderr, "jpbpf: warning: %s\n", jpb_reader_errmsg(r));
 	jpb_reader_free(r);
-	free(e);
-	if (!e || err == jpb_err_nomem) {
+	if (nomem || err == jpb_err_nomem) {
 		snprintf(errmsg, size, "flow: %s: out of memory", name);
 		return jpb_err_nomem;
 	}

@@ -106,8 +106,21 @@ static int get_uleb_long(struct jpb_cur *c, uint64_t *v)
 	return jpb_err_corrupt;
 }
 
-/* Most fields (time deltas, frame counts, method ids, bcis) fit in one
- * or two bytes: those cases are inlined, the rest takes the loop. */
+/* Seven LEB128 groups of X's low bytes (up to and including byte N-1,
+ * N <= 8) side by side: what the byte-wise loop computes. */
+static inline uint64_t uleb_pack8(uint64_t x, unsigned n)
+{
+	if (n < 8)
+		x &= (1ull << (8 * n)) - 1;
+	x &= 0x7f7f7f7f7f7f7f7full;
+	x = (x & 0x007f007f007f007full) | (x & 0x7f007f007f007f00ull) >> 1;
+	x = (x & 0x00003fff00003fffull) | (x & 0x3fff00003fff0000ull) >> 2;
+	return (x & 0x000000000fffffffull) | (x & 0x0fffffff00000000ull) >> 4;
+}
+
+/* Most fields (time deltas, frame counts, bcis) fit in one or two bytes:
+ * those cases are inlined; method ids (pointers: 6-7 bytes) take one
+ * 8-byte load on a little-endian host; the rest takes the loop. */
 static inline int get_uleb(struct jpb_cur *c, uint64_t *v)
 {
 	const uint8_t *p = c->p + c->pos;
@@ -121,6 +134,17 @@ static inline int get_uleb(struct jpb_cur *c, uint64_t *v)
 		*v = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
 		c->pos += 2;
 		return 0;
+	}
+	if (JPB_LE_HOST && left >= 8) {
+		uint64_t x;
+		memcpy(&x, p, 8);
+		uint64_t stop = ~x & 0x8080808080808080ull;
+		if (stop) {
+			unsigned n = ((unsigned)__builtin_ctzll(stop) >> 3) + 1;
+			*v = uleb_pack8(x, n);
+			c->pos += n;
+			return 0;
+		}
 	}
 	return get_uleb_long(c, v);
 }
@@ -191,50 +215,78 @@ int jpb_decoded_event_put(struct jpb_buf *b, const struct jpb_decoded_event *e,
 					  put_tail(tmp, e));
 }
 
-int jpb_decoded_event_get(struct jpb_cur *c, struct jpb_decoded_event *e,
-			  uint64_t *prev_tsc)
+int jpb_decoded_event_next(struct jpb_cur *c, struct jpb_decoded_head *h,
+			   struct jpb_decoded_frame *frames, uint64_t *prev_tsc)
 {
 	uint64_t v, n;
 	if (!jpb_cur_left(c))
 		return jpb_err_eos;
-	e->kind = c->p[c->pos++];
+	h->kind = c->p[c->pos++];
 	if (get_uleb(c, &v))
 		return jpb_err_corrupt;
-	e->tsc = *prev_tsc + (uint64_t)unzigzag(v);
-	*prev_tsc = e->tsc;
-	e->nframes = 0;
-	switch (e->kind) {
+	h->tsc = *prev_tsc + (uint64_t)unzigzag(v);
+	*prev_tsc = h->tsc;
+	h->nframes = 0;
+	switch (h->kind) {
 	case JPB_DEV_INTERP:
 		if (jpb_cur_left(c) < 2)
 			return jpb_err_corrupt;
-		e->opcode = c->p[c->pos];
-		e->tos = c->p[c->pos + 1];
+		h->opcode = c->p[c->pos];
+		h->tos = c->p[c->pos + 1];
 		c->pos += 2;
 		return 0;
 	case JPB_DEV_COMPILED:
-		if (get_uleb(c, &e->ip) || get_uleb(c, &n) ||
+		if (get_uleb(c, &h->ip) || get_uleb(c, &n) ||
 		    n > JPB_DECODED_MAX_FRAMES)
 			return jpb_err_corrupt;
-		e->nframes = (uint32_t)n;
-		for (uint32_t i = 0; i < e->nframes; i++) {
-			if (get_uleb(c, &e->frames[i].method_id) || get_uleb(c, &v))
+		h->nframes = (uint32_t)n;
+		for (uint32_t i = 0; i < h->nframes; i++) {
+			if (get_uleb(c, &frames[i].method_id) || get_uleb(c, &v))
 				return jpb_err_corrupt;
-			e->frames[i].bci = (int32_t)unzigzag(v);
+			frames[i].bci = (int32_t)unzigzag(v);
 		}
 		return 0;
 	case JPB_DEV_TRANSITION:
-		if (jpb_cur_u8(c, &e->what) || get_uleb(c, &e->ip) ||
-		    get_uleb(c, &e->arg))
+		if (jpb_cur_u8(c, &h->what) || get_uleb(c, &h->ip) ||
+		    get_uleb(c, &h->arg))
 			return jpb_err_corrupt;
 		return 0;
 	case JPB_DEV_GAP:
-		if (jpb_cur_u8(c, &e->what) || get_uleb(c, &v) ||
-		    get_uleb(c, &e->ip) || get_uleb(c, &e->arg))
+		if (jpb_cur_u8(c, &h->what) || get_uleb(c, &v) ||
+		    get_uleb(c, &h->ip) || get_uleb(c, &h->arg))
 			return jpb_err_corrupt;
-		e->end_tsc = e->tsc + v;
+		h->end_tsc = h->tsc + v;
 		return 0;
 	}
 	return jpb_err_corrupt;
+}
+
+int jpb_decoded_event_get(struct jpb_cur *c, struct jpb_decoded_event *e,
+			  uint64_t *prev_tsc)
+{
+	struct jpb_decoded_head h;
+	int err = jpb_decoded_event_next(c, &h, e->frames, prev_tsc);
+	if (err)
+		return err;
+	e->kind = h.kind;
+	e->tsc = h.tsc;
+	e->nframes = h.nframes;
+	if (h.kind == JPB_DEV_INTERP) {
+		e->opcode = h.opcode;
+		e->tos = h.tos;
+	} else if (h.kind == JPB_DEV_COMPILED) {
+		e->ip = h.ip;
+	} else if (h.kind == JPB_DEV_TRANSITION) {
+		e->what = h.what;
+		e->ip = h.ip;
+		e->arg = h.arg;
+	} else if (h.kind == JPB_DEV_GAP) {
+		e->what = h.what;
+		e->ip = h.ip;
+		e->arg = h.arg;
+		e->end_tsc = h.end_tsc;
+	}
+	return err;
 }
 
 const char *jpb_decoded_gap_name(unsigned cause)

@@ -168,6 +168,23 @@ static inline int jpb_decoded_event_put_tail(struct jpb_buf *b, uint8_t kind,
 int jpb_decoded_event_get(struct jpb_cur *c, struct jpb_decoded_event *e,
 			  uint64_t *prev_tsc);
 
+/* An event without its frames (jpb_decoded_event_next): what a reader
+ * that keeps frames elsewhere needs, without struct jpb_decoded_event's
+ * room for 64 of them. */
+struct jpb_decoded_head {
+	uint8_t kind, opcode, tos, what;
+	uint32_t nframes;
+	uint64_t tsc;
+	uint64_t end_tsc; /* GAP */
+	uint64_t ip;
+	uint64_t arg;     /* TRANSITION */
+};
+
+/* As jpb_decoded_event_get, but a compiled event's frames are stored at
+ * FRAMES, which has room for JPB_DECODED_MAX_FRAMES, and the rest at H. */
+int jpb_decoded_event_next(struct jpb_cur *c, struct jpb_decoded_head *h,
+			   struct jpb_decoded_frame *frames, uint64_t *prev_tsc);
+
 const char *jpb_decoded_gap_name(unsigned cause);
 const char *jpb_decoded_transition_name(unsigned what);
 

@@ -2,7 +2,11 @@
 /* Schemas of the "flow" record types; see records.h for how to add one. */
 #include "records_flow.h"
 
+#include <stddef.h>
+#include <stdlib.h>
+
 #include "bundle.h"
+#include "codec.h"
 
 static const struct jpb_field method_fields[] = {
 	JPB_FIELD(struct jpb_rec_flow_method, index, JPB_F_U32),
@@ -75,4 +79,37 @@ int jpb_flow_events_each(const struct jpb_record *rec,
 		rc = fn(arg, &e);
 	}
 	return rc;
+}
+
+/* The in-memory event is its packed form on a little-endian host. */
+_Static_assert(sizeof(struct jpb_flow_event) == JPB_FLOW_EVENT_SIZE &&
+		       offsetof(struct jpb_flow_event, bci) == 4 &&
+		       offsetof(struct jpb_flow_event, opcode) == 8 &&
+		       offsetof(struct jpb_flow_event, status) == 9 &&
+		       offsetof(struct jpb_flow_event, ncand) == 10 &&
+		       offsetof(struct jpb_flow_event, reserved) == 12 &&
+		       offsetof(struct jpb_flow_event, tsc) == 16,
+	       "struct jpb_flow_event is not its packed layout");
+
+int jpb_flow_events_write(struct jpb_writer *w, uint32_t tid, uint64_t seq,
+			  const struct jpb_flow_event *v, size_t n,
+			  struct jpb_buf *scratch)
+{
+	if (n > JPB_MAX_PAYLOAD / JPB_FLOW_EVENT_SIZE)
+		return jpb_err_invalid;
+	uint8_t *packed = NULL;
+	if (!JPB_LE_HOST && n) {
+		if (!(packed = malloc(n * JPB_FLOW_EVENT_SIZE)))
+			return jpb_err_nomem;
+		for (size_t i = 0; i < n; i++)
+			jpb_flow_event_put(packed + i * JPB_FLOW_EVENT_SIZE, &v[i]);
+	}
+	struct jpb_rec_flow_events r = {
+		tid, 0, seq,
+		{ packed ? packed : (const uint8_t *)v, (uint32_t)(n * JPB_FLOW_EVENT_SIZE) }
+	};
+	int err = jpb_writer_put_rec(w, jpb_rectype_find(JPB_REC_FLOW_EVENTS), 0,
+				     &r, scratch);
+	free(packed);
+	return err;
 }

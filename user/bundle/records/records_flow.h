@@ -78,6 +78,16 @@ static inline void jpb_flow_event_put(uint8_t *p, const struct jpb_flow_event *e
 	jpb_st64(p + 16, e->tsc);
 }
 
+/* A flow_events record of the N events V (thread TID, first event SEQ)
+ * written to W, as jpb_writer_put_rec would write it from the packed
+ * events (SCRATCH is reused): on a little-endian host the events are
+ * already in their packed layout and are copied as one block. */
+struct jpb_writer;
+struct jpb_buf;
+int jpb_flow_events_write(struct jpb_writer *w, uint32_t tid, uint64_t seq,
+			  const struct jpb_flow_event *v, size_t n,
+			  struct jpb_buf *scratch);
+
 /* Per thread (flow/summary): events by status. */
 struct jpb_rec_flow_thread {
 	uint32_t tid;

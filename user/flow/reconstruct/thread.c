@@ -176,29 +176,42 @@ static int run_ready(struct flow *f)
 	return err ? err : window_check(f);
 }
 
-int flow_push(struct flow *f, const struct jpb_decoded_event *e)
+struct jpb_decoded_frame *flow_push_slot(struct flow *f)
 {
 	/* steps run in event order: the first pending one is the oldest */
 	size_t keep = f->nsteps > 1 && f->steps[1].ev < f->next ? f->steps[1].ev : f->next;
 	size_t every = window_of(f) < EV_COMPACT ? window_of(f) : EV_COMPACT;
 	if (f->next >= every && f->next >= LOOKAHEAD_EV && keep >= f->next / 2)
 		ev_compact(f, keep);
-	uint32_t nf = e->nframes < JPB_DECODED_MAX_FRAMES ? e->nframes :
-							   JPB_DECODED_MAX_FRAMES;
 	if (JPB_GROW(f->ev, f->nev, f->capev) ||
-	    (nf && jpb_grow((void **)&f->fr, &f->capfr, f->nfr + nf - 1, sizeof(*f->fr))))
-		return jpb_err_nomem;
-	/* field by field: the reader has just stored them so, and a wider
-	 * load would wait for those stores to retire */
-	for (uint32_t k = 0; k < nf; k++) {
-		f->fr[f->nfr + k].method_id = e->frames[k].method_id;
-		f->fr[f->nfr + k].bci = e->frames[k].bci;
-	}
-	f->ev[f->nev++] = (struct flow_ev){ e->kind, e->opcode, e->what, (uint8_t)nf,
-					    (uint32_t)f->nfr, e->tsc,
-					    e->kind == JPB_DEV_GAP ? e->end_tsc : e->arg };
+	    jpb_grow((void **)&f->fr, &f->capfr, f->nfr + JPB_DECODED_MAX_FRAMES - 1,
+		     sizeof(*f->fr)))
+		return NULL;
+	return f->fr + f->nfr;
+}
+
+int flow_push_head(struct flow *f, const struct jpb_decoded_head *h)
+{
+	uint32_t nf = h->nframes < JPB_DECODED_MAX_FRAMES ? h->nframes :
+							   JPB_DECODED_MAX_FRAMES;
+	f->ev[f->nev++] = (struct flow_ev){ h->kind, h->opcode, h->what, (uint8_t)nf,
+					    (uint32_t)f->nfr, h->tsc,
+					    h->kind == JPB_DEV_GAP ? h->end_tsc : h->arg };
 	f->nfr += nf;
 	return f->nev - f->next > LOOKAHEAD_EV ? run_ready(f) : 0;
+}
+
+int flow_push(struct flow *f, const struct jpb_decoded_event *e)
+{
+	struct jpb_decoded_frame *fr = flow_push_slot(f);
+	if (!fr)
+		return jpb_err_nomem;
+	uint32_t nf = e->nframes < JPB_DECODED_MAX_FRAMES ? e->nframes :
+							   JPB_DECODED_MAX_FRAMES;
+	memcpy(fr, e->frames, nf * sizeof(*fr));
+	struct jpb_decoded_head h = { e->kind, e->opcode, e->tos, e->what, nf,
+				      e->tsc, e->end_tsc, e->ip, e->arg };
+	return flow_push_head(f, &h);
 }
 
 int flow_finish(struct flow *f, struct flow_summary *sum)

@@ -119,15 +119,19 @@ static int window_cut(struct flow *f, size_t cut)
 	f->ngaps = ng;
 	uint64_t rec = f->sum.by_status[JPB_FLOW_RECOVERED], events = f->sum.events;
 	int err = f->no_recover ? 0 : flow_recover(f);
-	size_t from = after_context(f), nrec = 0;
-	for (size_t i = from; i < f->nout; i++)
-		nrec += f->out[i].status == JPB_FLOW_RECOVERED;
+	/* Recovery counts every fill it inserts (the only recovered events in
+	 * out): without any, the passes over the window that look for them
+	 * are skipped; they are memory-bound at a window of 512k events. */
+	size_t fills = (size_t)(f->sum.by_status[JPB_FLOW_RECOVERED] - rec);
+	size_t from = fills ? after_context(f) : f->plen;
+	size_t nrec = fills - (from - f->plen); /* fills after the context */
 	/* count the fills written, not those of the context again */
 	f->sum.by_status[JPB_FLOW_RECOVERED] = rec + nrec;
 	f->sum.events = events + nrec;
 	if (!err && f->nout > from)
 		err = f->sink.put(f->sink.arg, f->out + from, f->nout - from);
-	drop_fills(f);
+	if (fills)
+		drop_fills(f);
 	if (!err)
 		err = jpb_grow((void **)&f->out, &f->capo, cut - start + ntail, sizeof(*f->out));
 	if (!err) {

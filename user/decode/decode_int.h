@@ -204,8 +204,9 @@ struct jpd_stream {
 	uint8_t *async;
 	uint64_t *dis_ip, *en_ip; /* where trace stopped (async; else 0), resumed */
 	size_t ngaps, capgaps;
-	void *gapmap; /* the columns above, in a mapped scratch file */
+	void *gapmap; /* the columns above: a scratch file mapped read-only */
 	size_t gapmap_len;
+	struct jpd_gapbuf *gapbuf; /* while scanning: gaps not yet written */
 	struct jpd_chunk *chunks;
 	size_t nchunks, capchunks;
 	/* results */

@@ -107,39 +107,88 @@ static void drop_behind(const struct jpd_stream *st, uint64_t *dropped,
 
 /* ---- pass 1: tracing gaps from packets ---------------------------- */
 
-/* The tracing gap table lives in a scratch file mapped shared, one
- * region per column, each with room for CAP gaps: a gap takes at least a
- * packet byte (TIP.PGE, OVF) besides a run's two edges, so CAP = PT bytes
- * + 2 per run never fills.  The file is sparse and the pages are the page
- * cache's: the process holds only those it touches (jpd_stream_drop_gaps
- * lets them go), not 41 bytes per gap of the trace. */
+/* The tracing gap table lives in a scratch file, one region per column,
+ * each with room for CAP gaps: a gap takes at least a packet byte
+ * (TIP.PGE, OVF) besides a run's two edges, so CAP = PT bytes + 2 per run
+ * never fills.  The scan appends gaps to a small buffer written out with
+ * pwrite() (a shared writable mapping cost a fault, a read of the file's
+ * hole and a block allocation per new page); once the scan is done the
+ * file is mapped read-only, so the process holds only the pages it reads
+ * (jpd_stream_drop_gaps lets them go), not 41 bytes per gap of the trace. */
+#define GAPBUF 4096u
+struct jpd_gapbuf {
+	uint64_t col[5][GAPBUF]; /* dis, en, goff, dis_ip, en_ip */
+	uint8_t async[GAPBUF];
+	size_t n;       /* buffered */
+	size_t written; /* gaps already in the file */
+	uint64_t last_en;
+	int fd;
+};
+
+static int gaps_fail(struct jpd_ctx *ctx, struct jpd_stream *st, const char *what)
+{
+	snprintf(st->err, sizeof(st->err), "decode: %s: gap table in %.200s: %s: %s",
+		 st->name, ctx->tmpdir, what, strerror(errno));
+	return jpb_err_io;
+}
+
 static int gaps_open(struct jpd_ctx *ctx, struct jpd_stream *st)
 {
 	uint64_t cap = st->size + 2 * st->nruns + 64;
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-	uint64_t len = (41 * cap + page - 1) & ~(page - 1);
 	char path[4200];
 	snprintf(path, sizeof(path), "%s/gaps-%u.bin", ctx->tmpdir, st->cpu);
+	st->gapbuf = calloc(1, sizeof(*st->gapbuf));
+	if (!st->gapbuf)
+		return jpb_err_nomem;
+	st->gapbuf->fd = -1;
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	void *m = MAP_FAILED;
-	if (fd >= 0) {
-		unlink(path);
-		if (!ftruncate(fd, (off_t)len))
-			m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (fd < 0)
+		return gaps_fail(ctx, st, "open");
+	unlink(path);
+	st->gapbuf->fd = fd;
+	st->capgaps = cap;
+	st->gapmap_len = (41 * cap + page - 1) & ~(page - 1);
+	if (ftruncate(fd, (off_t)st->gapmap_len))
+		return gaps_fail(ctx, st, "ftruncate");
+	return 0;
+}
+
+static int gaps_flush(struct jpd_stream *st)
+{
+	struct jpd_gapbuf *g = st->gapbuf;
+	int ok = 1;
+	for (int c = 0; c < 5 && g->n && ok; c++) {
+		size_t len = g->n * sizeof(uint64_t);
+		off_t at = (off_t)((c * st->capgaps + g->written) * sizeof(uint64_t));
+		ok = pwrite(g->fd, g->col[c], len, at) == (ssize_t)len;
 	}
-	if (m == MAP_FAILED) {
+	off_t at = (off_t)(5 * st->capgaps * sizeof(uint64_t) + g->written);
+	if (ok && g->n)
+		ok = pwrite(g->fd, g->async, g->n, at) == (ssize_t)g->n;
+	if (!ok) {
 		snprintf(st->err, sizeof(st->err),
-			 "decode: %s: gap table in %.200s: %s", st->name,
-			 ctx->tmpdir, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+			 "decode: %s: gap table: write of %zu gaps at gap %zu: %s",
+			 st->name, g->n, g->written, errno ? strerror(errno) : "short write");
 		return jpb_err_io;
 	}
-	close(fd);
-	uint64_t *col = m;
+	g->written += g->n;
+	g->n = 0;
+	return 0;
+}
+
+/* The scan is done: the table, mapped read-only, in the columns' order. */
+static int gaps_map(struct jpd_ctx *ctx, struct jpd_stream *st)
+{
+	struct jpd_gapbuf *g = st->gapbuf;
+	int rc = gaps_flush(st);
+	if (rc)
+		return rc;
+	void *m = mmap(NULL, st->gapmap_len, PROT_READ, MAP_SHARED, g->fd, 0);
+	if (m == MAP_FAILED)
+		return gaps_fail(ctx, st, "mmap");
+	uint64_t *col = m, cap = st->capgaps;
 	st->gapmap = m;
-	st->gapmap_len = len;
-	st->capgaps = cap;
 	st->dis = col;
 	st->en = col + cap;
 	st->goff = col + 2 * cap;
@@ -149,9 +198,19 @@ static int gaps_open(struct jpd_ctx *ctx, struct jpd_stream *st)
 	return 0;
 }
 
+static void gaps_close(struct jpd_stream *st)
+{
+	if (!st->gapbuf)
+		return;
+	if (st->gapbuf->fd >= 0)
+		close(st->gapbuf->fd);
+	free(st->gapbuf);
+	st->gapbuf = NULL;
+}
+
 void jpd_stream_drop_gaps(const struct jpd_stream *st)
 {
-	/* shared: dirty pages stay in the page cache, only unmapped here */
+	/* read-only and shared: the pages stay in the page cache */
 	if (st->gapmap)
 		madvise(st->gapmap, st->gapmap_len, MADV_DONTNEED);
 }
@@ -159,19 +218,22 @@ void jpd_stream_drop_gaps(const struct jpd_stream *st)
 static int add_gap(struct jpd_stream *st, uint64_t d, uint64_t e, int async,
 		   uint64_t off, uint64_t dis_ip, uint64_t en_ip)
 {
+	struct jpd_gapbuf *g = st->gapbuf;
 	if (st->ngaps >= st->capgaps)
 		return jpb_err_internal;
 	/* in stream order enable times only grow; a TSC glitch must not
 	 * unsort them */
-	if (st->ngaps && e < st->en[st->ngaps - 1])
-		e = st->en[st->ngaps - 1];
-	st->dis[st->ngaps] = d;
-	st->async[st->ngaps] = (uint8_t)async;
-	st->goff[st->ngaps] = off;
-	st->dis_ip[st->ngaps] = dis_ip;
-	st->en_ip[st->ngaps] = en_ip;
-	st->en[st->ngaps++] = e;
-	return 0;
+	if (st->ngaps && e < g->last_en)
+		e = g->last_en;
+	g->last_en = e;
+	g->col[0][g->n] = d;
+	g->col[1][g->n] = e;
+	g->col[2][g->n] = off;
+	g->col[3][g->n] = dis_ip;
+	g->col[4][g->n] = en_ip;
+	g->async[g->n++] = (uint8_t)async;
+	st->ngaps++;
+	return g->n == GAPBUF ? gaps_flush(st) : 0;
 }
 
 /* One scan step: the events due now, named by libipt's own time for them
@@ -275,11 +337,8 @@ static int scan_run(struct jpd_ctx *ctx, struct jpd_stream *st,
 				status = tip ? pt_qry_indirect_branch(q, &ip)
 					     : pt_qry_cond_branch(q, &taken);
 		}
-		if (!(++steps & 4095)) {
+		if (!(++steps & 4095))
 			drop_behind(st, &dropped, qry_off(q, &sc));
-			if (!(steps & 0xfffff))
-				jpd_stream_drop_gaps(st);
-		}
 		if (status >= 0 || status == -pte_eos)
 			continue;
 		/* damage: on at the next PSB, always forward */
@@ -468,6 +527,9 @@ int jpd_stream_prepare(struct jpd_ctx *ctx, struct jpd_stream *st)
 		rc = gaps_open(ctx, st);
 	for (size_t i = 0; i < st->nruns && !rc && st->buf && !by_time; i++)
 		rc = scan_run(ctx, st, &st->runs[i]);
+	if (!rc && st->gapbuf)
+		rc = gaps_map(ctx, st);
+	gaps_close(st);
 	if (!rc && !by_time && st->nsw)
 		jpd_sched_place(st->sw, st->nsw, st->dis, st->en, st->async,
 				st->ngaps, ctx->window);

@@ -60,6 +60,7 @@ struct sdec {
 	int silent, done;
 	uint64_t begin, end;
 	uint64_t base; /* where the decoder's buffer starts */
+	uint64_t dropped; /* PT pages before this are let go */
 	/* switches of this CPU and the tracing gaps they are placed in */
 	const struct jpd_switch *sw;
 	size_t nsw;
@@ -645,7 +646,14 @@ static int resync(struct sdec *s, int *status)
 
 static int decode_loop(struct sdec *s, int status)
 {
-	for (;;) {
+	for (unsigned steps = 0;; steps++) {
+		/* the chunk's PT behind the decoder, less a window libipt
+		 * may look back into: a worker holds a window, not a chunk */
+		if (!(steps & 4095) && dec_offset(s) > s->dropped + 2 * JPD_WINDOW_BYTES) {
+			uint64_t to = dec_offset(s) - JPD_WINDOW_BYTES;
+			jpd_stream_drop(s->st, s->dropped, to);
+			s->dropped = to;
+		}
 		status = drain_events(s, status);
 		if (status <= -1000)
 			return status + 1000;
@@ -767,6 +775,7 @@ int jpd_chunk_decode(struct jpd_ctx *ctx, struct jpd_worker *w,
 	s.begin = c->begin;
 	s.end = c->last_in_run ? UINT64_MAX : c->end;
 	s.base = c->first_in_run ? s.rn->begin : c->warm;
+	s.dropped = s.base;
 	s.a = c->init;
 	s.fixed_tid = st->tid != 0;
 	s.by_time = ctx->attribution == JPD_ATTR_TIME;

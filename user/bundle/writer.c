@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <libdeflate.h>
@@ -13,8 +14,10 @@
 #include "bundle_int.h"
 #include "codec.h"
 
-/* Flush once this much is buffered; large payloads bypass the buffer. */
+/* Flush once this much is buffered; payloads of LARGE_PAYLOAD bytes or
+ * more bypass the buffer (one copy fewer: the kernel's is the only one). */
 #define WRITER_BUF_SIZE (256u << 10)
+#define LARGE_PAYLOAD (64u << 10)
 
 struct jpb_writer {
 	int fd;
@@ -94,6 +97,54 @@ int jpb_writer_open(struct jpb_bundle *b, const char *name,
 	return 0;
 }
 
+/* All of IOV[0..cnt), in order, however writev splits it. */
+static int writev_all(struct jpb_writer *w, struct iovec *iov, int cnt)
+{
+	while (cnt) {
+		ssize_t k = writev(w->fd, iov, cnt);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			int e = errno;
+			return writer_fail(w, jpb_errno_code(e), e, "write");
+		}
+		while (cnt && (size_t)k >= iov->iov_len) {
+			k -= (ssize_t)iov->iov_len;
+			iov++;
+			cnt--;
+		}
+		if (cnt) {
+			iov->iov_base = (uint8_t *)iov->iov_base + k;
+			iov->iov_len -= (size_t)k;
+		}
+	}
+	return 0;
+}
+
+/* A large record goes out from the caller's payload, after what is
+ * buffered: same bytes as frame() would give. */
+static int put_large(struct jpb_writer *w, uint16_t type, uint64_t time_ns,
+		     const void *payload, uint32_t size, size_t pad)
+{
+	int err = jpb_writer_flush(w, 0);
+	if (err)
+		return err;
+	uint8_t h[JPB_REC_HDR_SIZE] = { 0 }, zero[8] = { 0 };
+	jpb_st16(h, type);
+	jpb_st32(h + 4, size);
+	jpb_st64(h + 8, time_ns);
+	jpb_st32(h + 16, libdeflate_crc32(libdeflate_crc32(0, h, sizeof(h)),
+					  payload, size));
+	struct iovec iov[3] = { { h, sizeof(h) }, { (void *)payload, size },
+				{ zero, pad } };
+	err = writev_all(w, iov, pad ? 3 : 2);
+	if (err)
+		return err;
+	w->records++;
+	w->bytes += sizeof(h) + size + pad;
+	return 0;
+}
+
 /* Frame the record straight into the buffer, so that one CRC call covers
  * the header (its CRC field still zero) and the payload: libdeflate's
  * CRC-32 is zlib's polynomial, several times faster on these short
@@ -120,6 +171,8 @@ int jpb_writer_put(struct jpb_writer *w, uint16_t type, uint64_t time_ns,
 		return w->first_err;
 	size_t pad = (size_t)(jpb_padded(size) - size);
 	size_t total = JPB_REC_HDR_SIZE + size + pad;
+	if (size >= LARGE_PAYLOAD)
+		return put_large(w, type, time_ns, payload, size, pad);
 	if (w->buf.len + total > WRITER_BUF_SIZE) {
 		int err = jpb_writer_flush(w, 0);
 		if (err)

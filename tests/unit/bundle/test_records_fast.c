@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* The fast paths of the decoded and flow codecs give what the general
  * ones give: jpb_decoded_event_next against jpb_decoded_event_get (every
- * LEB128 length, at every distance from the batch's end), and
- * jpb_flow_events_write against jpb_writer_put_rec of packed events. */
+ * LEB128 length, at every distance from the batch's end),
+ * jpb_flow_events_write against jpb_writer_put_rec of packed events, and
+ * the writer's unbuffered path for large payloads against its reader. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -200,12 +202,63 @@ static void test_flow_events_write_equals_put_rec(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* A large payload of odd size (padded) between small records: read back
+ * in order, CRC-checked, at the offsets the framing gives. */
+static void test_large_record_unbuffered(void **state)
+{
+	(void)state;
+	char dir[256], path[300];
+	const char *tmp = getenv("TESTTMP");
+	snprintf(dir, sizeof(dir), "%s/reclarge.XXXXXX", tmp ? tmp : "/tmp");
+	assert_non_null(mkdtemp(dir));
+	struct jpb_bundle *b;
+	assert_int_equal(jpb_bundle_create(&b, dir), 0);
+	enum { BIG = 70001 };
+	uint8_t *p = malloc(BIG);
+	for (size_t i = 0; i < BIG; i++)
+		p[i] = (uint8_t)(i * 13 + 1);
+	struct jpb_writer *w;
+	assert_int_equal(jpb_writer_open(b, "pt/cpu1", &w), 0);
+	assert_int_equal(jpb_writer_put(w, 0x0301, 1, p, 3), 0);
+	assert_int_equal(jpb_writer_put(w, 0x0301, 2, p, BIG), 0);
+	assert_int_equal(jpb_writer_put(w, 0x0301, 3, p + 5, 9), 0);
+	assert_int_equal(jpb_writer_records(w), 3);
+	uint64_t bytes = jpb_writer_bytes(w);
+	assert_int_equal(jpb_writer_close(w), 0);
+	snprintf(path, sizeof(path), "%s/pt/cpu1.jpb", dir);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal((uint64_t)st.st_size, bytes);
+	assert_int_equal(bytes, JPB_STREAM_HDR_SIZE + 3 * JPB_REC_HDR_SIZE + 8 +
+					jpb_padded(BIG) + 16);
+	struct jpb_reader *r;
+	struct jpb_record rec;
+	assert_int_equal(jpb_reader_open(b, "pt/cpu1", &r), 0);
+	assert_int_equal(jpb_reader_next(r, &rec), 0);
+	assert_int_equal(rec.size, 3);
+	assert_int_equal(jpb_reader_next(r, &rec), 0);
+	assert_int_equal(rec.time_ns, 2);
+	assert_int_equal(rec.size, BIG);
+	assert_memory_equal(rec.payload, p, BIG);
+	assert_int_equal(jpb_reader_next(r, &rec), 0);
+	assert_int_equal(rec.time_ns, 3);
+	assert_memory_equal(rec.payload, p + 5, 9);
+	assert_int_equal(jpb_reader_next(r, &rec), jpb_err_eos);
+	jpb_reader_free(r);
+	free(p);
+	jpb_bundle_free(b);
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_next_equals_get),
 		cmocka_unit_test(test_next_truncated_long_leb),
 		cmocka_unit_test(test_flow_events_write_equals_put_rec),
+		cmocka_unit_test(test_large_record_unbuffered),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "flow/flow.h"
+#include "java_fixture.h"
 
 static const char *src =
 	"public class Cases {\n"
@@ -61,35 +62,10 @@ struct fx {
 	size_t n;
 };
 
-static int load_class(struct jprog *p, const char *path)
-{
-	FILE *fp = fopen(path, "rb");
-	if (!fp)
-		return -1;
-	uint8_t buf[65536];
-	size_t len = fread(buf, 1, sizeof(buf), fp);
-	fclose(fp);
-	struct java_diag d;
-	return jprog_add_class(p, buf, len, 0, &d) < 0 ? -1 : 0;
-}
-
 static int setup(void **state)
 {
-	const char *tmp = getenv("TESTTMP");
-	char dir[512], cmd[1200];
-	snprintf(dir, sizeof(dir), "%s/flow-cases-%d", tmp ? tmp : "/tmp", (int)getpid());
-	mkdir(dir, 0755);
-	snprintf(cmd, sizeof(cmd), "%s/Cases.java", dir);
-	FILE *fp = fopen(cmd, "w");
-	if (!fp)
-		return -1;
-	fputs(src, fp);
-	fclose(fp);
-	const char *javac = "/usr/lib/jvm/java-17-openjdk-amd64/bin/javac";
-	if (access(javac, X_OK))
-		javac = "javac";
-	snprintf(cmd, sizeof(cmd), "%s -d %s %s/Cases.java 2>/dev/null", javac, dir, dir);
-	if (system(cmd)) {
+	char dir[512];
+	if (java_fixture_compile("Cases", src, dir, sizeof(dir))) {
 		*state = NULL; /* no javac: every case skips */
 		return 0;
 	}
@@ -98,10 +74,8 @@ static int setup(void **state)
 	assert_int_equal(jprog_alloc(&x->p), 0);
 	static const char *cls[] = { "Cases", "Cases$Shape", "Cases$A", "Cases$B",
 				     "Cases$P", "Cases$Q" };
-	for (size_t i = 0; i < 6; i++) {
-		snprintf(cmd, sizeof(cmd), "%s/%s.class", dir, cls[i]);
-		assert_int_equal(load_class(x->p, cmd), 0);
-	}
+	for (size_t i = 0; i < 6; i++)
+		assert_int_equal(java_fixture_load(x->p, dir, cls[i]), 0);
 	assert_int_equal(jprog_add_method_id(x->p, CALLEE_ID, "LCases;",
 					     "compiledCallee", "(I)I"), 0);
 	assert_int_equal(jprog_add_method_id(x->p, ANCHORED_ID, "LCases;",

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "flow/flow.h"
+#include "java_fixture.h"
 
 static const char *src =
 	"public class Deep {\n"
@@ -37,35 +38,15 @@ struct fx {
 
 static int setup(void **state)
 {
-	const char *tmp = getenv("TESTTMP");
-	char dir[512], cmd[1200];
-	snprintf(dir, sizeof(dir), "%s/flow-window-%d", tmp ? tmp : "/tmp", (int)getpid());
-	mkdir(dir, 0755);
-	snprintf(cmd, sizeof(cmd), "%s/Deep.java", dir);
-	FILE *fp = fopen(cmd, "w");
-	if (!fp)
-		return -1;
-	fputs(src, fp);
-	fclose(fp);
-	const char *javac = "/usr/lib/jvm/java-17-openjdk-amd64/bin/javac";
-	if (access(javac, X_OK))
-		javac = "javac";
-	snprintf(cmd, sizeof(cmd), "%s -d %s %s/Deep.java 2>/dev/null", javac, dir, dir);
-	if (system(cmd)) {
+	char dir[512];
+	if (java_fixture_compile("Deep", src, dir, sizeof(dir))) {
 		*state = NULL; /* no javac: every case skips */
 		return 0;
 	}
 	struct fx *x = calloc(1, sizeof(*x));
 	assert_non_null(x);
 	assert_int_equal(jprog_alloc(&x->p), 0);
-	snprintf(cmd, sizeof(cmd), "%s/Deep.class", dir);
-	fp = fopen(cmd, "rb");
-	assert_non_null(fp);
-	uint8_t buf[65536];
-	size_t len = fread(buf, 1, sizeof(buf), fp);
-	fclose(fp);
-	struct java_diag d;
-	assert_true(jprog_add_class(x->p, buf, len, 0, &d) >= 0);
+	assert_int_equal(java_fixture_load(x->p, dir, "Deep"), 0);
 	*state = x;
 	return 0;
 }

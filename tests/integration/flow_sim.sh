@@ -14,9 +14,7 @@
 . "$(dirname "$0")/sim_lib.sh"
 sim_setup
 
-: "${TOOLS:=$BUILD/asan/tests/tools}"
-FT=$TOOLS/flow_tool
-[ -x "$FT" ] || { echo "Bail out! $FT not built (make unit-tests)"; exit 1; }
+sim_flow_tool
 
 # evalf DIR KEY [THREAD_INDEX]: a figure of eval --json (overall or a thread)
 evalf() {

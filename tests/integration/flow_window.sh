@@ -8,9 +8,7 @@
 . "$(dirname "$0")/sim_lib.sh"
 sim_setup
 
-: "${TOOLS:=$BUILD/asan/tests/tools}"
-FT=$TOOLS/flow_tool
-[ -x "$FT" ] || { echo "Bail out! $FT not built (make unit-tests)"; exit 1; }
+sim_flow_tool
 ONE=1073741824
 
 # flow_of DIR WINDOW OUT: DIR reconstructed with WINDOW, its flow/ in OUT

@@ -3,6 +3,7 @@
 #   sim_meta DIR KEY     a value of DIR/meta.json, KEY like sim.lost_pct
 #   sim_field OUT NAME   the number after NAME= in a verify output
 #   ge A B               succeeds if A >= B (decimals)
+#   sim_flow_tool        sets FT to tests/tools/flow_tool (bails out if not built)
 top=$(cd "$(dirname "$0")/../.." && pwd)
 : "${BUILD:=$top/build}"
 : "${SIM:=$BUILD/jpbpf-sim}"
@@ -13,6 +14,12 @@ sim_setup() {
 		t_done
 		exit 0
 	fi
+}
+
+sim_flow_tool() {
+	: "${TOOLS:=$BUILD/asan/tests/tools}"
+	FT=$TOOLS/flow_tool
+	[ -x "$FT" ] || { echo "Bail out! $FT not built (make unit-tests)"; exit 1; }
 }
 
 sim_meta() {

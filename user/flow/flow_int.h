@@ -227,8 +227,14 @@ int flow_meth_index(struct flow *f, const struct jhier_method *hm,
 int64_t flow_meth_of_id(struct flow *f, uint64_t id);
 const char *flow_codelet(const struct flow *f, uint64_t index);
 /* The CFG of meths[M], built on first use (jprog caches it); NULL when
- * the method has no code or its code is bad. */
-const struct jcfg *flow_meth_cfg(struct flow *f, uint32_t m);
+ * the method has no code or its code is bad.  Inline: asked at every
+ * step; the build is out of line. */
+const struct jcfg *flow_meth_cfg_build(struct flow *f, uint32_t m);
+static inline const struct jcfg *flow_meth_cfg(struct flow *f, uint32_t m)
+{
+	const struct fmeth *fm = &f->meths[m];
+	return fm->cfg_tried ? fm->cfg : flow_meth_cfg_build(f, m);
+}
 
 static inline const struct jcfg_insn *flow_insn(struct flow *f, uint32_t meth,
 					       uint32_t pos)

@@ -157,14 +157,12 @@ uint32_t flow_method_count(const struct flow *f)
 	return (uint32_t)f->nmeths;
 }
 
-const struct jcfg *flow_meth_cfg(struct flow *f, uint32_t m)
+const struct jcfg *flow_meth_cfg_build(struct flow *f, uint32_t m)
 {
 	struct fmeth *fm = &f->meths[m];
-	if (!fm->cfg_tried) {
-		fm->cfg_tried = 1;
-		if (fm->hm.m->code && jprog_cfg(f->p, fm->hm.m, &fm->cfg, NULL))
-			fm->cfg = NULL;
-	}
+	fm->cfg_tried = 1;
+	if (fm->hm.m->code && jprog_cfg(f->p, fm->hm.m, &fm->cfg, NULL))
+		fm->cfg = NULL;
 	return fm->cfg;
 }
 

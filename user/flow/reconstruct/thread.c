@@ -188,8 +188,7 @@ struct jpb_decoded_frame *flow_push_slot(struct flow *f)
 	if (f->next >= every && f->next >= LOOKAHEAD_EV && keep >= f->next / 2)
 		ev_compact(f, keep);
 	if (JPB_GROW(f->ev, f->nev, f->capev) ||
-	    jpb_grow((void **)&f->fr, &f->capfr, f->nfr + JPB_DECODED_MAX_FRAMES - 1,
-		     sizeof(*f->fr)))
+	    JPB_GROW(f->fr, f->nfr + JPB_DECODED_MAX_FRAMES - 1, f->capfr))
 		return NULL;
 	return f->fr + f->nfr;
 }

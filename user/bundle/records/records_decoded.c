@@ -149,6 +149,15 @@ static inline int get_uleb(struct jpb_cur *c, uint64_t *v)
 	return get_uleb_long(c, v);
 }
 
+/* jpb_cur_u8, inline: the cursor stays a local in registers */
+static inline int get_u8(struct jpb_cur *c, uint8_t *v)
+{
+	if (c->pos >= c->len)
+		return jpb_err_corrupt;
+	*v = c->p[c->pos++];
+	return 0;
+}
+
 static uint64_t zigzag(int64_t v)
 {
 	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
@@ -215,8 +224,8 @@ int jpb_decoded_event_put(struct jpb_buf *b, const struct jpb_decoded_event *e,
 					  put_tail(tmp, e));
 }
 
-int jpb_decoded_event_next(struct jpb_cur *c, struct jpb_decoded_head *h,
-			   struct jpb_decoded_frame *frames, uint64_t *prev_tsc)
+static inline int event_next(struct jpb_cur *c, struct jpb_decoded_head *h,
+			     struct jpb_decoded_frame *frames, uint64_t *prev_tsc)
 {
 	uint64_t v, n;
 	if (!jpb_cur_left(c))
@@ -247,18 +256,29 @@ int jpb_decoded_event_next(struct jpb_cur *c, struct jpb_decoded_head *h,
 		}
 		return 0;
 	case JPB_DEV_TRANSITION:
-		if (jpb_cur_u8(c, &h->what) || get_uleb(c, &h->ip) ||
+		if (get_u8(c, &h->what) || get_uleb(c, &h->ip) ||
 		    get_uleb(c, &h->arg))
 			return jpb_err_corrupt;
 		return 0;
 	case JPB_DEV_GAP:
-		if (jpb_cur_u8(c, &h->what) || get_uleb(c, &v) ||
+		if (get_u8(c, &h->what) || get_uleb(c, &v) ||
 		    get_uleb(c, &h->ip) || get_uleb(c, &h->arg))
 			return jpb_err_corrupt;
 		h->end_tsc = h->tsc + v;
 		return 0;
 	}
 	return jpb_err_corrupt;
+}
+
+int jpb_decoded_event_next(struct jpb_cur *c, struct jpb_decoded_head *h,
+			   struct jpb_decoded_frame *frames, uint64_t *prev_tsc)
+{
+	/* a local cursor: a frame's uint64_t may alias the caller's size_t
+	 * pos, which would then go to memory after every store */
+	struct jpb_cur l = *c;
+	int err = event_next(&l, h, frames, prev_tsc);
+	c->pos = l.pos;
+	return err;
 }
 
 int jpb_decoded_event_get(struct jpb_cur *c, struct jpb_decoded_event *e,

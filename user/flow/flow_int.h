@@ -148,9 +148,6 @@ struct cpos {
 	int32_t pos;   /* instruction index, -1 when bci is not one */
 	int64_t meth;  /* meths index, -1 unknown; -2: entry unused */
 };
-/* Method and instruction of compiled frame (ID, BCI): returns the meths
- * index or -1, *POS the instruction or -1. */
-int64_t flow_compiled_pos(struct flow *f, uint64_t id, int32_t bci, int32_t *pos);
 
 struct chunk {
 	struct chunk *next;
@@ -234,6 +231,23 @@ static inline const struct jcfg *flow_meth_cfg(struct flow *f, uint32_t m)
 {
 	const struct fmeth *fm = &f->meths[m];
 	return fm->cfg_tried ? fm->cfg : flow_meth_cfg_build(f, m);
+}
+
+/* Method and instruction of compiled frame (ID, BCI): returns the meths
+ * index or -1, *POS the instruction or -1.  Inline: asked for every
+ * frame of every compiled event; a cache miss fills C out of line. */
+int64_t flow_compiled_pos_fill(struct flow *f, uint64_t id, int32_t bci,
+			       int32_t *pos, struct cpos *c);
+static inline int64_t flow_compiled_pos(struct flow *f, uint64_t id, int32_t bci,
+					int32_t *pos)
+{
+	struct cpos *c = &f->cpos[(id * 0x9e3779b97f4a7c15ull + (uint64_t)(uint32_t)bci *
+				   0xff51afd7ed558ccdull) >> 52];
+	if (c->meth != -2 && c->id == id && c->bci == bci) {
+		*pos = c->pos;
+		return c->meth;
+	}
+	return flow_compiled_pos_fill(f, id, bci, pos, c);
 }
 
 static inline const struct jcfg_insn *flow_insn(struct flow *f, uint32_t meth,

@@ -80,14 +80,9 @@ int64_t flow_meth_of_id(struct flow *f, uint64_t id)
 	return ok ? (int64_t)idx : -1;
 }
 
-int64_t flow_compiled_pos(struct flow *f, uint64_t id, int32_t bci, int32_t *pos)
+int64_t flow_compiled_pos_fill(struct flow *f, uint64_t id, int32_t bci,
+			       int32_t *pos, struct cpos *c)
 {
-	struct cpos *c = &f->cpos[(id * 0x9e3779b97f4a7c15ull + (uint64_t)(uint32_t)bci *
-				   0xff51afd7ed558ccdull) >> 52];
-	if (c->meth != -2 && c->id == id && c->bci == bci) {
-		*pos = c->pos;
-		return c->meth;
-	}
 	int64_t m = flow_meth_of_id(f, id);
 	const struct jcfg *g = m >= 0 ? flow_meth_cfg(f, (uint32_t)m) : NULL;
 	*pos = g && bci >= 0 ? jcfg_index_of(g, (uint32_t)bci) : -1;

@@ -27,7 +27,9 @@ for java in "$JDK17" "$JDK25"; do
 	loads=$(rec_json "$B" usdt.compiled_loads)
 	echo "# $name: $loads compiled-method loads"
 	t_check "$name: compiled-method loads seen ($loads)" [ "${loads:-0}" -gt 0 ]
-	bad=$(awk '$3 !~ /^[A-Za-z0-9_\/$]+\.[A-Za-z0-9_$<>]+$/ || $4 !~ /^\(/ || $2 == 0' \
+	# Hidden classes have a suffix after '/' (JDK 17) or '+' (JDK 25):
+	# Foo$$Lambda+0x0000000028004098.
+	bad=$(awk '$3 !~ /^[A-Za-z0-9_\/$+]+\.[A-Za-z0-9_$<>]+$/ || $4 !~ /^\(/ || $2 == 0' \
 		"$TESTTMP/usdt.txt" | head -3)
 	outside=$(python3 - "/proc/$JPID/maps" "$TESTTMP/usdt.txt" <<'PY'
 import sys

@@ -130,7 +130,11 @@ int flow_path(struct flow *f, const struct jpb_flow_event *pre,
 	if (k < 0)
 		return 0;
 	uint32_t n = jcfg_insn_count(g);
-	uint32_t *prev = malloc(n * sizeof(*prev)), *queue = malloc(n * sizeof(*queue));
+	/* Every instruction enters the queue once, but P may enter twice: it
+	 * starts the search unvisited, so a loop back to it queues it again
+	 * (h2 at 40% loss overflowed by one). */
+	uint32_t *prev = malloc(n * sizeof(*prev)),
+		 *queue = malloc((n + 1) * sizeof(*queue));
 	if (!prev || !queue) {
 		free(prev);
 		free(queue);

@@ -118,15 +118,6 @@ static int cur_take(struct jpb_cur *c, size_t n, const uint8_t **p)
 	return 0;
 }
 
-int jpb_cur_u8(struct jpb_cur *c, uint8_t *v)
-{
-	const uint8_t *p;
-	int err = cur_take(c, 1, &p);
-	if (!err)
-		*v = *p;
-	return err;
-}
-
 int jpb_cur_u16(struct jpb_cur *c, uint16_t *v)
 {
 	const uint8_t *p;

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "bundle.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -77,7 +79,15 @@ static inline size_t jpb_cur_left(const struct jpb_cur *c)
 	return c->len - c->pos;
 }
 
-int jpb_cur_u8(struct jpb_cur *c, uint8_t *v);
+/* Inline: hot in the decoded-event reader, where the cursor stays a
+ * local in registers. */
+static inline int jpb_cur_u8(struct jpb_cur *c, uint8_t *v)
+{
+	if (c->pos >= c->len)
+		return jpb_err_corrupt;
+	*v = c->p[c->pos++];
+	return 0;
+}
 int jpb_cur_u16(struct jpb_cur *c, uint16_t *v);
 int jpb_cur_u32(struct jpb_cur *c, uint32_t *v);
 int jpb_cur_u64(struct jpb_cur *c, uint64_t *v);

@@ -40,20 +40,34 @@ static int writer_fail(struct jpb_writer *w, int err, int errnum,
 	return err;
 }
 
-static int write_all(struct jpb_writer *w, const uint8_t *p, size_t n)
+/* All of IOV[0..cnt), in order, however writev splits it. */
+static int writev_all(struct jpb_writer *w, struct iovec *iov, int cnt)
 {
-	while (n) {
-		ssize_t k = write(w->fd, p, n);
+	while (cnt) {
+		ssize_t k = writev(w->fd, iov, cnt);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0) {
 			int e = errno;
 			return writer_fail(w, jpb_errno_code(e), e, "write");
 		}
-		p += k;
-		n -= (size_t)k;
+		while (cnt && (size_t)k >= iov->iov_len) {
+			k -= (ssize_t)iov->iov_len;
+			iov++;
+			cnt--;
+		}
+		if (cnt) {
+			iov->iov_base = (uint8_t *)iov->iov_base + k;
+			iov->iov_len -= (size_t)k;
+		}
 	}
 	return 0;
+}
+
+static int write_all(struct jpb_writer *w, const uint8_t *p, size_t n)
+{
+	struct iovec iov = { (void *)p, n };
+	return writev_all(w, &iov, 1);
 }
 
 int jpb_writer_open(struct jpb_bundle *b, const char *name,
@@ -97,28 +111,13 @@ int jpb_writer_open(struct jpb_bundle *b, const char *name,
 	return 0;
 }
 
-/* All of IOV[0..cnt), in order, however writev splits it. */
-static int writev_all(struct jpb_writer *w, struct iovec *iov, int cnt)
+/* A record header with its CRC field zero. */
+static void header(uint8_t *h, uint16_t type, uint64_t time_ns, uint32_t size)
 {
-	while (cnt) {
-		ssize_t k = writev(w->fd, iov, cnt);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			int e = errno;
-			return writer_fail(w, jpb_errno_code(e), e, "write");
-		}
-		while (cnt && (size_t)k >= iov->iov_len) {
-			k -= (ssize_t)iov->iov_len;
-			iov++;
-			cnt--;
-		}
-		if (cnt) {
-			iov->iov_base = (uint8_t *)iov->iov_base + k;
-			iov->iov_len -= (size_t)k;
-		}
-	}
-	return 0;
+	memset(h, 0, JPB_REC_HDR_SIZE);
+	jpb_st16(h, type);
+	jpb_st32(h + 4, size);
+	jpb_st64(h + 8, time_ns);
 }
 
 /* A large record goes out from the caller's payload, after what is
@@ -129,10 +128,8 @@ static int put_large(struct jpb_writer *w, uint16_t type, uint64_t time_ns,
 	int err = jpb_writer_flush(w, 0);
 	if (err)
 		return err;
-	uint8_t h[JPB_REC_HDR_SIZE] = { 0 }, zero[8] = { 0 };
-	jpb_st16(h, type);
-	jpb_st32(h + 4, size);
-	jpb_st64(h + 8, time_ns);
+	uint8_t h[JPB_REC_HDR_SIZE], zero[8] = { 0 };
+	header(h, type, time_ns, size);
 	jpb_st32(h + 16, libdeflate_crc32(libdeflate_crc32(0, h, sizeof(h)),
 					  payload, size));
 	struct iovec iov[3] = { { h, sizeof(h) }, { (void *)payload, size },
@@ -152,10 +149,7 @@ static int put_large(struct jpb_writer *w, uint16_t type, uint64_t time_ns,
 static void frame(uint8_t *p, uint16_t type, uint64_t time_ns,
 		  const void *payload, uint32_t size, size_t pad)
 {
-	memset(p, 0, JPB_REC_HDR_SIZE);
-	jpb_st16(p, type);
-	jpb_st32(p + 4, size);
-	jpb_st64(p + 8, time_ns);
+	header(p, type, time_ns, size);
 	if (size)
 		memcpy(p + JPB_REC_HDR_SIZE, payload, size);
 	memset(p + JPB_REC_HDR_SIZE + size, 0, pad);

@@ -149,15 +149,6 @@ static inline int get_uleb(struct jpb_cur *c, uint64_t *v)
 	return get_uleb_long(c, v);
 }
 
-/* jpb_cur_u8, inline: the cursor stays a local in registers */
-static inline int get_u8(struct jpb_cur *c, uint8_t *v)
-{
-	if (c->pos >= c->len)
-		return jpb_err_corrupt;
-	*v = c->p[c->pos++];
-	return 0;
-}
-
 static uint64_t zigzag(int64_t v)
 {
 	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
@@ -256,12 +247,12 @@ static inline int event_next(struct jpb_cur *c, struct jpb_decoded_head *h,
 		}
 		return 0;
 	case JPB_DEV_TRANSITION:
-		if (get_u8(c, &h->what) || get_uleb(c, &h->ip) ||
+		if (jpb_cur_u8(c, &h->what) || get_uleb(c, &h->ip) ||
 		    get_uleb(c, &h->arg))
 			return jpb_err_corrupt;
 		return 0;
 	case JPB_DEV_GAP:
-		if (get_u8(c, &h->what) || get_uleb(c, &v) ||
+		if (jpb_cur_u8(c, &h->what) || get_uleb(c, &v) ||
 		    get_uleb(c, &h->ip) || get_uleb(c, &h->arg))
 			return jpb_err_corrupt;
 		h->end_tsc = h->tsc + v;

@@ -17,6 +17,7 @@
 
 #include "bundle.h"
 #include "hashset.h"
+#include "nmethod_level.h"
 #include "records.h"
 #include "records_jvm.h"
 #include "records_truth.h"
@@ -88,6 +89,7 @@ struct agent {
 	/* counters for the notes at the end */
 	uint64_t n_classes, n_class_fail, n_nmethods, n_blobs;
 	uint64_t jit_ns; /* CPU time in CompiledMethodLoad callbacks */
+	struct nml_stats nml; /* compile levels found / fallbacks by reason */
 	uint64_t n_retransform_batches, max_pause_ns, total_pause_ns;
 	void *truth; /* struct truth state, truth mode only */
 };

@@ -138,12 +138,13 @@ void JNICALL jit_on_load(jvmtiEnv *e, jmethodID m, jint size,
 		if (!a->debug_nonsafepoints)
 			flags |= JPB_NM_F_COARSE;
 	}
+	int level = nml_level_for(a, addr, size, &flags);
 	struct jpb_rec_jvm_nmethod_load r = {
 		.method_id = (uint64_t)(uintptr_t)m,
 		.code_addr = (uint64_t)(uintptr_t)addr,
 		.code_size = (uint64_t)size,
 		.flags = flags,
-		.level = -1,
+		.level = level,
 		.code = { a->opts.no_code ? NULL : addr,
 			  a->opts.no_code ? 0 : (uint32_t)size },
 		.pcmap = { pcmap, (uint32_t)map_size },

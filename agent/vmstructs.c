@@ -18,9 +18,10 @@ static struct {
 	int ok;
 	char path[4096];
 	uint64_t base;
-	uint64_t structs, types;
-	uint64_t s_type, s_field, s_static, s_offset, s_addr, s_stride;
+	uint64_t structs, types, ints;
+	uint64_t s_type, s_field, s_tstr, s_static, s_offset, s_addr, s_stride;
 	uint64_t t_name, t_size, t_stride;
+	uint64_t i_name, i_value, i_stride; /* UINT64_MAX: no int table */
 } vms;
 static pthread_once_t vms_once = PTHREAD_ONCE_INIT;
 
@@ -84,8 +85,10 @@ static void init_once(void)
 		return;
 	uint64_t *structs = dlsym(h, "gHotSpotVMStructs");
 	uint64_t *types = dlsym(h, "gHotSpotVMTypes");
+	uint64_t *ints = dlsym(h, "gHotSpotVMIntConstants");
 	vms.s_type = sym_u64(h, "gHotSpotVMStructEntryTypeNameOffset");
 	vms.s_field = sym_u64(h, "gHotSpotVMStructEntryFieldNameOffset");
+	vms.s_tstr = sym_u64(h, "gHotSpotVMStructEntryTypeStringOffset");
 	vms.s_static = sym_u64(h, "gHotSpotVMStructEntryIsStaticOffset");
 	vms.s_offset = sym_u64(h, "gHotSpotVMStructEntryOffsetOffset");
 	vms.s_addr = sym_u64(h, "gHotSpotVMStructEntryAddressOffset");
@@ -93,7 +96,14 @@ static void init_once(void)
 	vms.t_name = sym_u64(h, "gHotSpotVMTypeEntryTypeNameOffset");
 	vms.t_size = sym_u64(h, "gHotSpotVMTypeEntrySizeOffset");
 	vms.t_stride = sym_u64(h, "gHotSpotVMTypeEntryArrayStride");
+	vms.i_name = sym_u64(h, "gHotSpotVMIntConstantEntryNameOffset");
+	vms.i_value = sym_u64(h, "gHotSpotVMIntConstantEntryValueOffset");
+	vms.i_stride = sym_u64(h, "gHotSpotVMIntConstantEntryArrayStride");
 	dlclose(h);
+	/* The int constants are optional: only some lookups need them. */
+	vms.ints = ints && vms.i_name != UINT64_MAX &&
+			   vms.i_value != UINT64_MAX &&
+			   vms.i_stride != UINT64_MAX ? *ints : 0;
 	if (!structs || !types || vms.s_stride == UINT64_MAX ||
 	    vms.t_stride == UINT64_MAX || vms.s_type == UINT64_MAX ||
 	    vms.s_field == UINT64_MAX || vms.s_static == UINT64_MAX ||
@@ -153,6 +163,50 @@ int vms_field_offset(const char *type, const char *field, uint64_t *off)
 	if (!e || vms_read_i32(e + vms.s_static, &is_static) != 0 || is_static)
 		return -1;
 	return vms_read_u64(e + vms.s_offset, off);
+}
+
+/* A field's type is named by a string ("int", "CompLevel", "Method*");
+ * its size comes from the type table, pointers are 8 bytes. */
+static int type_string_size(uint64_t ts, uint64_t *size)
+{
+	char buf[128];
+	size_t n = 0;
+	for (; n < sizeof(buf); n++)
+		if (vms_read(ts + n, &buf[n], 1) != 0 || !buf[n])
+			break;
+	if (n == 0 || n == sizeof(buf))
+		return -1;
+	if (buf[n - 1] == '*') {
+		*size = sizeof(void *);
+		return 0;
+	}
+	return vms_type_size(buf, size);
+}
+
+int vms_field_info(const char *type, const char *field, uint64_t *off,
+		   uint64_t *size)
+{
+	uint64_t e = find_entry(type, field), ts;
+	int32_t is_static;
+	if (!e || vms.s_tstr == UINT64_MAX ||
+	    vms_read_i32(e + vms.s_static, &is_static) != 0 || is_static ||
+	    vms_read_u64(e + vms.s_offset, off) != 0 ||
+	    vms_read_u64(e + vms.s_tstr, &ts) != 0 || !ts)
+		return -1;
+	return type_string_size(ts, size);
+}
+
+int vms_int_constant(const char *name, int32_t *v)
+{
+	if (vms_init() != 0 || !vms.ints)
+		return -1;
+	for (uint64_t e = vms.ints;; e += vms.i_stride) {
+		uint64_t n;
+		if (vms_read_u64(e + vms.i_name, &n) != 0 || !n)
+			return -1;
+		if (str_eq(n, name))
+			return vms_read_i32(e + vms.i_value, v);
+	}
 }
 
 int vms_static_addr(const char *type, const char *field, uint64_t *addr)

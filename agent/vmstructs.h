@@ -27,6 +27,13 @@ VMS_LOCAL int vms_field_offset(const char *type, const char *field,
 VMS_LOCAL int vms_static_addr(const char *type, const char *field,
 			      uint64_t *addr);
 VMS_LOCAL int vms_type_size(const char *type, uint64_t *size);
+/* Offset of a non-static field and the size of its type, which differs
+ * between JDKs (nmethod::_comp_level: int on 17, a 1-byte CompLevel on
+ * 25). */
+VMS_LOCAL int vms_field_info(const char *type, const char *field,
+			     uint64_t *off, uint64_t *size);
+/* A gHotSpotVMIntConstants entry, e.g. "InvocationEntryBci". */
+VMS_LOCAL int vms_int_constant(const char *name, int32_t *v);
 /* Address of a -XX flag's value. */
 VMS_LOCAL int vms_flag_addr(const char *name, uint64_t *addr);
 

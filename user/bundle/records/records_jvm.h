@@ -104,6 +104,7 @@ enum {
 	JPB_NM_F_COARSE = 1u << 0, /* compiled before the agent asked for
 				    * DebugNonSafepoints: pc map has fewer pcs */
 	JPB_NM_F_REPLAY = 1u << 1, /* from GenerateEvents on attach */
+	JPB_NM_F_OSR = 1u << 2,    /* an on-stack-replacement compile */
 };
 
 /* A compiled method (CompiledMethodLoad).  `pcmap` is a packed list of
@@ -114,7 +115,7 @@ struct jpb_rec_jvm_nmethod_load {
 	uint64_t code_addr;
 	uint64_t code_size;
 	uint32_t flags;
-	int32_t level; /* compile level if known, -1 otherwise */
+	int32_t level; /* 0 native wrapper, 1-3 C1 tiers, 4 C2, -1 unknown */
 	struct jpb_bytes code;
 	struct jpb_bytes pcmap;
 };

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The compile level of a compiled method, which JVMTI does not report:
+ * from the code address of a CompiledMethodLoad, HotSpot's code heap
+ * segment map leads to the nmethod's header, whose fields (named in
+ * VMStructs) give the level and the OSR entry bci.  Every step is checked
+ * and every read goes through vms_read, so a wrong guess answers -1,
+ * never a crash (docs/AGENT.md, "Compile level").
+ */
+#ifndef JPBPF_AGENT_NMETHOD_LEVEL_H
+#define JPBPF_AGENT_NMETHOD_LEVEL_H
+
+#include <stdint.h>
+
+/* Why a lookup gave no level (NML_OK: it did). */
+enum nml_why {
+	NML_OK,
+	NML_NO_LAYOUT,     /* a VMStructs entry this needs is missing */
+	NML_NOT_IN_HEAP,   /* the address is in no code heap */
+	NML_UNREADABLE,    /* a read of VM memory failed */
+	NML_FREE,          /* the segment map says free, or a bad hop */
+	NML_NO_BACKPOINTER, /* the header's code begin is not the address */
+	NML_NOT_NMETHOD,   /* the blob's kind or name is not nmethod */
+	NML_BAD_FIELDS,    /* level or entry bci out of range */
+	NML_WHY_COUNT
+};
+
+struct nml_result {
+	int level;     /* 0 native wrapper, 1-3 C1 tiers, 4 C2; -1 unknown */
+	int entry_bci; /* -1 normal entry, else the OSR entry bci */
+	int osr;
+};
+
+/* Per-session counts (struct agent); updated atomically by callbacks. */
+struct nml_stats {
+	uint64_t found;
+	uint64_t unknown[NML_WHY_COUNT];
+};
+
+__attribute__((visibility("hidden"))) const char *nml_whystr(int why);
+
+/* Look up the nmethod whose code begins at ADDR (SIZE bytes).  Returns
+ * NML_OK with *R filled, else the reason and R->level = -1. */
+__attribute__((visibility("hidden"))) int
+nml_lookup(uint64_t addr, uint64_t size, struct nml_result *r);
+
+/* For a CompiledMethodLoad: the level (-1 unknown), JPB_NM_F_OSR added
+ * to *FLAGS for an OSR compile; counts the outcome in A->nml and notes
+ * the first fallback of each reason. */
+struct agent;
+__attribute__((visibility("hidden"))) int
+nml_level_for(struct agent *a, const void *addr, int size, uint32_t *flags);
+
+#endif /* JPBPF_AGENT_NMETHOD_LEVEL_H */

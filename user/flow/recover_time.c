@@ -21,13 +21,29 @@ static int compiled(const struct jpb_flow_event *e)
 	return e->status == JPB_FLOW_DECODED;
 }
 
-/* Is there a gap at an event index in (P, Q]? */
-static int gap_within(const struct flow *f, size_t p, size_t q)
+/* A run of events with one TSC, out[i..j), nc of them compiled, and
+ * whether a gap lies at an index in (i, j]. */
+struct twin {
+	size_t i, j, nc;
+	int gap;
+};
+
+/* The timing window after W (start with W zeroed); *G is the first gap
+ * not before W's start: windows come in order, so the gaps are walked
+ * once instead of once per window.  0 at the end. */
+static int next_window(const struct flow *f, struct twin *w, size_t *g)
 {
-	for (size_t i = 0; i < f->ngaps; i++)
-		if (f->gaps[i].at > p && f->gaps[i].at <= q)
-			return 1;
-	return 0;
+	size_t i = w->j;
+	if (i >= f->nout)
+		return 0;
+	const struct jpb_flow_event *o = f->out;
+	size_t j = i + 1, nc = compiled(&o[i]);
+	for (; j < f->nout && o[j].tsc == o[i].tsc; j++)
+		nc += compiled(&o[j]);
+	while (*g < f->ngaps && f->gaps[*g].at <= i)
+		(*g)++;
+	*w = (struct twin){ i, j, nc, *g < f->ngaps && f->gaps[*g].at <= j };
+	return 1;
 }
 
 static int dcmp(const void *a, const void *b)
@@ -51,17 +67,16 @@ static double median(double *v, size_t n)
  * is scratch room for one value per event. */
 static double compiled_rate(const struct flow *f, double ci, double *v)
 {
-	size_t n = 0;
-	for (size_t i = 0, j; v && i < f->nout; i = j) {
-		size_t nc = 0;
-		for (j = i; j < f->nout && f->out[j].tsc == f->out[i].tsc; j++)
-			nc += compiled(&f->out[j]);
-		if (j == f->nout || gap_within(f, i, j) || j - i < MIN_WINDOW ||
-		    nc * 10 < (j - i) * 9)
+	size_t n = 0, g = 0;
+	struct twin w = { 0 };
+	while (v && next_window(f, &w, &g)) {
+		size_t len = w.j - w.i;
+		if (w.j == f->nout || w.gap || len < MIN_WINDOW || w.nc * 10 < len * 9)
 			continue;
-		double d = (double)(f->out[j].tsc - f->out[i].tsc) - ci * (double)(j - i - nc);
+		double d = (double)(f->out[w.j].tsc - f->out[w.i].tsc) -
+			   ci * (double)(len - w.nc);
 		if (d > 0)
-			v[n++] = d / (double)nc;
+			v[n++] = d / (double)w.nc;
 	}
 	return median(v, n);
 }
@@ -73,15 +88,14 @@ static double compiled_rate(const struct flow *f, double ci, double *v)
  * blocked lasts arbitrarily long. */
 void flow_cost_fit(const struct flow *f, struct fcost *c)
 {
-	double *v = malloc((f->nout + 1) * sizeof(*v));
-	size_t n = 0;
-	for (size_t i = 0, j; v && i < f->nout; i = j) {
-		size_t nc = 0;
-		for (j = i; j < f->nout && f->out[j].tsc == f->out[i].tsc; j++)
-			nc += compiled(&f->out[j]);
-		if (j < f->nout && !gap_within(f, i, j) && j - i >= MIN_WINDOW &&
-		    nc * 20 <= j - i)
-			v[n++] = (double)(f->out[j].tsc - f->out[i].tsc) / (double)(j - i);
+	/* a value per window of >= MIN_WINDOW events at most */
+	double *v = malloc((f->nout / MIN_WINDOW + 1) * sizeof(*v));
+	size_t n = 0, g = 0;
+	struct twin w = { 0 };
+	while (v && next_window(f, &w, &g)) {
+		size_t len = w.j - w.i;
+		if (w.j < f->nout && !w.gap && len >= MIN_WINDOW && w.nc * 20 <= len)
+			v[n++] = (double)(f->out[w.j].tsc - f->out[w.i].tsc) / (double)len;
 	}
 	c->interp = median(v, n);
 	c->compiled = compiled_rate(f, c->interp, v);

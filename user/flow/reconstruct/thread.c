@@ -41,6 +41,7 @@ int flow_begin(struct flow *f, const struct flow_sink *sink)
 	f->sink = *sink;
 	f->nev = f->next = f->nfr = 0;
 	f->nev_final = 0;
+	f->ctop = NULL;
 	f->nout = f->plen = 0;
 	f->ngaps = 0;
 	f->win_trunc = 0;
@@ -63,6 +64,7 @@ int flow_begin(struct flow *f, const struct flow_sink *sink)
 static void ev_compact(struct flow *f, size_t keep)
 {
 	uint32_t fr0 = keep < f->nev ? f->ev[keep].fr : (uint32_t)f->nfr;
+	f->ctop = NULL; /* its event's index moves */
 	if (f->nev > keep)
 		memmove(f->ev, f->ev + keep, (f->nev - keep) * sizeof(*f->ev));
 	f->nev -= keep;
@@ -118,7 +120,10 @@ static int window_cut(struct flow *f, size_t cut)
 	f->nout = cut;
 	f->ngaps = ng;
 	uint64_t rec = f->sum.by_status[JPB_FLOW_RECOVERED], events = f->sum.events;
-	int err = f->no_recover ? 0 : flow_recover(f);
+	/* Fills of the context's gaps are not written (they were with the
+	 * window before): without a gap in the new part, nothing to recover. */
+	int fresh = ng && f->gaps[ng - 1].at >= f->plen;
+	int err = f->no_recover || !fresh ? 0 : flow_recover(f);
 	/* Recovery counts every fill it inserts (the only recovered events in
 	 * out): without any, the passes over the window that look for them
 	 * are skipped; they are memory-bound at a window of 512k events. */

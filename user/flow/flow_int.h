@@ -146,7 +146,8 @@ struct cpos {
 	uint64_t id;
 	int32_t bci;
 	int32_t pos;   /* instruction index, -1 when bci is not one */
-	int64_t meth;  /* meths index, -1 unknown; -2: entry unused */
+	int32_t meth;  /* meths index, -1 unknown; -2: entry unused */
+	uint8_t op;    /* the instruction's opcode (emitted), 0 when pos < 0 */
 };
 
 struct chunk {
@@ -198,6 +199,12 @@ struct flow {
 	uint32_t *path; /* scratch of flow_flush_some */
 	size_t cappath;
 	struct cpos *cpos; /* CPOS_SIZE entries */
+	/* the last compiled event compiled_fast ran (an index into ev) and
+	 * the top it left; NULL when the frames may have changed (a new
+	 * thread, ev compacted, the arena compacted) */
+	struct frame *ctop;
+	uint32_t cprev;
+	uint8_t couter0; /* its outermost frame was at instruction 0 */
 	struct chunk *arena;
 	size_t arena_frames;
 	/* the output window: out[0..plen) is context already written */
@@ -233,21 +240,19 @@ static inline const struct jcfg *flow_meth_cfg(struct flow *f, uint32_t m)
 	return fm->cfg_tried ? fm->cfg : flow_meth_cfg_build(f, m);
 }
 
-/* Method and instruction of compiled frame (ID, BCI): returns the meths
- * index or -1, *POS the instruction or -1.  Inline: asked for every
+/* Method and instruction of compiled frame (ID, BCI): its cache entry
+ * (meth -1 when the program lacks the method, pos -1 when BCI is not an
+ * instruction), valid until the next lookup.  Inline: asked for every
  * frame of every compiled event; a cache miss fills C out of line. */
-int64_t flow_compiled_pos_fill(struct flow *f, uint64_t id, int32_t bci,
-			       int32_t *pos, struct cpos *c);
-static inline int64_t flow_compiled_pos(struct flow *f, uint64_t id, int32_t bci,
-					int32_t *pos)
+const struct cpos *flow_cpos_fill(struct flow *f, uint64_t id, int32_t bci,
+				  struct cpos *c);
+static inline const struct cpos *flow_cpos(struct flow *f, uint64_t id, int32_t bci)
 {
 	struct cpos *c = &f->cpos[(id * 0x9e3779b97f4a7c15ull + (uint64_t)(uint32_t)bci *
 				   0xff51afd7ed558ccdull) >> 52];
-	if (c->meth != -2 && c->id == id && c->bci == bci) {
-		*pos = c->pos;
-		return c->meth;
-	}
-	return flow_compiled_pos_fill(f, id, bci, pos, c);
+	if (c->meth != -2 && c->id == id && c->bci == bci)
+		return c;
+	return flow_cpos_fill(f, id, bci, c);
 }
 
 static inline const struct jcfg_insn *flow_insn(struct flow *f, uint32_t meth,
@@ -286,8 +291,10 @@ int flow_flush_some(struct flow *f, uint32_t chosen, int all);
 int flow_flush_first(struct flow *f);
 int flow_reset_lost(struct flow *f, int lost);
 /* A compiled event I that left the single state TOP from a single
- * resolved one: emitted, TOP the new resolved state. */
-int flow_settle_compiled(struct flow *f, uint32_t ev, struct frame *top);
+ * resolved one: emitted (OP: the opcode at TOP), TOP the new resolved
+ * state. */
+int flow_settle_compiled(struct flow *f, uint32_t ev, struct frame *top,
+			 uint8_t op);
 /* Interpreted opcode OP of event EV (emitted when EMIT_IT) moved the
  * single resolved state's top frame to TOP, a single state again. */
 int flow_settle_interp(struct flow *f, uint32_t ev, uint8_t op, int emit_it,

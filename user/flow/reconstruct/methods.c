@@ -80,14 +80,14 @@ int64_t flow_meth_of_id(struct flow *f, uint64_t id)
 	return ok ? (int64_t)idx : -1;
 }
 
-int64_t flow_compiled_pos_fill(struct flow *f, uint64_t id, int32_t bci,
-			       int32_t *pos, struct cpos *c)
+const struct cpos *flow_cpos_fill(struct flow *f, uint64_t id, int32_t bci,
+				  struct cpos *c)
 {
 	int64_t m = flow_meth_of_id(f, id);
 	const struct jcfg *g = m >= 0 ? flow_meth_cfg(f, (uint32_t)m) : NULL;
-	*pos = g && bci >= 0 ? jcfg_index_of(g, (uint32_t)bci) : -1;
-	*c = (struct cpos){ id, bci, *pos, m };
-	return m;
+	int32_t pos = g && bci >= 0 ? jcfg_index_of(g, (uint32_t)bci) : -1;
+	*c = (struct cpos){ id, bci, pos, (int32_t)m, pos >= 0 ? jcfg_insn(g, (uint32_t)pos)->op : 0 };
+	return c;
 }
 
 int flow_add_method_code(struct flow *f, uint64_t id, const char *class_sig,

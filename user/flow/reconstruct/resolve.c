@@ -59,6 +59,7 @@ static struct frame *arena_compact(struct flow *f, struct frame *top)
 	for (struct frame *g = top; g; g = g->up)
 		v[depth++] = g;
 	struct chunk *old = f->arena;
+	f->ctop = NULL; /* freed below; its address may come back */
 	f->arena = NULL;
 	f->arena_frames = 0;
 	struct frame *up = NULL;
@@ -216,16 +217,16 @@ static int put_out(struct flow *f, const struct jpb_flow_event *o)
 	return 0;
 }
 
-/* Compiled event E, whose innermost frame is method M (-1: unknown) at
- * instruction I (-1: not one). */
+/* Compiled event E, whose innermost frame is method M (-1: unknown) at an
+ * instruction with opcode OP (0: not one). */
 static int emit_compiled(struct flow *f, const struct flow_ev *e, int64_t m,
-			 int32_t i)
+			 uint8_t op)
 {
 	struct jpb_flow_event o = { 0, -1, 0, JPB_FLOW_UNKNOWN, 0, 0, e->tsc };
 	if (m >= 0) {
 		o.method = (uint32_t)m + 1;
 		o.bci = flow_ev_frames(f, e)->bci;
-		o.opcode = i >= 0 ? flow_insn(f, (uint32_t)m, (uint32_t)i)->op : 0;
+		o.opcode = op;
 		o.status = JPB_FLOW_DECODED;
 		o.ncand = 1;
 		f->meths[m].used = 1;
@@ -241,9 +242,8 @@ static int emit(struct flow *f, const struct step *s, const struct node *chosen,
 	struct jpb_flow_event o = { 0, -1, s->op, JPB_FLOW_UNKNOWN, 0, 0, e->tsc };
 	if (e->kind == JPB_DEV_COMPILED) {
 		const struct jpb_decoded_frame *fr = flow_ev_frames(f, e);
-		int32_t i = -1;
-		int64_t m = e->nframes ? flow_compiled_pos(f, fr->method_id, fr->bci, &i) : -1;
-		return emit_compiled(f, e, m, i);
+		const struct cpos *c = e->nframes ? flow_cpos(f, fr->method_id, fr->bci) : NULL;
+		return c ? emit_compiled(f, e, c->meth, c->op) : emit_compiled(f, e, -1, 0);
 	}
 	if (!chosen->lost) {
 		uint32_t nc = count_cands(f, s, MARK_ANY);
@@ -328,10 +328,11 @@ int flow_flush_some(struct flow *f, uint32_t chosen, int all)
 	return err;
 }
 
-int flow_settle_compiled(struct flow *f, uint32_t ev, struct frame *top)
+int flow_settle_compiled(struct flow *f, uint32_t ev, struct frame *top,
+			 uint8_t op)
 {
 	/* TOP is the event's innermost frame */
-	int err = emit_compiled(f, &f->ev[ev], top->meth, (int32_t)top->pos);
+	int err = emit_compiled(f, &f->ev[ev], top->meth, op);
 	f->win_trunc = 0;
 	if (f->arena_frames > ARENA_COMPACT)
 		top = arena_compact(f, top);

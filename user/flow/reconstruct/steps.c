@@ -244,20 +244,21 @@ static struct frame *compiled_base(struct flow *f, struct frame *t,
 }
 
 /* The (method, instruction) of event E's frames, innermost first: their
- * count, 0 when some frame is unknown. */
+ * count, 0 when some frame is unknown; *OP the innermost's opcode. */
 static uint32_t compiled_frames(struct flow *f, const struct flow_ev *e,
-				uint32_t *meth, uint32_t *pos)
+				uint32_t *meth, uint32_t *pos, uint8_t *op)
 {
 	uint32_t nf = e->nframes < JPB_DECODED_MAX_FRAMES ? e->nframes :
 							    JPB_DECODED_MAX_FRAMES;
 	const struct jpb_decoded_frame *fr = flow_ev_frames(f, e);
 	for (uint32_t k = 0; k < nf; k++) {
-		int32_t p;
-		int64_t m = flow_compiled_pos(f, fr[k].method_id, fr[k].bci, &p);
-		if (p < 0)
+		const struct cpos *c = flow_cpos(f, fr[k].method_id, fr[k].bci);
+		if (c->pos < 0)
 			return 0;
-		meth[k] = (uint32_t)m;
-		pos[k] = (uint32_t)p;
+		meth[k] = (uint32_t)c->meth;
+		pos[k] = (uint32_t)c->pos;
+		if (!k)
+			*op = c->op;
 	}
 	return nf;
 }
@@ -286,27 +287,64 @@ static int same_activation(const struct frame *t, const struct frame *base,
 static int compiled_fast(struct flow *f, uint32_t i, int *done)
 {
 	uint32_t meth[JPB_DECODED_MAX_FRAMES], pos[JPB_DECODED_MAX_FRAMES];
-	uint32_t nf = compiled_frames(f, &f->ev[i], meth, pos);
+	uint8_t op = 0;
+	uint32_t nf = compiled_frames(f, &f->ev[i], meth, pos, &op);
 	*done = 0;
 	if (!nf)
 		return 0;
 	struct frame *t = f->nodes[0].top, *base = NULL;
-	int ok = 0;
+	int ok = 0, err;
 	if (t)
 		base = compiled_base(f, t, meth[nf - 1], pos[nf - 1], &ok);
 	*done = 1;
 	if (ok && same_activation(t, base, meth, pos, nf)) {
 		t->pos = pos[0];
-		return flow_settle_compiled(f, i, t);
+		err = flow_settle_compiled(f, i, t, op);
+	} else {
+		struct frame *n = push_compiled(f, ok ? base : NULL, meth, pos, nf);
+		err = n ? flow_settle_compiled(f, i, n, op) : jpb_err_nomem;
 	}
-	struct frame *n = push_compiled(f, ok ? base : NULL, meth, pos, nf);
-	return n ? flow_settle_compiled(f, i, n) : jpb_err_nomem;
+	f->cprev = i;
+	f->ctop = err ? NULL : f->nodes[0].top;
+	f->couter0 = pos[nf - 1] == 0;
+	return err;
+}
+
+/* The next compiled event of the activation compiled_fast left on top
+ * (f->ctop, still the single resolved state): when its frames are those
+ * of that event (f->cprev) but for the innermost bci, compiled_base finds
+ * the same activation and same_activation holds, unless its outermost
+ * frame is at instruction 0, where it may be a new call (left to
+ * compiled_fast).  Only the innermost frame is looked up.  *DONE = 0:
+ * not that case. */
+static int compiled_again(struct flow *f, uint32_t i, int *done)
+{
+	const struct flow_ev *e = &f->ev[i], *p = &f->ev[f->cprev];
+	*done = 0;
+	if (f->nodes[0].top != f->ctop || e->nframes != p->nframes || !e->nframes)
+		return 0;
+	const struct jpb_decoded_frame *a = flow_ev_frames(f, e), *b = flow_ev_frames(f, p);
+	if (a[0].method_id != b[0].method_id)
+		return 0;
+	for (uint32_t k = 1; k < e->nframes; k++)
+		if (a[k].method_id != b[k].method_id || a[k].bci != b[k].bci)
+			return 0;
+	const struct cpos *c = flow_cpos(f, a[0].method_id, a[0].bci);
+	if (c->pos < 0 || (e->nframes == 1 ? c->pos == 0 : f->couter0))
+		return 0;
+	*done = 1;
+	f->ctop->pos = (uint32_t)c->pos;
+	int err = flow_settle_compiled(f, i, f->ctop, c->op);
+	f->cprev = i;
+	f->ctop = err ? NULL : f->nodes[0].top;
+	return err;
 }
 
 static int step_compiled(struct flow *f, uint32_t i)
 {
 	uint32_t meth[JPB_DECODED_MAX_FRAMES], pos[JPB_DECODED_MAX_FRAMES];
-	uint32_t nf = compiled_frames(f, &f->ev[i], meth, pos);
+	uint8_t op;
+	uint32_t nf = compiled_frames(f, &f->ev[i], meth, pos, &op);
 	int known = nf > 0;
 	uint32_t p0 = flow_cur_step(f)->first, pn = flow_cur_step(f)->n;
 	int err = flow_step_begin(f, i, 1, 0);
@@ -454,7 +492,10 @@ int flow_event(struct flow *f, uint32_t i)
 		return err;
 	case JPB_DEV_COMPILED:
 		if (f->nsteps == 1 && f->steps[0].n == 1) {
-			int done;
+			int done = 0;
+			err = f->ctop ? compiled_again(f, i, &done) : 0;
+			if (err || done)
+				return err;
 			err = compiled_fast(f, i, &done);
 			if (err || done)
 				return err;

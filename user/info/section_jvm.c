@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The `jvm` section of `jpbpf info`: what the agent recorded. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,8 @@ struct jvm_state {
 	uint64_t inline_records, coarse, threads, pauses, max_pause_ns;
 	uint64_t pause_ns, lost, missing;
 	uint64_t from_resource, retransformed; /* jvm_class flags */
+	uint64_t by_level[6]; /* jvm_nmethod_load level -1..4 */
+	uint64_t level_other, osr;
 	uint8_t covered[256];
 };
 
@@ -105,6 +108,11 @@ static void jvm_record(void *p, const char *stream,
 	case JPB_REC_JVM_NMETHOD_LOAD:
 		s->nmethods++;
 		s->coarse += (u.nm.flags & JPB_NM_F_COARSE) != 0;
+		s->osr += (u.nm.flags & JPB_NM_F_OSR) != 0;
+		if (u.nm.level >= -1 && u.nm.level <= 4)
+			s->by_level[u.nm.level + 1]++;
+		else
+			s->level_other++;
 		s->inline_records += count_inline(u.nm.pcmap);
 		break;
 	case JPB_REC_JVM_PAUSE:
@@ -117,6 +125,21 @@ static void jvm_record(void *p, const char *stream,
 }
 
 #define SETI(o, k, v) json_object_set_new(o, k, json_integer((json_int_t)(v)))
+
+/* {"-1": n, "0": n, ... "4": n}: levels with no method are left out. */
+static json_t *levels_json(const struct jvm_state *s)
+{
+	json_t *o = json_object();
+	for (int i = 0; i < 6; i++) {
+		char k[4];
+		snprintf(k, sizeof(k), "%d", i - 1);
+		if (s->by_level[i])
+			SETI(o, k, s->by_level[i]);
+	}
+	if (s->level_other)
+		SETI(o, "other", s->level_other);
+	return o;
+}
 
 static json_t *jvm_finish(void *p, json_t *meta)
 {
@@ -135,6 +158,9 @@ static json_t *jvm_finish(void *p, json_t *meta)
 	SETI(o, "compiled_methods", s->nmethods);
 	SETI(o, "compiled_unloads", s->unloads);
 	SETI(o, "coarse_methods", s->coarse);
+	json_object_set_new(o, "compiled_by_level", levels_json(s));
+	SETI(o, "compiled_level_unknown", s->by_level[0]);
+	SETI(o, "compiled_osr", s->osr);
 	SETI(o, "inline_records", s->inline_records);
 	SETI(o, "methods", s->methods);
 	SETI(o, "code_blobs", s->blobs);

@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# Compile levels (docs/AGENT.md, "Compile level"): on JDK 17 and 25 every
+# jvm_nmethod_load record's level and OSR flag must match what the JVM
+# itself prints with -XX:+PrintCompilation for that method, tiered (levels
+# 3 and 4 appear), with C2 only (-XX:-TieredCompilation: all 4), with C1
+# only (-XX:TieredStopAtLevel=1: all 1), and by late attach (the methods
+# GenerateEvents replays).  `jpbpf info` counts them per level.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/agent_lib.sh"
+agent_setup
+agent_setup_attach
+LEVELS=$TOOLS/level_check
+t_need_tool "$LEVELS"
+
+# compare MODE PRINTCOMPILATION_LOG LEVEL_CHECK_OUTPUT: one JSON line.
+# A record matches a compile of the same method (class::name), OSR or
+# not, at the same level; without tiering PrintCompilation prints no
+# level (C2 only: 4, native wrappers 0).
+compare() {
+	python3 - "$@" <<'EOF'
+import json, re, sys
+mode, log, recs = sys.argv[1:4]
+norm = lambda s: s.replace('/', '.').replace('+', '.')
+printed, ids, printed_bc = {}, set(), 0
+for line in open(log, errors='replace'):
+    m = re.match(r'^\s*\d+\s+(\d+)\s+(.*)$', line)
+    if not m or int(m.group(1)) in ids:
+        continue
+    attrs, level, meth = '', None, None
+    for t in m.group(2).split():
+        if '::' in t:
+            meth = norm(t.split('(')[0])
+            break
+        if t.isdigit():
+            level = int(t)
+        else:
+            attrs += t
+    if meth is None or 'COMPILE SKIPPED' in line:
+        continue
+    ids.add(int(m.group(1)))
+    if level is None:
+        level = 0 if 'n' in attrs else 4
+    key = (meth, '%' in attrs, level)
+    printed[key] = printed.get(key, 0) + 1
+    printed_bc += 'n' not in attrs
+r = {'records': 0, 'unknown': 0, 'unmatched': 0, 'replayed': 0,
+     'osr': 0, 'levels': [], 'bytecode_levels': [], 'replay_levels': [],
+     'printed': printed_bc, 'covered': 0, 'examples': []}
+seen = {}
+levels, bc_levels, rp_levels = set(), set(), set()
+for line in open(recs):
+    lv, osr, native, replay, name = line.split(None, 4)
+    lv, osr = int(lv), osr == '1'
+    key = (norm(name.strip()), osr, lv)
+    r['records'] += 1
+    r['unknown'] += lv == -1
+    r['osr'] += osr
+    r['replayed'] += replay == '1'
+    levels.add(lv)
+    if native == '0':
+        bc_levels.add(lv)
+    if replay == '1':
+        rp_levels.add(lv)
+    if key in printed:
+        # Coverage counts bytecode methods: JVMTI names every
+        # method-handle intrinsic wrapper MethodHandle::linkToStatic.
+        if native == '0':
+            seen[key] = seen.get(key, 0) + 1
+    else:
+        r['unmatched'] += 1
+        if len(r['examples']) < 3:
+            r['examples'].append(line.strip())
+r['covered'] = sum(min(n, printed[k]) for k, n in seen.items())
+r['levels'] = sorted(levels)
+r['bytecode_levels'] = sorted(bc_levels)
+r['replay_levels'] = sorted(rp_levels)
+print(json.dumps(r))
+EOF
+}
+
+jq_() { agent_json "$1" "$2"; }
+
+# check NAME MODE OUT: the records of bundle OUT against OUT.pc.
+check() {
+	local name=$1 mode=$2 out=$3 r=$3.cmp
+	if ! "$LEVELS" "$out" >"$out.levels" 2>"$out.lverr"; then
+		t_fail "$name/$mode: level_check reads the bundle"
+		sed 's/^/# /' "$out.lverr"
+		return 1
+	fi
+	compare "$mode" "$out.pc" "$out.levels" >"$r"
+	local n unk unm
+	n=$(jq_ "$r" records); unk=$(jq_ "$r" unknown); unm=$(jq_ "$r" unmatched)
+	t_check "$name/$mode: compiled methods recorded ($n)" [ "${n:-0}" -gt 20 ]
+	t_check "$name/$mode: every record has a level ($unk unknown)" [ "$unk" = 0 ]
+	t_check "$name/$mode: every record matches a PrintCompilation compile: method, OSR, level ($unm unmatched of $n)" \
+		[ "$unm" = 0 ]
+	[ "$unm" = 0 ] || echo "# examples: $(jq_ "$r" examples)"
+	return 0
+}
+
+# run_startup NAME JAVA MODE FLAGS...: HotInline with the agent from
+# start-up and PrintCompilation on stdout.
+run_startup() {
+	local name=$1 java=$2 mode=$3 out=$TESTTMP/level-$1-$3
+	shift 3
+	"$java" "$@" -XX:+PrintCompilation \
+		"-agentpath:$AGENT=out=$out" -cp "$WL" HotInline 3 \
+		>"$out.pc" 2>"$out.err"
+	if ! grep -q "HotInline rounds=" "$out.pc"; then
+		t_fail "$name/$mode: JVM ran the workload"; sed 's/^/# /' "$out.err" | head -5
+		return
+	fi
+	check "$name" "$mode" "$out" || return
+	local r=$out.cmp bl cov pr
+	bl=$(jq_ "$r" bytecode_levels); cov=$(jq_ "$r" covered); pr=$(jq_ "$r" printed)
+	# Compiles still queued at VM exit are never posted: most, not all.
+	t_check "$name/$mode: PrintCompilation's bytecode compiles recorded ($cov of $pr)" \
+		[ $((cov * 100)) -ge $((pr * 80)) ]
+	case $mode in
+	tiered)
+		t_check "$name/$mode: C1 tier 3 and C2 compiles present (levels $bl)" \
+			python3 -c "import sys; l=$bl; sys.exit(not (3 in l and 4 in l))"
+		t_check "$name/$mode: an OSR compile recorded as such ($(jq_ "$r" osr))" \
+			[ "$(jq_ "$r" osr)" -gt 0 ] ;;
+	c2only)
+		t_check "$name/$mode: every bytecode method at level 4 ($bl)" [ "$bl" = "[4]" ] ;;
+	c1only)
+		t_check "$name/$mode: every bytecode method at level 1 ($bl)" [ "$bl" = "[1]" ] ;;
+	esac
+	"$JPBPF_PLAIN" info "$out" --json >"$out.info" 2>"$out.infoerr"
+	t_check "$name/$mode: jpbpf info counts the records per level" \
+		python3 - "$out.info" "$out.levels" <<'EOF'
+import collections, json, sys
+j = json.load(open(sys.argv[1]))['jvm']
+c = collections.Counter(l.split()[0] for l in open(sys.argv[2]))
+osr = sum(l.split()[1] == '1' for l in open(sys.argv[2]))
+assert j['compiled_by_level'] == dict(c), (j['compiled_by_level'], c)
+assert sum(c.values()) == j['compiled_methods']
+assert j['compiled_level_unknown'] == c.get('-1', 0)
+assert j['compiled_osr'] == osr
+EOF
+}
+
+# run_attach NAME JAVA: attach to a tiered HotInline after 2 s of work.
+run_attach() {
+	local name=$1 java=$2 out=$TESTTMP/level-$1-attach
+	"$java" -XX:+PrintCompilation -cp "$WL" HotInline 5 >"$out.pc" 2>"$out.err" &
+	local jpid=$!
+	wait_jvm_ready "$jpid"
+	sleep 1.5
+	if ! "$ATTACH" "$jpid" "$AGENT" "$out" 1 >"$out.tool" 2>&1; then
+		t_fail "$name/attach: attach + finish succeed"; sed 's/^/# /' "$out.tool"
+		kill "$jpid" 2>/dev/null; wait "$jpid"
+		return
+	fi
+	wait "$jpid"
+	check "$name" attach "$out" || return
+	local r=$out.cmp
+	t_check "$name/attach: replayed methods carry their levels, C2 among them ($(jq_ "$r" replayed) replayed, levels $(jq_ "$r" replay_levels))" \
+		python3 -c "import sys; l=$(jq_ "$r" replay_levels); sys.exit(not (4 in l and -1 not in l))"
+}
+
+while read -r name java; do
+	run_startup "$name" "$java" tiered
+	run_startup "$name" "$java" c2only -XX:-TieredCompilation
+	run_startup "$name" "$java" c1only -XX:TieredStopAtLevel=1
+	run_attach "$name" "$java"
+done < <(agent_jdks)
+t_done

@@ -61,45 +61,53 @@ static double median(double *v, size_t n)
 	return v[n / 2];
 }
 
-/* Ticks per compiled event: the median over the windows of >= 16 events,
- * >= 90% compiled, of what the window's time leaves after its
- * interpreted events (at CI each) per compiled event; 0 when none.  V
- * is scratch room for one value per event. */
-static double compiled_rate(const struct flow *f, double ci, double *v)
+/* A timing window of mostly compiled events: its ticks and counts. */
+struct cwin {
+	double ticks;
+	size_t len, nc;
+};
+
+/* Ticks per compiled event: the median over the windows CW of what their
+ * time leaves after their interpreted events (at CI each) per compiled
+ * event; 0 when none.  V is scratch room for N values. */
+static double compiled_rate(const struct cwin *cw, size_t n, double ci, double *v)
 {
-	size_t n = 0, g = 0;
-	struct twin w = { 0 };
-	while (v && next_window(f, &w, &g)) {
-		size_t len = w.j - w.i;
-		if (w.j == f->nout || w.gap || len < MIN_WINDOW || w.nc * 10 < len * 9)
-			continue;
-		double d = (double)(f->out[w.j].tsc - f->out[w.i].tsc) -
-			   ci * (double)(len - w.nc);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		double d = cw[i].ticks - ci * (double)(cw[i].len - cw[i].nc);
 		if (d > 0)
-			v[n++] = d / (double)w.nc;
+			v[k++] = d / (double)cw[i].nc;
 	}
-	return median(v, n);
+	return median(v, k);
 }
 
 /* Ticks per event of each kind: interpreted events, the median over the
  * windows (runs of one TSC, no gap inside, followed by another) of >= 16
- * events, >= 95% interpreted; compiled ones, compiled_rate.  Medians, not
- * a least-squares fit: a window in which the thread was descheduled or
- * blocked lasts arbitrarily long. */
+ * events, >= 95% interpreted; compiled ones, the median over such windows
+ * >= 90% compiled of compiled_rate.  Medians, not a least-squares fit: a
+ * window in which the thread was descheduled or blocked lasts
+ * arbitrarily long.  One pass over the output collects both kinds. */
 void flow_cost_fit(const struct flow *f, struct fcost *c)
 {
 	/* a value per window of >= MIN_WINDOW events at most */
-	double *v = malloc((f->nout / MIN_WINDOW + 1) * sizeof(*v));
-	size_t n = 0, g = 0;
+	size_t cap = f->nout / MIN_WINDOW + 1, n = 0, nw = 0, g = 0;
+	double *v = malloc(cap * sizeof(*v));
+	struct cwin *cw = malloc(cap * sizeof(*cw));
 	struct twin w = { 0 };
-	while (v && next_window(f, &w, &g)) {
+	while (v && cw && next_window(f, &w, &g)) {
 		size_t len = w.j - w.i;
-		if (w.j < f->nout && !w.gap && len >= MIN_WINDOW && w.nc * 20 <= len)
-			v[n++] = (double)(f->out[w.j].tsc - f->out[w.i].tsc) / (double)len;
+		if (w.j == f->nout || w.gap || len < MIN_WINDOW)
+			continue;
+		double ticks = (double)(f->out[w.j].tsc - f->out[w.i].tsc);
+		if (w.nc * 20 <= len)
+			v[n++] = ticks / (double)len;
+		else if (w.nc * 10 >= len * 9)
+			cw[nw++] = (struct cwin){ ticks, len, w.nc };
 	}
-	c->interp = median(v, n);
-	c->compiled = compiled_rate(f, c->interp, v);
+	c->interp = v && cw ? median(v, n) : 0;
+	c->compiled = v && cw ? compiled_rate(cw, nw, c->interp, v) : 0;
 	free(v);
+	free(cw);
 	/* One kind unseen: the same rate for both (an overestimate of
 	 * compiled code's cost, the safe side for a budget). */
 	if (!(c->interp > 0))

@@ -19,7 +19,6 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "agent.h"
 #include "nmethod_level.h"
 #include "vmstructs.h"
 
@@ -300,25 +299,4 @@ int nml_lookup(uint64_t addr, uint64_t size, struct nml_result *r)
 	if (why != NML_OK)
 		r->level = -1;
 	return why;
-}
-
-int nml_level_for(struct agent *a, const void *addr, int size,
-		  uint32_t *flags)
-{
-	struct nml_result r;
-	int why = nml_lookup((uint64_t)(uintptr_t)addr,
-			     size > 0 ? (uint64_t)size : 0, &r);
-	if (why == NML_OK) {
-		__atomic_add_fetch(&a->nml.found, 1, __ATOMIC_RELAXED);
-		if (r.osr)
-			*flags |= JPB_NM_F_OSR;
-		return r.level;
-	}
-	/* One note per reason and session; the records' -1 count them all. */
-	if (__atomic_fetch_add(&a->nml.unknown[why], 1, __ATOMIC_RELAXED) == 0)
-		aq_note(&a->q, JPB_NOTE_WARN,
-			"compile level unknown for nmethod %p (%d bytes): %s "
-			"(level -1; later cases of this reason not noted)",
-			addr, size, nml_whystr(why));
-	return -1;
 }

@@ -161,6 +161,49 @@ run_attach() {
 		python3 -c "import sys; l=$(jq_ "$r" replay_levels); sys.exit(not (4 in l and -1 not in l))"
 }
 
+# The lookup alone (agent_level_probe.c, built here with the agent's
+# sources): the real code address of every compiled method is found,
+# addresses that begin no nmethod all fall back, the JVM lives; and what
+# a lookup costs in CPU.
+PROBE=$TESTTMP/level_probe.so
+build_probe() {
+	local jh
+	jh=$(dirname "$(dirname "$(readlink -f "$(agent_jdks | head -1 | cut -d' ' -f2)")")")
+	cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -shared -fPIC \
+		-I"$top/agent" -isystem "$jh/include" -isystem "$jh/include/linux" \
+		-o "$PROBE" "$top/tests/integration/agent_level_probe.c" \
+		"$top/agent/nmethod_level.c" "$top/agent/vmstructs.c" \
+		-lelf -lpthread 2>"$TESTTMP/probe.cc"
+}
+
+run_probe() {
+	local name=$1 java=$2 out=$TESTTMP/probe-$1 line
+	"$java" "-agentpath:$PROBE" -cp "$WL" HotInline 2 >"$out.out" 2>"$out.err"
+	local rc=$?
+	line=$(grep "^level_probe: events" "$out.err")
+	t_check "$name/probe: JVM survives wrong-address lookups (exit $rc)" \
+		grep -q "HotInline rounds=" "$out.out"
+	local ev ok wok fb ns first cl
+	ev=$(sed -n 's/.*events=\([0-9]*\).*/\1/p' <<<"$line")
+	ok=$(sed -n 's/.* ok=\([0-9]*\).*/\1/p' <<<"$line")
+	wok=$(sed -n 's/.*wrong_ok=\([0-9]*\).*/\1/p' <<<"$line")
+	fb=$(sed -n 's/.*fallbacks=\([0-9]*\).*/\1/p' <<<"$line")
+	ns=$(sed -n 's/.* ns=\([0-9]*\).*/\1/p' <<<"$line")
+	cl=$(sed -n 's/.*clock_ns=\([0-9]*\).*/\1/p' <<<"$line")
+	first=$(sed -n 's/.*first_ns=\([0-9]*\).*/\1/p' <<<"$line")
+	t_check "$name/probe: every real code address found (${ok:-?} of ${ev:-?})" \
+		[ "${ev:-0}" -gt 20 -a "${ok:-0}" = "${ev:-0}" ]
+	t_check "$name/probe: no wrong address accepted, all fell back (${wok:-?} accepted, ${fb:-?} fell back: $(sed -n 's/.*why=\([^ ]*\).*/\1/p' <<<"$line"))" \
+		[ "${wok:-1}" = 0 -a "${fb:-0}" -ge $((ev * 10)) ]
+	[ "${ev:-0}" -gt 1 ] && echo "# $name: lookup CPU: first (reads the layout) $((first / 1000)) us, then $((ns / (ev - 1))) ns per compiled method (thread CPU clock; the clock itself $((cl / (ev - 1))) ns of it)"
+}
+
+if build_probe; then
+	while read -r name java; do run_probe "$name" "$java"; done < <(agent_jdks)
+else
+	t_fail "level probe agent builds"; sed 's/^/# /' "$TESTTMP/probe.cc"
+fi
+
 while read -r name java; do
 	run_startup "$name" "$java" tiered
 	run_startup "$name" "$java" c2only -XX:-TieredCompilation

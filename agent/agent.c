@@ -5,6 +5,7 @@
  *   -agentpath:libjpbpf-agent.so=out=DIR[,truth[,truthmax=N]
  *                               [,truthfrom=Class.method]][,noclasses]
  *                               [,nocode][,noresource][,batch_ms=N]
+ *                               [,retransform=never|auto|always]
  *                               [,maxmem=MB|KBk]
  *
  * or the same string through the attach protocol.  Every JVMTI call's
@@ -109,6 +110,12 @@ static int parse_opt(struct agent_opts *o, char *kv, char *err, size_t size)
 		o->no_code = 1;
 	} else if (!strcmp(kv, "noresource") && !v) {
 		o->no_resource = 1;
+	} else if (!strcmp(kv, "retransform") && v && !strcmp(v, "never")) {
+		o->retransform = RT_NEVER;
+	} else if (!strcmp(kv, "retransform") && v && !strcmp(v, "auto")) {
+		o->retransform = RT_AUTO;
+	} else if (!strcmp(kv, "retransform") && v && !strcmp(v, "always")) {
+		o->retransform = RT_ALWAYS;
 	} else if (!strcmp(kv, "batch_ms") && v && !parse_uint(v, &o->batch_ms) &&
 		   o->batch_ms > 0) {
 	} else if (!strcmp(kv, "maxmem") && v && parse_size_kb(v, &maxmem) == 0 &&
@@ -118,7 +125,8 @@ static int parse_opt(struct agent_opts *o, char *kv, char *err, size_t size)
 	} else {
 		snprintf(err, size, "bad option '%s%s%s' (known: out=DIR, truth, "
 			 "truthmax=N, truthfrom=Class.method, "
-			 "noclasses, nocode, noresource, batch_ms=N, "
+			 "noclasses, nocode, noresource, "
+			 "retransform=never|auto|always, batch_ms=N, "
 			 "maxmem=MB|KBk)",
 			 kv, v ? "=" : "", v ? v : "");
 		return -1;

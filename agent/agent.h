@@ -57,13 +57,19 @@ struct aq {
 	int (*on_stop_request)(void);
 };
 
+/* On late attach, the loaded classes whose file no resource gives:
+ * rebuilt from JVMTI (no safepoint), retransformed, or all of them
+ * retransformed (docs/AGENT.md, "Late attach"). */
+enum agent_retransform { RT_NEVER, RT_AUTO, RT_ALWAYS };
+
 struct agent_opts {
 	char out[4096];
 	int truth;
 	int no_classes;
 	int no_code;     /* don't copy compiled code bytes */
 	int batch_ms;    /* 0: one RetransformClasses call; N: batches near N ms */
-	int no_resource; /* on attach, retransform every class (for tests) */
+	int no_resource; /* on attach, read no resources (for comparisons) */
+	int retransform; /* enum agent_retransform: on attach, what is left */
 	int max_kb;      /* writer backlog limit */
 	uint64_t truth_max;   /* truthmax=: bytecodes in the truth window, 0: all */
 	char truth_from[512]; /* truthfrom=Class.method: window trigger, "" none */
@@ -175,8 +181,27 @@ AGENT_LOCAL int class_res_match(jvmtiEnv *e, jclass k, const char *name,
 				size_t len, const uint8_t *data, size_t size,
 				int methods);
 
+/* class_rebuild.c: a class file made from JVMTI's view of prepared class
+ * K (NAME, LEN bytes), no exception tables (JPB_CLASS_F_REBUILT): RB_OK
+ * and *DATA (malloc'd), else why not. */
+enum class_rebuild_rc {
+	RB_OK, RB_NOMEM, RB_JVMTI, RB_CPOOL, RB_BOOTSTRAP, RB_LIMIT, RB_PARSE,
+	RB_COUNT
+};
+AGENT_LOCAL extern const char *class_rebuild_strs[RB_COUNT];
+AGENT_LOCAL int class_rebuild(jvmtiEnv *e, JNIEnv *jni, jclass k,
+			      const char *name, size_t len, uint8_t **data,
+			      size_t *size);
+/* Rebuild K (signature SIG) and write it; if that fails, a
+ * jvm_class_missing record saying WHY there is no class file and why it
+ * was not rebuilt.  Returns the enum class_rebuild_rc. */
+AGENT_LOCAL int class_rebuild_put(struct agent *a, JNIEnv *jni, jclass k,
+				  const char *sig, uint64_t loader,
+				  const char *why);
+
 /* class_pending.c: classes loaded but not prepared at attach.  Their
- * resource is read at attach and checked when they are prepared. */
+ * resource is read at attach and checked when they are prepared; those
+ * without one are rebuilt then (retransform=never). */
 struct class_pending;
 AGENT_LOCAL struct class_pending *class_pending_new(void);
 /* Before reading K's resource: 0 if K is registered, -1 if it is
@@ -184,11 +209,12 @@ AGENT_LOCAL struct class_pending *class_pending_new(void);
 AGENT_LOCAL int class_pending_begin(struct agent *a, jclass k,
 				    const char *name, size_t len,
 				    uint64_t loader);
-/* After reading it (DATA NULL: failed).  Takes DATA.  1 if kept until
- * ClassPrepare, 0 if the caller must deal with K now (DATA not taken). */
+/* After reading it (DATA NULL: failed; then REBUILD keeps the entry, to
+ * rebuild K when prepared).  Takes DATA.  1 if kept until ClassPrepare,
+ * 0 if the caller must deal with K now (DATA not taken). */
 AGENT_LOCAL int class_pending_end(struct agent *a, const char *name,
 				  size_t len, uint64_t loader, uint8_t *data,
-				  size_t size);
+				  size_t size, int rebuild);
 /* At ClassPrepare: 1 if K was pending and is now dealt with. */
 AGENT_LOCAL int class_pending_prepared(struct agent *a, JNIEnv *jni,
 				       jclass k, const char *sig,

@@ -3,12 +3,16 @@
  * The class files of the classes loaded before a late attach
  * (docs/AGENT.md, "Late attach").  RetransformClasses would pass them to
  * the hook, but every call stops the JVM at a safepoint that walks all
- * loaded classes and deoptimizes dependent code, for seconds on a large
- * application.  So each class's file is first read back from its loader's
- * resources and checked against the loaded class (class_resource.c), in
- * this thread and with no safepoint; only the classes that cannot be had
- * that way are retransformed, and every such call is a jvm_pause record.
+ * loaded classes and deoptimizes dependent code (on JDK 17 the first call
+ * deoptimizes all of it).  So each class's file is first read back from
+ * its loader's resources and checked against the loaded class
+ * (class_resource.c), in this thread and with no safepoint.  What that
+ * cannot give (classes defined from bytes made at run time, classes
+ * changed at load) is rebuilt from JVMTI (class_rebuild.c), also without
+ * a safepoint, by default; retransform=auto retransforms them instead and
+ * retransform=always every class, each call a jvm_pause record.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -18,8 +22,9 @@
 struct attach_stats {
 	jint loaded;
 	uint64_t hidden, resource, deferred, failed, noted;
-	uint64_t why[CR_COUNT]; /* CR_OK: from resources; others: retransformed */
-	uint64_t res_ns, res_cpu_ns;
+	uint64_t why[CR_COUNT]; /* CR_OK: from resources; others: left over */
+	uint64_t rebuilt, rebuild_later, rb_why[RB_COUNT];
+	uint64_t res_ns, res_cpu_ns, rb_cpu_ns;
 };
 
 static uint64_t thread_cpu_ns(void)
@@ -40,41 +45,74 @@ static uint64_t loader_of(jvmtiEnv *e, JNIEnv *jni, jclass k)
 	return id;
 }
 
-/* 1 if K's class file was read from its loader and written, or will be
- * checked when K is prepared. */
+static const char *mode_str(int mode)
+{
+	return mode == RT_NEVER ? "never" : mode == RT_AUTO ? "auto" : "always";
+}
+
+/* K's resource is not used (RC says why): rebuild it, or leave it to
+ * RetransformClasses (returns 0). */
+static int leftover(struct agent *a, JNIEnv *jni, jclass k, const char *sig,
+		    uint64_t loader, int rc, struct attach_stats *st)
+{
+	size_t len;
+	const char *name = classes_sig_name(sig, &len);
+	st->why[rc]++;
+	if (a->opts.retransform != RT_NEVER) {
+		if (st->noted++ < 8)
+			aq_note(&a->q, JPB_NOTE_INFO, "class %.*s: resource not "
+				"used (%s): retransformed", (int)len, name,
+				class_res_strs[rc]);
+		return 0;
+	}
+	uint64_t c0 = thread_cpu_ns();
+	int rb = class_rebuild_put(a, jni, k, sig, loader, class_res_strs[rc]);
+	st->rb_cpu_ns += thread_cpu_ns() - c0;
+	st->rebuilt += rb == RB_OK;
+	st->rb_why[rb]++;
+	if (st->noted++ < 8)
+		aq_note(&a->q, JPB_NOTE_INFO, "class %.*s: resource not used "
+			"(%s): %s%s", (int)len, name, class_res_strs[rc],
+			rb == RB_OK ? "rebuilt from JVMTI" : "not rebuilt: ",
+			rb == RB_OK ? "" : class_rebuild_strs[rb]);
+	return 1;
+}
+
+/* 1 if K's class file was read from its loader, rebuilt, or will be dealt
+ * with when K is prepared; 0 if K is left to RetransformClasses. */
 static int from_resource(struct agent *a, struct class_res *r, JNIEnv *jni,
-			 jclass k, const char *name, size_t len,
-			 struct attach_stats *st)
+			 jclass k, const char *sig, struct attach_stats *st)
 {
 	jvmtiEnv *e = a->jvmti;
 	uint8_t *data = NULL;
-	size_t size = 0;
-	if (!r->jni) {
-		st->why[CR_NOT_TRIED]++;
-		return 0;
-	}
+	size_t len, size = 0;
+	const char *name = classes_sig_name(sig, &len);
+	int never = a->opts.retransform == RT_NEVER;
 	uint64_t loader = loader_of(e, jni, k);
-	int pending = class_pending_begin(a, k, name, len, loader) == 0;
-	int rc = class_res_read(r, k, name, len, &data, &size);
+	int pending = a->pending &&
+		      class_pending_begin(a, k, name, len, loader) == 0;
+	int rc = r->jni ? class_res_read(r, k, name, len, &data, &size)
+			: CR_NOT_TRIED;
 	if (rc == CR_OK)
 		rc = class_res_match(e, k, name, len, data, size, !pending);
 	if (pending && class_pending_end(a, name, len, loader,
-					  rc == CR_OK ? data : NULL, size)) {
-		st->deferred++;
+					  rc == CR_OK ? data : NULL, size,
+					  never)) {
+		if (rc != CR_OK)
+			free(data);
+		st->deferred += rc == CR_OK;
+		st->rebuild_later += rc != CR_OK;
 		return 1;
 	}
 	if (pending && rc == CR_OK) /* prepared meanwhile: check it all */
 		rc = class_res_match(e, k, name, len, data, size, 1);
-	if (rc == CR_OK)
+	if (rc == CR_OK) {
 		classes_put(a, JPB_CLASS_F_RESOURCE, loader, name, len, data,
 			    size);
-	else if (st->noted++ < 8)
-		aq_note(&a->q, JPB_NOTE_INFO, "class %.*s: resource not used "
-			"(%s): retransformed", (int)len, name,
-			class_res_strs[rc]);
-	st->why[rc]++;
+		st->why[CR_OK]++;
+	}
 	free(data);
-	return rc == CR_OK;
+	return rc == CR_OK || leftover(a, jni, k, sig, loader, rc, st);
 }
 
 /* A class the JVM does not let us retransform (a hidden class): reported
@@ -111,7 +149,7 @@ static int take_class(struct agent *a, struct class_res *r, JNIEnv *jni,
 		   !modifiable) {
 		put_hidden(a, jni, k, sig, st);
 	} else {
-		left = !from_resource(a, r, jni, k, name, len, st);
+		left = !from_resource(a, r, jni, k, sig, st);
 	}
 	(*e)->Deallocate(e, (unsigned char *)sig);
 	return left;
@@ -124,8 +162,9 @@ static jint take_classes(struct agent *a, JNIEnv *jni, jclass *cs, jint n,
 {
 	struct class_res r;
 	uint64_t t0 = agent_now(), c0 = thread_cpu_ns();
-	class_res_init(&r, a->opts.no_resource ? NULL : jni);
-	if (r.jni && !a->pending)
+	int mode = a->opts.retransform;
+	class_res_init(&r, a->opts.no_resource || mode == RT_ALWAYS ? NULL : jni);
+	if ((r.jni || mode == RT_NEVER) && !a->pending)
 		__atomic_store_n(&a->pending, class_pending_new(),
 				 __ATOMIC_RELEASE);
 	jint k = 0;
@@ -204,29 +243,62 @@ static void retransform_loaded(struct agent *a, jclass *cs, jint n,
 	}
 }
 
+/* "what n, what n" for the nonzero counts, or "none". */
+static void list_counts(char *buf, size_t size, const uint64_t *n,
+			const char *const *strs, int from, int count)
+{
+	size_t off = 0;
+	buf[0] = 0;
+	for (int i = from; i < count && off < size; i++)
+		if (n[i])
+			off += (size_t)snprintf(buf + off, size - off, "%s%s %llu",
+						off ? ", " : "", strs[i],
+						(unsigned long long)n[i]);
+	if (!buf[0])
+		snprintf(buf, size, "none");
+}
+
 static void put_summary(struct agent *a, const struct attach_stats *st,
 			jint left)
 {
-	char why[512] = "";
-	size_t off = 0;
-	for (int i = CR_OK + 1; i < CR_COUNT && off < sizeof(why); i++)
-		if (st->why[i])
-			off += (size_t)snprintf(why + off, sizeof(why) - off,
-						"%s%s %llu", off ? ", " : "",
-						class_res_strs[i],
-						(unsigned long long)st->why[i]);
+	char why[512], rb[512];
+	list_counts(why, sizeof(why), st->why, class_res_strs, CR_OK + 1,
+		    CR_COUNT);
+	list_counts(rb, sizeof(rb), st->rb_why, class_rebuild_strs, RB_OK + 1,
+		    RB_COUNT);
 	aq_note(&a->q, JPB_NOTE_INFO,
-		"classes on attach: %d loaded, %llu from their loaders' "
-		"resources (%.1f ms, %.1f ms CPU, no pause), %llu more read "
-		"and checked when prepared, %d retransformed "
-		"(%s) in %llu RetransformClasses calls, longest %.2f ms, total "
-		"%.1f ms, %llu failed; %llu hidden without class file",
-		(int)st->loaded, (unsigned long long)st->resource,
-		st->res_ns / 1e6, st->res_cpu_ns / 1e6,
-		(unsigned long long)st->deferred, (int)left,
-		why[0] ? why : "none", (unsigned long long)a->n_retransform_batches,
+		"classes on attach (retransform=%s): %d loaded, %llu from "
+		"their loaders' resources (%.1f ms, %.1f ms CPU, no pause), "
+		"%llu more read and checked when prepared; not from resources "
+		"(%s): %llu rebuilt from JVMTI without exception tables "
+		"(%.1f ms CPU, no pause), %llu more to rebuild when prepared, "
+		"not rebuilt: %s; %d retransformed in %llu RetransformClasses "
+		"calls, longest %.2f ms, total %.1f ms, %llu failed; %llu "
+		"hidden without class file",
+		mode_str(a->opts.retransform), (int)st->loaded,
+		(unsigned long long)st->resource, st->res_ns / 1e6,
+		st->res_cpu_ns / 1e6, (unsigned long long)st->deferred, why,
+		(unsigned long long)st->rebuilt, st->rb_cpu_ns / 1e6,
+		(unsigned long long)st->rebuild_later, rb, (int)left,
+		(unsigned long long)a->n_retransform_batches,
 		a->max_pause_ns / 1e6, a->total_pause_ns / 1e6,
 		(unsigned long long)st->failed, (unsigned long long)st->hidden);
+}
+
+/* What class_rebuild.c asks of JVMTI.  All three are among HotSpot's
+ * capabilities always available, so the live phase may add them. */
+static void rebuild_capabilities(struct agent *a)
+{
+	jvmtiCapabilities c;
+	memset(&c, 0, sizeof(c));
+	c.can_get_constant_pool = 1;
+	c.can_get_source_file_name = 1;
+	c.can_get_line_numbers = 1;
+	jvmtiError err = (*a->jvmti)->AddCapabilities(a->jvmti, &c);
+	if (err != JVMTI_ERROR_NONE)
+		aq_note(&a->q, JPB_NOTE_WARN, "AddCapabilities(constant pool, "
+			"source file, line numbers) failed (%d): classes "
+			"without a resource will lack a class file", (int)err);
 }
 
 void classes_attach(struct agent *a, JNIEnv *jni)
@@ -245,6 +317,8 @@ void classes_attach(struct agent *a, JNIEnv *jni)
 		return;
 	}
 	struct attach_stats st = { .loaded = n };
+	if (a->opts.retransform == RT_NEVER)
+		rebuild_capabilities(a);
 	jint left = take_classes(a, jni, cs, n, &st);
 	uint64_t t_start = agent_now();
 	retransform_loaded(a, cs, left, &st.failed);

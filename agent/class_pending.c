@@ -11,7 +11,10 @@
  *
  * An entry is registered before its resource is read, so that a class
  * prepared meanwhile is seen: its ClassPrepare marks the entry, and the
- * attach thread checks the class itself.
+ * attach thread checks the class itself.  A class with no usable resource
+ * keeps an entry without data under retransform=never: it is rebuilt from
+ * JVMTI at its ClassPrepare (class_rebuild.c), as are those whose resource
+ * turns out to differ from the class prepared.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +22,7 @@
 
 #include "agent.h"
 
-enum { P_READING, P_READY, P_PREPARED };
+enum { P_READING, P_READY, P_REBUILD, P_PREPARED };
 
 struct pend {
 	char *name;
@@ -99,16 +102,16 @@ int class_pending_begin(struct agent *a, jclass k, const char *name,
 }
 
 int class_pending_end(struct agent *a, const char *name, size_t len,
-		      uint64_t loader, uint8_t *data, size_t size)
+		      uint64_t loader, uint8_t *data, size_t size, int rebuild)
 {
 	struct class_pending *p = a->pending;
 	int kept = 0;
 	pthread_mutex_lock(&p->lock);
 	struct pend *e = find(p, name, len, loader);
-	if (e && data && e->state == P_READING) {
+	if (e && (data || rebuild) && e->state == P_READING) {
 		e->data = data;
 		e->size = size;
-		e->state = P_READY;
+		e->state = data ? P_READY : P_REBUILD;
 		kept = 1;
 	} else if (e) {
 		drop(p, e);
@@ -117,13 +120,14 @@ int class_pending_end(struct agent *a, const char *name, size_t len,
 	return kept;
 }
 
-/* Take the entry of K if it has one; *DATA is NULL if it is still being
- * read (then it is marked, and the attach thread checks K). */
+/* Take the entry of K if it has one: its state, and its data if READY.
+ * One still being read is marked, and the attach thread checks K. */
 static int take(struct class_pending *p, const char *name, size_t len,
 		uint64_t loader, uint8_t **data, size_t *size)
 {
 	pthread_mutex_lock(&p->lock);
 	struct pend *e = find(p, name, len, loader);
+	int state = e ? e->state : -1;
 	*data = NULL;
 	if (e && e->state == P_READING) {
 		e->state = P_PREPARED;
@@ -133,7 +137,7 @@ static int take(struct class_pending *p, const char *name, size_t len,
 		drop(p, e);
 	}
 	pthread_mutex_unlock(&p->lock);
-	return e != NULL;
+	return state;
 }
 
 int class_pending_prepared(struct agent *a, JNIEnv *jni, jclass k,
@@ -151,16 +155,24 @@ int class_pending_prepared(struct agent *a, JNIEnv *jni, jclass k,
 	uint64_t loader = classes_loader_id(e, ld);
 	if (ld && jni)
 		(*jni)->DeleteLocalRef(jni, ld);
-	if (!take(p, name, len, loader, &data, &size))
+	int state = take(p, name, len, loader, &data, &size);
+	if (state < 0)
 		return 0;
-	if (!data)
+	if (state == P_READING)
 		return 1;
-	int rc = class_res_match(e, k, name, len, data, size, 1);
+	int rc = data ? class_res_match(e, k, name, len, data, size, 1)
+		      : CR_NO_RESOURCE;
+	char why[128];
 	if (rc == CR_OK) {
 		classes_put(a, JPB_CLASS_F_RESOURCE, loader, name, len, data,
 			    size);
+	} else if (state == P_REBUILD) {
+		class_rebuild_put(a, jni, k, sig, loader, "no resource");
+	} else if (a->opts.retransform == RT_NEVER) {
+		snprintf(why, sizeof(why), "resource differs from the class "
+			 "prepared: %s", class_res_strs[rc]);
+		class_rebuild_put(a, jni, k, sig, loader, why);
 	} else {
-		char why[128];
 		snprintf(why, sizeof(why), "resource read on attach differs "
 			 "from the class prepared later: %s",
 			 class_res_strs[rc]);

@@ -9,6 +9,14 @@
  * line numbers must be equal.
  *
  *   class_code_check RESOURCE_DIR RETRANSFORM_DIR
+ *   class_code_check --rebuilt REBUILT_DIR RETRANSFORM_DIR
+ *                                    the same for the class files rebuilt
+ *                                    from JVMTI (flag bit 3), which have
+ *                                    no exception tables: a method whose
+ *                                    retransformed form has one counts in
+ *                                    exc_absent, not exc_differ; the
+ *                                    header (super class, interfaces,
+ *                                    version) and max_locals must match
  *   class_code_check --model DIR     the decoder's program model of DIR:
  *                                    classes, bad ones, CFGs built
  *
@@ -158,15 +166,35 @@ static int model(const char *dir)
 	return n < 0;
 }
 
+/* Super class, interfaces and version equal. */
+static int same_header(const struct jcf *a, const struct jcf *b)
+{
+	unsigned ma, na, mb, nb;
+	const char *sa = jcf_super_class(a), *sb = jcf_super_class(b);
+	jcf_version(a, &ma, &na);
+	jcf_version(b, &mb, &nb);
+	if (ma != mb || na != nb || !sa != !sb || (sa && strcmp(sa, sb)) ||
+	    jcf_interface_count(a) != jcf_interface_count(b))
+		return 0;
+	for (unsigned i = 0; i < jcf_interface_count(a); i++)
+		if (strcmp(jcf_interface(a, i), jcf_interface(b, i)))
+			return 0;
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--model"))
 		return model(argv[2]);
-	struct side res = { .flag = JPB_CLASS_F_RESOURCE };
+	int rebuilt = argc == 4 && !strcmp(argv[1], "--rebuilt");
+	struct side res = { .flag = rebuilt ? JPB_CLASS_F_REBUILT
+					    : JPB_CLASS_F_RESOURCE };
 	struct side ret = { .flag = JPB_CLASS_F_RETRANSFORM };
+	argv += rebuilt;
+	argc -= rebuilt;
 	if (argc != 3) {
-		fprintf(stderr, "usage: class_code_check RESOURCE_DIR RETRANSFORM_DIR"
-				" | --model DIR\n");
+		fprintf(stderr, "usage: class_code_check [--rebuilt] "
+				"RESOURCE_DIR RETRANSFORM_DIR | --model DIR\n");
 		return 2;
 	}
 	if (read_side(argv[1], &res) || read_side(argv[2], &ret)) {
@@ -175,13 +203,18 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	uint64_t compared = 0, methods = 0, absent = 0, code = 0, exc = 0,
-		 lines = 0;
+		 lines = 0, exc_absent = 0, extra = 0, header = 0, locals = 0;
 	const char *first = "";
 	for (size_t i = 0; i < res.n; i++) {
 		const struct jcf *a = res.v[i].cf, *b = find(&ret, res.v[i].name);
 		if (!b)
 			continue;
 		compared++;
+		header += !same_header(a, b);
+		for (unsigned k = 0; k < jcf_method_count(b); k++) {
+			const struct jcf_method *n = jcf_method(b, k);
+			extra += !jcf_method_find(a, n->name, n->descriptor);
+		}
 		for (unsigned k = 0; k < jcf_method_count(a); k++) {
 			const struct jcf_method *m = jcf_method(a, k);
 			const struct jcf_method *n =
@@ -193,8 +226,12 @@ int main(int argc, char **argv)
 			else if (m->code_length != n->code_length ||
 				 (m->code && memcmp(m->code, n->code, m->code_length)))
 				code++;
+			else if (rebuilt && !m->nexc && n->nexc)
+				exc_absent++;
 			else if (!same_exc(m, n))
 				exc++;
+			if (n && m->code && m->max_locals != n->max_locals)
+				locals++;
 			else if (!same_lines(m, n))
 				lines++;
 			if (before != absent + code + exc + lines && !*first)
@@ -205,9 +242,12 @@ int main(int argc, char **argv)
 	       "\"unparsable\":%" PRIu64 ",\"compared\":%" PRIu64
 	       ",\"methods\":%" PRIu64 ",\"absent\":%" PRIu64
 	       ",\"code_differ\":%" PRIu64 ",\"exc_differ\":%" PRIu64
-	       ",\"lines_differ\":%" PRIu64 ",\"first_differ\":\"%s\"}\n",
+	       ",\"lines_differ\":%" PRIu64 ",\"exc_absent\":%" PRIu64
+	       ",\"extra\":%" PRIu64 ",\"header_differ\":%" PRIu64
+	       ",\"locals_differ\":%" PRIu64 ",\"first_differ\":\"%s\"}\n",
 	       res.n, ret.n, res.unparsable + ret.unparsable, compared, methods,
-	       absent, code, exc, lines, first);
+	       absent, code, exc, lines, exc_absent, extra, header, locals,
+	       first);
 	free_side(&res);
 	free_side(&ret);
 	return 0;

@@ -79,6 +79,8 @@ enum {
 	JPB_CLASS_F_HIDDEN = 1u << 1,      /* no name given by the hook */
 	JPB_CLASS_F_RESOURCE = 1u << 2,    /* read back from the loader's
 					    * resource on attach, checked */
+	JPB_CLASS_F_REBUILT = 1u << 3,     /* rebuilt from JVMTI on attach:
+					    * no exception tables */
 };
 
 /* A class file as the JVM received it (ClassFileLoadHook). */

@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A class file rebuilt from what JVMTI tells about a loaded class, for the
+ * classes a late attach cannot read back from their loader (docs/AGENT.md,
+ * "Late attach"): reflection accessors, dynamic proxies and other classes
+ * defined from bytes made at run time.  Unlike RetransformClasses it needs
+ * no safepoint: every call below reads the class under its own locks.
+ *
+ * What JVMTI gives is what the loaded class runs: the constant pool in
+ * class-file form (GetConstantPool), each method's bytecodes with their
+ * original constant pool indices (GetBytecodes), max_locals, the line
+ * numbers, modifiers, super class, interfaces and fields.  What it does
+ * not give is left out and said so by JPB_CLASS_F_REBUILT: exception
+ * tables (empty), max_stack (written as 65535, an upper bound), the
+ * BootstrapMethods attribute (a class whose constant pool needs one is
+ * not rebuilt) and every other attribute.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "java/classfile.h"
+
+const char *class_rebuild_strs[RB_COUNT] = {
+	[RB_OK] = "ok",
+	[RB_NOMEM] = "out of memory",
+	[RB_JVMTI] = "a JVMTI call failed",
+	[RB_CPOOL] = "constant pool unreadable",
+	[RB_BOOTSTRAP] = "needs BootstrapMethods, which JVMTI does not give",
+	[RB_LIMIT] = "too large for a class file",
+	[RB_PARSE] = "rebuilt class file does not parse",
+};
+
+/* A big-endian byte buffer; OOM is sticky and checked once at the end. */
+struct cfw {
+	uint8_t *p;
+	size_t len, cap;
+	int oom;
+};
+
+static void w_put(struct cfw *w, const void *src, size_t n)
+{
+	if (w->oom)
+		return;
+	if (w->len + n > w->cap) {
+		size_t cap = w->cap ? w->cap : 1024;
+		while (cap < w->len + n)
+			cap *= 2;
+		uint8_t *p = realloc(w->p, cap);
+		if (!p) {
+			w->oom = 1;
+			return;
+		}
+		w->p = p;
+		w->cap = cap;
+	}
+	memcpy(w->p + w->len, src, n);
+	w->len += n;
+}
+
+static void w_u1(struct cfw *w, unsigned v)
+{
+	uint8_t b = (uint8_t)v;
+	w_put(w, &b, 1);
+}
+
+static void w_u2(struct cfw *w, unsigned v)
+{
+	uint8_t b[2] = { (uint8_t)(v >> 8), (uint8_t)v };
+	w_put(w, b, 2);
+}
+
+static void w_u4(struct cfw *w, uint32_t v)
+{
+	uint8_t b[4] = { (uint8_t)(v >> 24), (uint8_t)(v >> 16),
+			 (uint8_t)(v >> 8), (uint8_t)v };
+	w_put(w, b, 4);
+}
+
+/* Patch a u4 written earlier at OFF (attribute lengths). */
+static void w_set_u4(struct cfw *w, size_t off, uint32_t v)
+{
+	if (w->oom)
+		return;
+	w->p[off] = (uint8_t)(v >> 24);
+	w->p[off + 1] = (uint8_t)(v >> 16);
+	w->p[off + 2] = (uint8_t)(v >> 8);
+	w->p[off + 3] = (uint8_t)v;
+}
+
+/* The JVM's constant pool plus the entries appended for names it lacks. */
+struct cpool {
+	const uint8_t *b;
+	size_t size;
+	uint32_t count;  /* the JVM's, entries 1..count-1 */
+	uint32_t *off;   /* offset of entry i's tag in B; 0 for none */
+	struct cfw extra;
+	uint32_t next;   /* index of the next appended entry */
+	int bootstrap;   /* has Dynamic or InvokeDynamic entries */
+};
+
+/* Bytes after the tag of an entry of TAG; 0 if unknown, -1 for Utf8. */
+static int entry_size(uint8_t tag)
+{
+	switch (tag) {
+	case JCF_CONSTANT_Utf8: return -1;
+	case JCF_CONSTANT_Class: case JCF_CONSTANT_String:
+	case JCF_CONSTANT_MethodType: case JCF_CONSTANT_Module:
+	case JCF_CONSTANT_Package: return 2;
+	case JCF_CONSTANT_MethodHandle: return 3;
+	case JCF_CONSTANT_Long: case JCF_CONSTANT_Double: return 8;
+	case JCF_CONSTANT_Integer: case JCF_CONSTANT_Float:
+	case JCF_CONSTANT_Fieldref: case JCF_CONSTANT_Methodref:
+	case JCF_CONSTANT_InterfaceMethodref: case JCF_CONSTANT_NameAndType:
+	case JCF_CONSTANT_Dynamic: case JCF_CONSTANT_InvokeDynamic: return 4;
+	}
+	return 0;
+}
+
+static int cp_scan(struct cpool *cp)
+{
+	size_t pos = 0;
+	cp->off = calloc(cp->count ? cp->count : 1, sizeof(*cp->off));
+	if (!cp->off)
+		return RB_NOMEM;
+	for (uint32_t i = 1; i < cp->count; i++) {
+		if (pos >= cp->size)
+			return RB_CPOOL;
+		uint8_t tag = cp->b[pos];
+		int n = entry_size(tag);
+		if (n < 0 && pos + 3 <= cp->size)
+			n = 2 + (cp->b[pos + 1] << 8 | cp->b[pos + 2]);
+		if (n <= 0 || pos + 1 + (size_t)n > cp->size)
+			return RB_CPOOL;
+		cp->off[i] = (uint32_t)pos;
+		cp->bootstrap |= tag == JCF_CONSTANT_Dynamic ||
+				 tag == JCF_CONSTANT_InvokeDynamic;
+		i += tag == JCF_CONSTANT_Long || tag == JCF_CONSTANT_Double;
+		pos += 1 + (size_t)n;
+	}
+	cp->next = cp->count;
+	return pos == cp->size ? RB_OK : RB_CPOOL;
+}
+
+static int cp_tag(const struct cpool *cp, uint32_t i)
+{
+	return i && i < cp->count && cp->off[i] ? cp->b[cp->off[i]] : 0;
+}
+
+static unsigned cp_u2(const struct cpool *cp, uint32_t i, size_t at)
+{
+	const uint8_t *p = cp->b + cp->off[i] + at;
+	return (unsigned)(p[0] << 8 | p[1]);
+}
+
+static int utf8_is(const struct cpool *cp, uint32_t i, const char *s,
+		   size_t len)
+{
+	return cp_tag(cp, i) == JCF_CONSTANT_Utf8 && cp_u2(cp, i, 1) == len &&
+	       !memcmp(cp->b + cp->off[i] + 3, s, len);
+}
+
+static uint32_t cp_append(struct cpool *cp)
+{
+	return cp->next < 65535 ? cp->next++ : 0;
+}
+
+/* The index of a Utf8 entry S, appended if the JVM's pool has none. */
+static uint32_t cp_utf8(struct cpool *cp, const char *s)
+{
+	size_t len = strlen(s);
+	for (uint32_t i = 1; i < cp->count; i++)
+		if (utf8_is(cp, i, s, len))
+			return i;
+	uint32_t i = len <= 65535 ? cp_append(cp) : 0;
+	if (i) {
+		w_u1(&cp->extra, JCF_CONSTANT_Utf8);
+		w_u2(&cp->extra, (unsigned)len);
+		w_put(&cp->extra, s, len);
+	}
+	return i;
+}
+
+/* The index of a Class entry naming NAME, appended if missing. */
+static uint32_t cp_class(struct cpool *cp, const char *name)
+{
+	size_t len = strlen(name);
+	for (uint32_t i = 1; i < cp->count; i++)
+		if (cp_tag(cp, i) == JCF_CONSTANT_Class &&
+		    utf8_is(cp, cp_u2(cp, i, 1), name, len))
+			return i;
+	uint32_t u = cp_utf8(cp, name), i = u ? cp_append(cp) : 0;
+	if (i) {
+		w_u1(&cp->extra, JCF_CONSTANT_Class);
+		w_u2(&cp->extra, u);
+	}
+	return i;
+}
+
+struct rebuild {
+	jvmtiEnv *e;
+	JNIEnv *jni;
+	jclass k;
+	struct cpool cp;
+	struct cfw body;
+	uint32_t code_name, lines_name;
+	int err;
+};
+
+static void fail(struct rebuild *r, int err)
+{
+	if (!r->err)
+		r->err = err;
+}
+
+static int ok(struct rebuild *r, jvmtiError e)
+{
+	if (e != JVMTI_ERROR_NONE)
+		fail(r, RB_JVMTI);
+	return e == JVMTI_ERROR_NONE;
+}
+
+static void dealloc(struct rebuild *r, void *p)
+{
+	if (p)
+		(*r->e)->Deallocate(r->e, (unsigned char *)p);
+}
+
+static void put_index(struct rebuild *r, uint32_t i)
+{
+	if (!i)
+		fail(r, RB_LIMIT);
+	w_u2(&r->body, i);
+}
+
+/* A Class entry for class K (a local reference), by its signature. */
+static void put_class_of(struct rebuild *r, jclass k)
+{
+	char *sig = NULL;
+	size_t len;
+	if (!ok(r, (*r->e)->GetClassSignature(r->e, k, &sig, NULL)))
+		return;
+	const char *name = classes_sig_name(sig, &len);
+	if (name) {
+		sig[len + 1] = 0; /* drop the ';' */
+		put_index(r, cp_class(&r->cp, name));
+	} else {
+		fail(r, RB_JVMTI);
+	}
+	dealloc(r, sig);
+}
+
+static void put_header(struct rebuild *r, const char *name, jint mods)
+{
+	JNIEnv *jni = r->jni;
+	jclass super = (*jni)->GetSuperclass(jni, r->k);
+	/* Class modifiers of an inner class are its InnerClasses flags:
+	 * keep only those a class file's access_flags may hold. */
+	w_u2(&r->body, ((unsigned)mods & 0x7611) |
+			       (mods & JCF_ACC_INTERFACE ? 0 : 0x20));
+	put_index(r, cp_class(&r->cp, name));
+	if (super)
+		put_class_of(r, super);
+	else if (strcmp(name, "java/lang/Object") != 0)
+		put_index(r, cp_class(&r->cp, "java/lang/Object")); /* interface */
+	else
+		w_u2(&r->body, 0);
+	jint n = 0;
+	jclass *ifs = NULL;
+	if (!ok(r, (*r->e)->GetImplementedInterfaces(r->e, r->k, &n, &ifs)))
+		return;
+	w_u2(&r->body, (unsigned)n);
+	for (jint i = 0; i < n; i++)
+		put_class_of(r, ifs[i]);
+	dealloc(r, ifs);
+}
+
+static void put_fields(struct rebuild *r)
+{
+	jint n = 0;
+	jfieldID *fs = NULL;
+	if (!ok(r, (*r->e)->GetClassFields(r->e, r->k, &n, &fs)))
+		return;
+	w_u2(&r->body, (unsigned)n);
+	for (jint i = 0; i < n && !r->err; i++) {
+		char *name = NULL, *sig = NULL;
+		jint mods = 0;
+		if (ok(r, (*r->e)->GetFieldName(r->e, r->k, fs[i], &name, &sig,
+						NULL)) &&
+		    ok(r, (*r->e)->GetFieldModifiers(r->e, r->k, fs[i], &mods))) {
+			w_u2(&r->body, (unsigned)mods & 0x50df);
+			put_index(r, cp_utf8(&r->cp, name));
+			put_index(r, cp_utf8(&r->cp, sig));
+			w_u2(&r->body, 0);
+		}
+		dealloc(r, name);
+		dealloc(r, sig);
+	}
+	dealloc(r, fs);
+}
+
+static void put_lines(struct rebuild *r, jmethodID m, jint code_len)
+{
+	jint n = 0, k = 0;
+	jvmtiLineNumberEntry *t = NULL;
+	if ((*r->e)->GetLineNumberTable(r->e, m, &n, &t) != JVMTI_ERROR_NONE)
+		n = 0; /* absent: compiled without -g:lines */
+	for (jint i = 0; i < n; i++)
+		k += t[i].start_location >= 0 && t[i].start_location < code_len &&
+		     t[i].line_number >= 0 && t[i].line_number <= 65535;
+	w_u2(&r->body, k ? 1 : 0);
+	if (k) {
+		w_u2(&r->body, r->lines_name);
+		w_u4(&r->body, 2 + 4 * (uint32_t)k);
+		w_u2(&r->body, (unsigned)k);
+	}
+	for (jint i = 0; i < n && k; i++)
+		if (t[i].start_location >= 0 && t[i].start_location < code_len &&
+		    t[i].line_number >= 0 && t[i].line_number <= 65535) {
+			w_u2(&r->body, (unsigned)t[i].start_location);
+			w_u2(&r->body, (unsigned)t[i].line_number);
+		}
+	dealloc(r, t);
+}
+
+/* The Code attribute: no exception table (JVMTI has none to give). */
+static void put_code(struct rebuild *r, jmethodID m)
+{
+	jint locals = 0, len = 0;
+	unsigned char *code = NULL;
+	if (!ok(r, (*r->e)->GetMaxLocals(r->e, m, &locals)) ||
+	    !ok(r, (*r->e)->GetBytecodes(r->e, m, &len, &code)))
+		return;
+	if (len <= 0 || len > 65535)
+		fail(r, RB_LIMIT);
+	w_u2(&r->body, 1);
+	w_u2(&r->body, r->code_name);
+	size_t at = r->body.len;
+	w_u4(&r->body, 0);
+	w_u2(&r->body, 65535);
+	w_u2(&r->body, (unsigned)locals);
+	w_u4(&r->body, (uint32_t)len);
+	w_put(&r->body, code, (size_t)len);
+	w_u2(&r->body, 0);
+	put_lines(r, m, len);
+	w_set_u4(&r->body, at, (uint32_t)(r->body.len - at - 4));
+	dealloc(r, code);
+}
+
+static void put_method(struct rebuild *r, jmethodID m)
+{
+	char *name = NULL, *sig = NULL;
+	jint mods = 0;
+	if (ok(r, (*r->e)->GetMethodName(r->e, m, &name, &sig, NULL)) &&
+	    ok(r, (*r->e)->GetMethodModifiers(r->e, m, &mods))) {
+		w_u2(&r->body, (unsigned)mods & 0x1dff);
+		put_index(r, cp_utf8(&r->cp, name));
+		put_index(r, cp_utf8(&r->cp, sig));
+		if (mods & (JCF_ACC_NATIVE | JCF_ACC_ABSTRACT))
+			w_u2(&r->body, 0);
+		else
+			put_code(r, m);
+	}
+	dealloc(r, name);
+	dealloc(r, sig);
+}
+
+static void put_methods(struct rebuild *r)
+{
+	jint n = 0;
+	jmethodID *ms = NULL;
+	if (!ok(r, (*r->e)->GetClassMethods(r->e, r->k, &n, &ms)))
+		return;
+	w_u2(&r->body, (unsigned)n);
+	for (jint i = 0; i < n && !r->err; i++)
+		put_method(r, ms[i]);
+	dealloc(r, ms);
+}
+
+static void put_source(struct rebuild *r)
+{
+	char *src = NULL;
+	if ((*r->e)->GetSourceFileName(r->e, r->k, &src) != JVMTI_ERROR_NONE) {
+		w_u2(&r->body, 0);
+		return;
+	}
+	w_u2(&r->body, 1);
+	put_index(r, cp_utf8(&r->cp, "SourceFile"));
+	w_u4(&r->body, 2);
+	put_index(r, cp_utf8(&r->cp, src));
+	dealloc(r, src);
+}
+
+/* Magic, version, the pool with its appended entries, then the body. */
+static int assemble(struct rebuild *r, jint minor, jint major, uint8_t **data,
+		    size_t *size)
+{
+	struct cfw out = { 0 };
+	w_u4(&out, 0xCAFEBABE);
+	w_u2(&out, (unsigned)minor);
+	w_u2(&out, (unsigned)major);
+	w_u2(&out, r->cp.next);
+	w_put(&out, r->cp.b, r->cp.size);
+	w_put(&out, r->cp.extra.p, r->cp.extra.len);
+	w_put(&out, r->body.p, r->body.len);
+	if (out.oom || r->cp.extra.oom || r->body.oom) {
+		free(out.p);
+		return RB_NOMEM;
+	}
+	struct jcf *cf = NULL;
+	int rc = jcf_parse(&cf, out.p, out.len, NULL) == java_ok ? RB_OK
+								 : RB_PARSE;
+	jcf_free(cf);
+	if (rc != RB_OK) {
+		free(out.p);
+		return rc;
+	}
+	*data = out.p;
+	*size = out.len;
+	return RB_OK;
+}
+
+static void build(struct rebuild *r, const char *name, uint8_t **data,
+		  size_t *size)
+{
+	jint minor = 0, major = 0, mods = 0, count = 0, bytes = 0;
+	unsigned char *pool = NULL;
+	if (!ok(r, (*r->e)->GetClassVersionNumbers(r->e, r->k, &minor, &major)) ||
+	    !ok(r, (*r->e)->GetClassModifiers(r->e, r->k, &mods)) ||
+	    !ok(r, (*r->e)->GetConstantPool(r->e, r->k, &count, &bytes, &pool)))
+		return;
+	r->cp.b = pool;
+	r->cp.size = (size_t)bytes;
+	r->cp.count = (uint32_t)count;
+	fail(r, cp_scan(&r->cp));
+	if (!r->err && r->cp.bootstrap)
+		fail(r, RB_BOOTSTRAP);
+	if (!r->err) {
+		r->code_name = cp_utf8(&r->cp, "Code");
+		r->lines_name = cp_utf8(&r->cp, "LineNumberTable");
+		put_header(r, name, mods);
+	}
+	if (!r->err)
+		put_fields(r);
+	if (!r->err)
+		put_methods(r);
+	if (!r->err)
+		put_source(r);
+	if (!r->err && (!r->code_name || !r->lines_name))
+		fail(r, RB_LIMIT);
+	if (!r->err)
+		fail(r, assemble(r, minor, major, data, size));
+	dealloc(r, pool);
+}
+
+int class_rebuild(jvmtiEnv *e, JNIEnv *jni, jclass k, const char *name,
+		  size_t len, uint8_t **data, size_t *size)
+{
+	struct rebuild r = { .e = e, .jni = jni, .k = k };
+	char *own = strndup(name, len);
+	*data = NULL;
+	if (!own)
+		return RB_NOMEM;
+	if (!jni || (*jni)->PushLocalFrame(jni, 16) != 0) {
+		free(own);
+		return RB_JVMTI;
+	}
+	build(&r, own, data, size);
+	(*jni)->PopLocalFrame(jni, NULL);
+	free(r.cp.off);
+	free(r.cp.extra.p);
+	free(r.body.p);
+	free(own);
+	return r.err;
+}
+
+int class_rebuild_put(struct agent *a, JNIEnv *jni, jclass k, const char *sig,
+		      uint64_t loader, const char *why)
+{
+	size_t len, size = 0;
+	uint8_t *data = NULL;
+	const char *name = classes_sig_name(sig, &len);
+	int rc = name ? class_rebuild(a->jvmti, jni, k, name, len, &data, &size)
+		      : RB_JVMTI;
+	if (rc == RB_OK) {
+		classes_put(a, JPB_CLASS_F_REBUILT, loader, name, len, data,
+			    size);
+	} else {
+		char reason[256];
+		snprintf(reason, sizeof(reason), "%s; not rebuilt: %s", why,
+			 class_rebuild_strs[rc]);
+		classes_put_missing(a, jni, k, sig, reason);
+	}
+	free(data);
+	return rc;
+}

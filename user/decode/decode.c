@@ -132,7 +132,7 @@ static json_int_t jint(json_t *o, const char *k)
 	return json_is_integer(v) ? json_integer_value(v) : 0;
 }
 
-static void config_from_meta(struct pt_config *cfg, struct jpb_bundle *b)
+void jpd_config_from_meta(struct pt_config *cfg, struct jpb_bundle *b)
 {
 	pt_config_init(cfg);
 	void *vm = NULL;
@@ -490,7 +490,7 @@ static int prepare(struct jpd_ctx *ctx, char *err, size_t errsize)
 	snprintf(ctx->img.codefile, sizeof(ctx->img.codefile), "%s/code.bin",
 		 ctx->tmpdir);
 	clear_output(ctx->b);
-	config_from_meta(&ctx->base_cfg, ctx->b);
+	jpd_config_from_meta(&ctx->base_cfg, ctx->b);
 	int rc = jpd_sched_load(&ctx->sched, ctx->b, err, errsize);
 	return rc ? rc : jpd_image_load(&ctx->img, ctx->b, &ctx->sched.clock, err, errsize);
 }

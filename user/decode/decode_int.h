@@ -214,6 +214,7 @@ struct jpd_stream {
 	uint64_t aux_truncated; /* pt_aux_event records flagged truncated */
 	struct jpd_counts n;    /* the chunks' counts, summed */
 	size_t npieces;
+	uint32_t scan_fallbacks; /* runs the packet scan left to the query scan */
 	int rc;
 	char err[512];
 };
@@ -236,6 +237,7 @@ struct jpd_ctx {
 	int attribution; /* enum jpd_attribution */
 	uint64_t chunk_bytes;
 	uint64_t window; /* TSC ticks a BPF timestamp may be off */
+	int scan;        /* enum jpd_scan */
 	char tmpdir[3072];
 };
 
@@ -246,9 +248,34 @@ struct jpd_ctx {
 /* Unmap the pages of ST's gathered PT in [FROM, TO) (stream.c). */
 void jpd_stream_drop(const struct jpd_stream *st, uint64_t from, uint64_t to);
 
+/* A pass at POS drops the pages of ST's PT more than a window behind it,
+ * from *DROPPED on (stream.c). */
+void jpd_stream_drop_behind(const struct jpd_stream *st, uint64_t *dropped,
+			    uint64_t pos);
+
 /* Unmap the pages of ST's tracing gap table (stream.c): they stay in the
  * page cache, and come back when read. */
 void jpd_stream_drop_gaps(const struct jpd_stream *st);
+
+/* How a stream's tracing gaps are found: from its packets, falling back
+ * to libipt's query decoder per run where unsure (the default), or with
+ * the query decoder alone (the reference, for tests/tools/decode_gapcmp). */
+enum jpd_scan { JPD_SCAN_AUTO = 0, JPD_SCAN_QUERY };
+
+/* Append a tracing gap to ST's table (stream.c): disabled at D, enabled
+ * at E, found at offset OFF, stopped at DIS_IP, resumed at EN_IP. */
+int jpd_add_gap(struct jpd_stream *st, uint64_t d, uint64_t e, int async,
+		uint64_t off, uint64_t dis_ip, uint64_t en_ip);
+
+/* Run RN's tracing gaps from its packets (gapscan.c), appended to ST's
+ * table; JPD_SCAN_UNSURE where it cannot follow the query decoder
+ * exactly (the caller drops what it appended and scans with that). */
+#define JPD_SCAN_UNSURE 1
+int jpd_scan_packets(struct jpd_ctx *ctx, struct jpd_stream *st,
+		     const struct jpd_run *rn);
+
+/* The tracing gap table of ST's gathered, mapped runs (stream.c). */
+int jpd_stream_scan(struct jpd_ctx *ctx, struct jpd_stream *st);
 
 /* Gather, scan and split one stream into chunks (stream.c). */
 int jpd_stream_prepare(struct jpd_ctx *ctx, struct jpd_stream *st);
@@ -270,6 +297,9 @@ void jpd_attr_gap(struct jpd_attr_state *a, uint64_t tsc);
  * whether any was applied. */
 int jpd_attr_apply(const struct jpd_stream *st, struct jpd_attr_state *a,
 		   int by_time, uint64_t now, uint64_t *napplied);
+
+/* libipt's configuration from the bundle's meta.json "pt" (decode.c). */
+void jpd_config_from_meta(struct pt_config *cfg, struct jpb_bundle *b);
 
 /* libipt's configuration for ST's gathered bytes [BEGIN, END): the
  * bundle's CPU, errata and timing (ptdec.c); every decoder of a stream

@@ -95,8 +95,8 @@ void jpd_stream_drop(const struct jpd_stream *st, uint64_t from, uint64_t to)
 /* A sequential pass over the mapping drops what it has passed, in steps
  * of JPD_WINDOW_BYTES, keeping the last window: libipt may look back a
  * little, and a page read again after its drop costs a fault. */
-static void drop_behind(const struct jpd_stream *st, uint64_t *dropped,
-			uint64_t pos)
+void jpd_stream_drop_behind(const struct jpd_stream *st, uint64_t *dropped,
+			    uint64_t pos)
 {
 	if (pos < *dropped + 2 * JPD_WINDOW_BYTES)
 		return;
@@ -215,8 +215,8 @@ void jpd_stream_drop_gaps(const struct jpd_stream *st)
 		madvise(st->gapmap, st->gapmap_len, MADV_DONTNEED);
 }
 
-static int add_gap(struct jpd_stream *st, uint64_t d, uint64_t e, int async,
-		   uint64_t off, uint64_t dis_ip, uint64_t en_ip)
+int jpd_add_gap(struct jpd_stream *st, uint64_t d, uint64_t e, int async,
+		uint64_t off, uint64_t dis_ip, uint64_t en_ip)
 {
 	struct jpd_gapbuf *g = st->gapbuf;
 	if (st->ngaps >= st->capgaps)
@@ -234,6 +234,21 @@ static int add_gap(struct jpd_stream *st, uint64_t d, uint64_t e, int async,
 	g->async[g->n++] = (uint8_t)async;
 	st->ngaps++;
 	return g->n == GAPBUF ? gaps_flush(st) : 0;
+}
+
+/* Forget the gaps after the first N (a scan that gave up), with the
+ * enable time they were kept sorted from. */
+static void gaps_truncate(struct jpd_stream *st, size_t n, uint64_t last_en)
+{
+	struct jpd_gapbuf *g = st->gapbuf;
+	if (n >= g->written) {
+		g->n = n - g->written;
+	} else {
+		g->written = n; /* overwritten by the next flush */
+		g->n = 0;
+	}
+	st->ngaps = n;
+	g->last_en = last_en;
 }
 
 /* One scan step: the events due now, named by libipt's own time for them
@@ -277,13 +292,13 @@ static int scan_events(struct jpd_stream *st, struct pt_query_decoder *q,
 			 * blocked or ended in untraced code, or without a PGD. */
 			/* where it stopped and resumed: a thread resumes
 			 * where it stopped (see continuity.c) */
-			rc = add_gap(st, sc->off ? sc->dis : t, t, sc->off != 2,
+			rc = jpd_add_gap(st, sc->off ? sc->dis : t, t, sc->off != 2,
 				     qry_off(q, sc), sc->off == 1 ? sc->dis_ip : 0,
 				     ev.ip_suppressed ? 0 : ev.variant.enabled.ip);
 			sc->off = 0;
 			break;
 		case ptev_overflow: /* switches may hide in lost trace */
-			rc = add_gap(st, t, t, 1, qry_off(q, sc), 0, 0);
+			rc = jpd_add_gap(st, t, t, 1, qry_off(q, sc), 0, 0);
 			break;
 		default:
 			break;
@@ -299,8 +314,8 @@ static int scan_events(struct jpd_stream *st, struct pt_query_decoder *q,
  * into untraced code) up to the next enable, every OVF, the run's start
  * and end.  Driven by libipt's query decoder without the image: at each
  * step it asks for a conditional branch, else an indirect one. */
-static int scan_run(struct jpd_ctx *ctx, struct jpd_stream *st,
-		    const struct jpd_run *rn)
+static int scan_run_query(struct jpd_ctx *ctx, struct jpd_stream *st,
+			  const struct jpd_run *rn)
 {
 	struct pt_config cfg = jpd_stream_config(ctx, st, rn->begin, rn->end);
 	struct pt_query_decoder *q = pt_qry_alloc_decoder(&cfg);
@@ -314,7 +329,7 @@ static int scan_run(struct jpd_ctx *ctx, struct jpd_stream *st,
 		uint32_t lm, lc;
 		pt_qry_time(q, &sc.last, &lm, &lc);
 		/* the run's start: tasks switched in before it */
-		rc = add_gap(st, sc.last, sc.last, 1, rn->begin, 0, 0);
+		rc = jpd_add_gap(st, sc.last, sc.last, 1, rn->begin, 0, 0);
 	}
 	while (!rc && status >= 0) {
 		status = scan_events(st, q, &sc, status);
@@ -338,7 +353,7 @@ static int scan_run(struct jpd_ctx *ctx, struct jpd_stream *st,
 					     : pt_qry_cond_branch(q, &taken);
 		}
 		if (!(++steps & 4095))
-			drop_behind(st, &dropped, qry_off(q, &sc));
+			jpd_stream_drop_behind(st, &dropped, qry_off(q, &sc));
 		if (status >= 0 || status == -pte_eos)
 			continue;
 		/* damage: on at the next PSB, always forward */
@@ -350,11 +365,28 @@ static int scan_run(struct jpd_ctx *ctx, struct jpd_stream *st,
 	/* The run's end (disabled or not): a switch after the last trace
 	 * belongs there, and is never applied within the run. */
 	if (!rc)
-		rc = add_gap(st, sc.off == 1 ? sc.dis : sc.last, UINT64_MAX - 1, 1,
+		rc = jpd_add_gap(st, sc.off == 1 ? sc.dis : sc.last, UINT64_MAX - 1, 1,
 			     rn->end, sc.off == 1 ? sc.dis_ip : 0, 0);
 	pt_qry_free_decoder(q);
 	jpd_stream_drop(st, dropped, rn->end);
 	return rc;
+}
+
+/* The run's gaps from its packets (gapscan.c), or with the query decoder
+ * where that scan cannot be sure of giving the same. */
+static int scan_run(struct jpd_ctx *ctx, struct jpd_stream *st,
+		    const struct jpd_run *rn)
+{
+	if (ctx->scan == JPD_SCAN_QUERY)
+		return scan_run_query(ctx, st, rn);
+	size_t n = st->ngaps;
+	uint64_t last_en = st->gapbuf->last_en;
+	int rc = jpd_scan_packets(ctx, st, rn);
+	if (rc != JPD_SCAN_UNSURE)
+		return rc;
+	st->scan_fallbacks++;
+	gaps_truncate(st, n, last_en);
+	return scan_run_query(ctx, st, rn);
 }
 
 /* ---- chunks ---------------------------------------------------------- */
@@ -402,7 +434,7 @@ static int split_run(struct jpd_ctx *ctx, struct jpd_stream *st, uint32_t run,
 	while (!rc && pt_pkt_sync_forward(pk) >= 0 &&
 	       pt_pkt_get_sync_offset(pk, &off) >= 0) {
 		off += rn->begin;
-		drop_behind(st, &dropped, off);
+		jpd_stream_drop_behind(st, &dropped, off);
 		if (prev != UINT64_MAX && off >= last + ctx->chunk_bytes) {
 			rc = add_chunk(st, cap, run, prev, off);
 			last = off;
@@ -494,6 +526,17 @@ void jpd_stream_chunk_states(const struct jpd_ctx *ctx, struct jpd_stream *st)
 	}
 }
 
+int jpd_stream_scan(struct jpd_ctx *ctx, struct jpd_stream *st)
+{
+	int rc = gaps_open(ctx, st);
+	for (size_t i = 0; i < st->nruns && !rc; i++)
+		rc = scan_run(ctx, st, &st->runs[i]);
+	if (!rc)
+		rc = gaps_map(ctx, st);
+	gaps_close(st);
+	return rc;
+}
+
 /* ---- the stream ------------------------------------------------------ */
 
 int jpd_stream_prepare(struct jpd_ctx *ctx, struct jpd_stream *st)
@@ -524,12 +567,7 @@ int jpd_stream_prepare(struct jpd_ctx *ctx, struct jpd_stream *st)
 	/* the time baseline cuts at switch times: no gaps to place them in */
 	int by_time = ctx->attribution == JPD_ATTR_TIME;
 	if (!rc && st->buf && !by_time)
-		rc = gaps_open(ctx, st);
-	for (size_t i = 0; i < st->nruns && !rc && st->buf && !by_time; i++)
-		rc = scan_run(ctx, st, &st->runs[i]);
-	if (!rc && st->gapbuf)
-		rc = gaps_map(ctx, st);
-	gaps_close(st);
+		rc = jpd_stream_scan(ctx, st);
 	if (!rc && !by_time && st->nsw)
 		jpd_sched_place(st->sw, st->nsw, st->dis, st->en, st->async,
 				st->ngaps, ctx->window);

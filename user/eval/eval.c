@@ -720,6 +720,24 @@ static void fractions(struct eval_counts *c)
 						     frac(c->on_thread, c->known);
 }
 
+/* JPBPF_EVAL_DUMP=FILE (debugging recovery): per run of recovered events,
+ * a line with the thread, the run's flow index and length, its aligned
+ * events and the lost truth it was judged against. */
+static void dump_run(uint32_t tid, size_t at, size_t n, const uint8_t *m,
+		     size_t ns, size_t t0)
+{
+	const char *path = getenv("JPBPF_EVAL_DUMP");
+	FILE *o = path ? fopen(path, "a") : NULL;
+	if (!o)
+		return;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		k += m[i] != 0;
+	fprintf(o, "run tid %u at %zu len %zu aligned %zu lost %zu tix %lld\n", tid, at, n,
+		k, ns, t0 == SIZE_MAX ? -1LL : (long long)t0);
+	fclose(o);
+}
+
 /* Recovered events gap by gap: each run of recovered F events aligns with
  * the lost truth after the truth event its last aligned observed (or
  * recovered) predecessor matched and before the one its next aligned
@@ -774,6 +792,7 @@ static void align_gaps(const struct seq *t, const struct seq *f,
 			segix[ns++] = x;
 		}
 		eval_align_pairs(seg, ns, f->v + i, j - i, mr + jr, tp);
+		dump_run(t->tid, i, j - i, mr + jr, ns, ns ? segix[0] : SIZE_MAX);
 		for (size_t k = 0; k < j - i; k++)
 			if (tp[k] != SIZE_MAX && segix[tp[k]] + 1 > lo)
 				lo = segix[tp[k]] + 1;
@@ -785,6 +804,30 @@ out:
 	free(seg);
 	free(segix);
 	free(tp);
+}
+
+/* JPBPF_EVAL_SEQ=DIR: the thread's truth (DIR/TID.t: key, lost) and flow
+ * (DIR/TID.f: key, kind, aligned), for offline study of the fills. */
+static void dump_seqs(const struct seq *t, const struct seq *f, const uint8_t *m)
+{
+	const char *dir = getenv("JPBPF_EVAL_SEQ");
+	char path[4096];
+	FILE *o;
+	if (!dir || !t->n)
+		return;
+	snprintf(path, sizeof(path), "%s/%u.t", dir, t->tid);
+	if ((o = fopen(path, "w"))) {
+		for (size_t i = 0; i < t->n; i++)
+			fprintf(o, "%llx %u\n", (unsigned long long)t->v[i], t->recovered[i]);
+		fclose(o);
+	}
+	snprintf(path, sizeof(path), "%s/%u.f", dir, t->tid);
+	if ((o = fopen(path, "w"))) {
+		for (size_t i = 0; i < f->n; i++)
+			fprintf(o, "%llx %u %u\n", (unsigned long long)f->v[i], f->recovered[i],
+				m ? m[i] : 0);
+		fclose(o);
+	}
 }
 
 size_t eval_repeats(const uint64_t *f, const uint8_t *matched_f, size_t n,
@@ -884,6 +927,7 @@ static void thread_counts(const struct seq *t, const struct seq *f,
 			c->compiled_matched += m && m[i];
 		}
 	}
+	dump_seqs(t, f, m);
 	free(m);
 	free(rep);
 	c->on_thread = multiset_overlap(t, f);
@@ -945,6 +989,14 @@ int eval_bundle(struct jpb_bundle *b, struct eval_result **out, char *errmsg,
 		o->compiled_matched += c->compiled_matched;
 		o->lost_known = c->lost_known = lost_known;
 	}
+	const char *dir = getenv("JPBPF_EVAL_SEQ");
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/keys", dir ? dir : ".");
+	FILE *o = dir ? fopen(path, "w") : NULL;
+	for (size_t i = 0; o && i < k.n; i++)
+		fprintf(o, "%zx %s\n", i + 1, k.v[i]);
+	if (o)
+		fclose(o);
 	if (r && !err) {
 		r->overall.lost_known = lost_known;
 		r->overall.hot10 = hot10(t.v, t.n, f.v, f.n, k.n);

@@ -18,6 +18,7 @@
  * shortest feasible ICFG path between the events around the gap
  * (recover_path.c).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,12 +27,14 @@
 
 #define Y 3             /* events after the gap a fill must reconnect to */
 #define TOP_N 8         /* candidates ranked */
-#define TRUSTED 3       /* ... of which the best may fill a gap */
+#define TRUSTED 1       /* ... of which the best may fill a gap */
 #define MIN_MATCH 16    /* concrete common suffix a copied stretch needs */
 #define MAX_OCC 1024    /* anchor occurrences examined per gap */
 #define MAX_SUFFIX 512  /* events compared backwards at most */
 #define MAX_ENDS 64     /* reconnection points tried per candidate */
-#define MAX_FILL 20000u
+/* Longer copies were mostly wrong: events past 8192 from a fill's start
+ * aligned 0.24 (0.62 from 4096) against 0.8 overall. */
+#define MAX_FILL 8192u
 /* A fill may cost this much more than the budget, for timing noise. */
 #define SLACK_FACTOR 1.5
 #define SLACK_EVENTS 32
@@ -273,6 +276,11 @@ struct fill {
 	size_t from, len; /* the source stretch, or len events in path */
 	uint16_t ncand;
 	struct jpb_flow_event *path; /* a shortest ICFG path (owned) */
+	/* for the debug dump: the rank filled from (-1 path), its concrete
+	 * suffix, the gap's budget and the fill's cost */
+	int rank;
+	size_t match;
+	double want, cost;
 };
 
 /* Where the continuation of the candidate at P reconnects to the Y events
@@ -321,16 +329,25 @@ static int find_fill(struct rctx *r, size_t gi, struct fill *out)
 	struct rank top[TOP_N];
 	size_t nt = rank_candidates(r, a, top);
 	/* Below the TRUSTED best, a candidate that reconnects where the
-	 * better-matching ones did not is a guess: such fills aligned 0.34-
-	 * 0.77 of their events against 0.83-0.85 for the first three
-	 * (docs/RECONSTRUCTION.md, "Recovery"). */
-	for (size_t i = 0; i < nt && i < TRUSTED && top[i].m[2] >= MIN_MATCH; i++) {
+	 * better-matching one did not is a guess: ranks 2 and 3 aligned 0.66
+	 * and 0.53 of their events against 0.81 for the first, ranks 4-8
+	 * 0.34-0.77 (docs/RECONSTRUCTION.md, "Recovery"). */
+	for (size_t i = 0, tried = 0; i < nt && tried < TRUSTED && top[i].m[2] >= MIN_MATCH;
+	     i++) {
 		size_t q = reconnect(r, top[i].p, a, want, maxcost);
+		/* A candidate within the IS's own matched stretch (a period
+		 * of a loop before the gap) continues into the gap itself:
+		 * failing to reconnect says nothing against the next. */
+		tried += q || top[i].p >= a || a - top[i].p > top[i].m[2];
 		if (!q)
 			continue;
 		out->from = top[i].p;
 		out->len = q - top[i].p;
 		out->ncand = (uint16_t)nt;
+		out->rank = (int)i;
+		out->match = top[i].m[2];
+		out->want = want;
+		out->cost = flow_cost_of(&r->cost, r->v + out->from, out->len);
 		return 1;
 	}
 	/* No complete segment connects: the shortest feasible path. */
@@ -343,25 +360,42 @@ static int find_fill(struct rctx *r, size_t gi, struct fill *out)
 	}
 	out->path = path;
 	out->len = np;
+	out->rank = -1;
+	out->want = want;
+	out->cost = flow_cost_of(&r->cost, path, np);
 	return 1;
+}
+
+/* JPBPF_RECOVER_DUMP=FILE appends a line per fill (debugging recovery's
+ * choices against eval's per-gap dump; docs/RECONSTRUCTION.md). */
+static void dump_fill(FILE *o, const struct fill *fl, const struct jpb_flow_event *e,
+		      size_t emitted)
+{
+	fprintf(o, "fill rank %d match %zu ncand %u want %.0f cost %.0f len %zu first %u:%d\n",
+		fl->rank, fl->match, fl->ncand, fl->want, fl->cost, emitted,
+		e ? e->method : 0, e ? e->bci : -1);
 }
 
 static int apply_fills(struct flow *f, struct fill *fl, size_t nfl)
 {
+	const char *dump = getenv("JPBPF_RECOVER_DUMP");
+	FILE *o = dump ? fopen(dump, "a") : NULL;
 	size_t extra = 0;
 	for (size_t i = 0; i < nfl; i++)
 		extra += fl[i].len;
-	if (!extra)
-		return 0;
-	struct jpb_flow_event *v = malloc((f->nout + extra) * sizeof(*v));
-	if (!v)
-		return jpb_err_nomem;
+	struct jpb_flow_event *v = extra ? malloc((f->nout + extra) * sizeof(*v)) : NULL;
+	if (!v) {
+		if (o)
+			fclose(o);
+		return extra ? jpb_err_nomem : 0;
+	}
 	size_t w = 0, r = 0;
 	for (size_t i = 0; i < nfl; i++) {
 		const struct gapmark *gm = &f->gaps[fl[i].gap];
 		memcpy(v + w, f->out + r, (gm->at - r) * sizeof(*v));
 		w += gm->at - r;
 		r = gm->at;
+		size_t w0 = w;
 		for (size_t k = 0; k < fl[i].len; k++) {
 			struct jpb_flow_event e = fl[i].path ? fl[i].path[k] :
 							       f->out[fl[i].from + k];
@@ -374,7 +408,11 @@ static int apply_fills(struct flow *f, struct fill *fl, size_t nfl)
 			f->sum.by_status[JPB_FLOW_RECOVERED]++;
 			f->sum.events++;
 		}
+		if (o)
+			dump_fill(o, &fl[i], w > w0 ? &v[w0] : NULL, w - w0);
 	}
+	if (o)
+		fclose(o);
 	memcpy(v + w, f->out + r, (f->nout - r) * sizeof(*v));
 	w += f->nout - r;
 	free(f->out);

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * Recovery's candidate rule (user/flow/recover.c): only the three
- * best-ranked candidates may fill a gap.  A hand-built thread output: four
- * earlier occurrences of the event before the gap (the anchor), preceded
- * by 19, 18, 17 and 16 events of the gap's own history (so they rank in
- * that order), of which only one continues into the three events after
- * the gap.  Ranked third, it fills the gap with the one event between;
- * ranked fourth, the gap stays unfilled (no program model: no shortest
- * path either).
+ * Recovery's candidate rules (user/flow/recover.c): only the best-ranked
+ * candidate may fill a gap, with at most 8192 events.  A hand-built
+ * thread output: four earlier occurrences of the event before the gap
+ * (the anchor), preceded by 19, 18, 17 and 16 events of the gap's own
+ * history (so they rank in that order), of which only one continues into
+ * the three events after the gap.  Ranked first, it fills the gap with
+ * the events between; ranked second, the gap stays unfilled (no program
+ * model: no shortest path either).  A first-ranked candidate whose
+ * continuation reconnects only after more than 8192 events is declined.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -40,8 +41,8 @@ static void put(struct th *t, int32_t bci)
 }
 
 /* A candidate: an unrelated event, the last LEN events of the gap's
- * history, the anchor, then either the filler and the events after the
- * gap (GOOD) or a dead end. */
+ * history, the anchor, then either GOOD filler events and the events
+ * after the gap or (GOOD 0) a dead end. */
 static void candidate(struct th *t, int len, int good, int32_t other)
 {
 	put(t, other);
@@ -49,7 +50,8 @@ static void candidate(struct th *t, int len, int good, int32_t other)
 		put(t, 100 + k);
 	put(t, ANCHOR);
 	if (good) {
-		put(t, FILLER);
+		for (int k = 0; k < good; k++)
+			put(t, FILLER);
 		for (int k = 0; k < 3; k++)
 			put(t, AFTER + k);
 	} else {
@@ -58,17 +60,17 @@ static void candidate(struct th *t, int len, int good, int32_t other)
 	}
 }
 
-/* The thread, with the one good candidate at rank GOOD_RANK (0-based);
- * candidates are laid out good first, so that the dead ends (after it)
- * cannot reconnect through it. */
-static struct th *thread(int good_rank)
+/* The thread, with the one good candidate (NFILL filler events) at rank
+ * GOOD_RANK (0-based); candidates are laid out good first, so that the
+ * dead ends (after it) cannot reconnect through it. */
+static struct th *thread(int good_rank, int nfill)
 {
 	struct th *t = calloc(1, sizeof(*t));
 	assert_non_null(t);
-	t->cap = 256;
+	t->cap = 256 + (size_t)nfill;
 	t->f.out = malloc(t->cap * sizeof(*t->f.out));
 	assert_non_null(t->f.out);
-	candidate(t, 19 - good_rank, 1, 900);
+	candidate(t, 19 - good_rank, nfill, 900);
 	for (int r = 0, o = 0; r < 4; r++)
 		if (r != good_rank)
 			candidate(t, 19 - r, 0, 910 + 10 * o++);
@@ -94,15 +96,15 @@ static size_t recovered(const struct th *t, size_t *at)
 	return n;
 }
 
-static void test_third_best_fills(void **state)
+/* The best candidate fills NFILL events (8192 at most). */
+static void best_fills(int nfill)
 {
-	(void)state;
-	struct th *t = thread(2);
+	struct th *t = thread(0, nfill);
 	size_t before = t->f.nout, at = 0;
 	assert_int_equal(flow_recover(&t->f), 0);
-	assert_int_equal(t->f.nout, before + 1);
-	assert_int_equal(recovered(t, &at), 1);
-	assert_int_equal(at, t->gap.at);
+	assert_int_equal(t->f.nout, before + (size_t)nfill);
+	assert_int_equal(recovered(t, &at), (size_t)nfill);
+	assert_int_equal(at + 1, t->gap.at + (size_t)nfill);
 	assert_int_equal(t->f.out[at].bci, FILLER);
 	assert_int_equal(t->f.out[at].ncand, 4);
 	assert_int_equal(t->f.out[at + 1].bci, AFTER);
@@ -110,10 +112,21 @@ static void test_third_best_fills(void **state)
 	free(t);
 }
 
-static void test_fourth_best_declined(void **state)
+static void test_best_fills(void **state)
 {
 	(void)state;
-	struct th *t = thread(3);
+	best_fills(1);
+}
+
+static void test_best_fills_8192(void **state)
+{
+	(void)state;
+	best_fills(8192);
+}
+
+static void declined(int good_rank, int nfill)
+{
+	struct th *t = thread(good_rank, nfill);
 	size_t before = t->f.nout, at = 0;
 	assert_int_equal(flow_recover(&t->f), 0);
 	assert_int_equal(t->f.nout, before);
@@ -122,11 +135,25 @@ static void test_fourth_best_declined(void **state)
 	free(t);
 }
 
+static void test_second_best_declined(void **state)
+{
+	(void)state;
+	declined(1, 1);
+}
+
+static void test_longer_than_8192_declined(void **state)
+{
+	(void)state;
+	declined(0, 8193);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_third_best_fills),
-		cmocka_unit_test(test_fourth_best_declined),
+		cmocka_unit_test(test_best_fills),
+		cmocka_unit_test(test_best_fills_8192),
+		cmocka_unit_test(test_second_best_declined),
+		cmocka_unit_test(test_longer_than_8192_declined),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

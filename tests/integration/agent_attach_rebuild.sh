@@ -71,6 +71,10 @@ rebuild_never() {
 	t_check "$name: none of them reported missing" \
 		bash -c '! grep -Eq "RuntimeClasses\\\$(Payload|Later)|\\\$Proxy[0-9]" "$1"' _ "$out.missing"
 	t_check "$name: every class file parses" [ "$(agent_json "$out.summary" bad_classes)" = 0 ]
+	"$JPBPF_PLAIN" info "$out" --json >"$out.info" 2>/dev/null
+	t_check "$name: jpbpf info counts them (jvm.classes_rebuilt $(agent_json "$out.info" jvm.classes_rebuilt))" \
+		[ "$(agent_json "$out.info" jvm.classes_rebuilt)" -ge 3 -a \
+		  "$(agent_json "$out.info" jvm.classes_retransformed)" = 0 ]
 	"$TOOLS/class_code_check" --model "$out" >"$out.model"
 	t_check "$name: the program model builds from them ($(tr -d '\n' <"$out.model"))" \
 		python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))

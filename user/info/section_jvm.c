@@ -13,7 +13,7 @@ struct jvm_state {
 	uint64_t codelets, classes, nmethods, unloads, methods, blobs;
 	uint64_t inline_records, coarse, threads, pauses, max_pause_ns;
 	uint64_t pause_ns, lost, missing;
-	uint64_t from_resource, retransformed; /* jvm_class flags */
+	uint64_t from_resource, retransformed, rebuilt; /* jvm_class flags */
 	uint64_t by_level[6]; /* jvm_nmethod_load level -1..4 */
 	uint64_t level_other, osr;
 	uint8_t covered[256];
@@ -98,6 +98,7 @@ static void jvm_record(void *p, const char *stream,
 		s->classes++;
 		s->from_resource += (u.cls.flags & JPB_CLASS_F_RESOURCE) != 0;
 		s->retransformed += (u.cls.flags & JPB_CLASS_F_RETRANSFORM) != 0;
+		s->rebuilt += (u.cls.flags & JPB_CLASS_F_REBUILT) != 0;
 		break;
 	case JPB_REC_JVM_CLASS_MISSING: s->missing++; break;
 	case JPB_REC_JVM_METHOD: s->methods++; break;
@@ -168,6 +169,7 @@ static json_t *jvm_finish(void *p, json_t *meta)
 	SETI(o, "classes_missing", s->missing);
 	SETI(o, "classes_from_resources", s->from_resource);
 	SETI(o, "classes_retransformed", s->retransformed);
+	SETI(o, "classes_rebuilt", s->rebuilt);
 	SETI(o, "threads", s->threads);
 	SETI(o, "pauses", s->pauses);
 	SETI(o, "pause_total_ns", s->pause_ns);

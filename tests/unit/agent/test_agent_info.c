@@ -78,6 +78,8 @@ static void write_jvm(struct jpb_bundle *bd)
 	put(w, JPB_REC_JVM_CLASS, &cls);
 	cls.flags = JPB_CLASS_F_RETRANSFORM;
 	put(w, JPB_REC_JVM_CLASS, &cls);
+	cls.flags = JPB_CLASS_F_REBUILT;
+	put(w, JPB_REC_JVM_CLASS, &cls);
 	struct jpb_rec_jvm_class_missing miss = { 0, jpb_str_c("LB.0x1;"),
 						  jpb_str_c("hidden") };
 	put(w, JPB_REC_JVM_CLASS_MISSING, &miss);
@@ -161,9 +163,10 @@ static void jvm_section(void **state)
 	assert_int_equal(geti(j, "coarse_methods"), 1);
 	/* 2 pcs with more than one frame, in each of 2 nmethods */
 	assert_int_equal(geti(j, "inline_records"), 4);
-	assert_int_equal(geti(j, "classes"), 4);
+	assert_int_equal(geti(j, "classes"), 5);
 	assert_int_equal(geti(j, "classes_from_resources"), 2);
 	assert_int_equal(geti(j, "classes_retransformed"), 1);
+	assert_int_equal(geti(j, "classes_rebuilt"), 1);
 	assert_int_equal(geti(j, "classes_missing"), 1);
 	assert_int_equal(geti(j, "threads"), 1);
 	assert_int_equal(geti(j, "pauses"), 2);

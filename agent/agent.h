@@ -26,13 +26,14 @@
 
 enum agent_stream { AS_JVM = 0, AS_TRUTH = 1, AS_COUNT };
 
+/* A queued record: this header and its payload are one allocation. */
 struct aq_item {
 	struct aq_item *next;
 	uint16_t type;
 	uint8_t stream;
 	uint64_t time_ns;
 	uint32_t size;
-	uint8_t *data; /* owned, malloc'd */
+	uint8_t *data; /* the payload, right after this header */
 };
 
 /* The writer queue: callbacks append, the writer thread drains. */
@@ -88,6 +89,8 @@ struct agent {
 	pthread_mutex_t stop_lock;
 	struct aq q;
 	struct hset *methods;     /* methods.c: ids already described */
+	/* methods.c: a lock-free filter in front of METHODS, one id a slot */
+	uint64_t methods_seen[4096];
 	struct hset *class_names; /* classes.c: names the hook delivered */
 	struct class_pending *pending; /* class_pending.c, late attach */
 	uint32_t host_pid, nspid;
@@ -107,8 +110,14 @@ AGENT_LOCAL uint32_t agent_gettid(void);
 /* queue.c */
 AGENT_LOCAL int aq_start(struct aq *q, struct jpb_bundle *b, int truth,
 			 char *err, size_t size);
-AGENT_LOCAL void aq_put_raw(struct aq *q, int stream, uint16_t type,
-			    uint64_t time_ns, uint8_t *data, uint32_t size);
+/* A record encoded in place: aq_buf_init leaves room for the queue's
+ * header and reserves SIZE more bytes; encode after it (b->len grows), and
+ * aq_put_buf queues the record, taking B's memory. */
+AGENT_LOCAL int aq_buf_init(struct jpb_buf *b, size_t size);
+AGENT_LOCAL void aq_put_buf(struct aq *q, int stream, uint16_t type,
+			    uint64_t time_ns, struct jpb_buf *b);
+/* A record that could not be made: counted in the stream's JPB_REC_LOSS. */
+AGENT_LOCAL void aq_drop(struct aq *q, int stream, uint64_t time_ns);
 AGENT_LOCAL void aq_put_rec(struct aq *q, int stream, uint16_t type,
 			    uint64_t time_ns, const void *rec);
 AGENT_LOCAL void aq_note(struct aq *q, int level, const char *fmt, ...)

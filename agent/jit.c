@@ -5,7 +5,6 @@
  * innermost first, which is what the decoder needs to turn a JIT pc back
  * into bytecode positions.
  */
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -39,22 +38,6 @@ find_inline(const void *compile_info)
 	return NULL;
 }
 
-/* Methods already described, as seen by this nmethod: most pcs repeat
- * the previous pc's frames, and the session-wide table takes a lock. */
-struct seen {
-	jmethodID m[16];
-	unsigned next;
-};
-
-static void note_once(struct agent *a, struct seen *s, jmethodID m)
-{
-	for (unsigned i = 0; i < 16; i++)
-		if (s->m[i] == m)
-			return;
-	methods_note(a, m);
-	s->m[s->next++ & 15] = m;
-}
-
 /* Bytes of the pc map (docs/FORMAT.md, jvm_nmethod_load): a u64 pc and a
  * u32 frame count per pc, a u64 method and a u32 bci per frame. */
 static size_t pcmap_size(const jvmtiCompiledMethodLoadInlineRecord *r)
@@ -67,46 +50,73 @@ static size_t pcmap_size(const jvmtiCompiledMethodLoadInlineRecord *r)
 	return n;
 }
 
+static jint frames(const PCStackInfo *pc)
+{
+	return pc->numstackframes > 0 ? pc->numstackframes : 0;
+}
+
+/* Whether frame K of PC (innermost first) is the frame at the same depth
+ * from the outermost in PREV: consecutive pcs mostly share their outer
+ * frames, whose methods were described at the previous pc. */
+static int seen_at_prev(const PCStackInfo *prev, const PCStackInfo *pc,
+			jint k)
+{
+	if (!prev)
+		return 0;
+	jint j = k + frames(prev) - frames(pc);
+	return j >= 0 && j < frames(prev) && prev->methods[j] == pc->methods[k];
+}
+
 /* Encode the pc map into OUT, pcmap_size(r) bytes, with plain stores: the
- * map is most of what a CompiledMethodLoad costs the agent, and appending
- * field by field checked the capacity twice per frame.  Every method it
- * names gets a METHOD record. */
+ * map is most of what a CompiledMethodLoad costs the agent.  Every method
+ * it names gets a METHOD record; only those not at the previous pc are
+ * asked for (about 130 frames per nmethod name 5 methods, javac loop). */
 static void encode_pcmap(struct agent *a,
 			 const jvmtiCompiledMethodLoadInlineRecord *r,
 			 uint8_t *out)
 {
-	struct seen seen = { { 0 }, 0 };
+	const PCStackInfo *prev = NULL;
 	for (jint i = 0; r && i < r->numpcs; i++) {
 		const PCStackInfo *pc = &r->pcinfo[i];
-		jint n = pc->numstackframes > 0 ? pc->numstackframes : 0;
+		jint n = frames(pc);
 		jpb_st64(out, (uint64_t)(uintptr_t)pc->pc);
 		jpb_st32(out + 8, (uint32_t)n);
 		out += 12;
 		for (jint k = 0; k < n; k++, out += 12) {
-			note_once(a, &seen, pc->methods[k]);
+			if (!seen_at_prev(prev, pc, k))
+				methods_note(a, pc->methods[k]);
 			jpb_st64(out, (uint64_t)(uintptr_t)pc->methods[k]);
 			jpb_st32(out + 8, (uint32_t)pc->bcis[k]);
 		}
+		prev = pc;
 	}
 }
 
-/* Queue the record, encoded into a buffer sized once: the code bytes and
- * the pc map made jpb_rec_encode grow it by doubling, a copy each time.
- * 64 bytes cover the fixed fields and the two length prefixes. */
+/* Encode R and its pc map straight into a queue buffer sized once: the
+ * map is the record's last field, a BYTES (u32 length, then the bytes;
+ * docs/FORMAT.md), so R goes in with an empty map whose length is then
+ * set, and the map is written behind it.  One allocation and one copy of
+ * the code bytes per nmethod; the map was built in a buffer of its own
+ * and copied before. */
 static void put_nmethod(struct agent *a, uint64_t now,
-			const struct jpb_rec_jvm_nmethod_load *r)
+			struct jpb_rec_jvm_nmethod_load *r,
+			const jvmtiCompiledMethodLoadInlineRecord *inl)
 {
 	const struct jpb_rectype *t = jpb_rectype_find(JPB_REC_JVM_NMETHOD_LOAD);
+	size_t map_size = pcmap_size(inl);
 	struct jpb_buf b = { 0 };
-	if (!t || jpb_buf_reserve(&b, 64 + (size_t)r->code.len + r->pcmap.len) ||
-	    jpb_rec_encode(t, r, &b)) {
+	r->pcmap = (struct jpb_bytes){ NULL, 0 };
+	if (!t || map_size >= UINT32_MAX ||
+	    aq_buf_init(&b, 64 + (size_t)r->code.len + map_size) ||
+	    jpb_rec_encode(t, r, &b) || jpb_buf_reserve(&b, map_size)) {
 		jpb_buf_fini(&b);
-		aq_put_raw(&a->q, AS_JVM, JPB_REC_JVM_NMETHOD_LOAD, now, NULL,
-			   UINT32_MAX);
+		aq_drop(&a->q, AS_JVM, now);
 		return;
 	}
-	aq_put_raw(&a->q, AS_JVM, JPB_REC_JVM_NMETHOD_LOAD, now, b.data,
-		   (uint32_t)b.len);
+	jpb_st32(b.data + b.len - 4, (uint32_t)map_size);
+	encode_pcmap(a, inl, b.data + b.len);
+	b.len += map_size;
+	aq_put_buf(&a->q, AS_JVM, JPB_REC_JVM_NMETHOD_LOAD, now, &b);
 }
 
 void JNICALL jit_on_load(jvmtiEnv *e, jmethodID m, jint size,
@@ -122,17 +132,7 @@ void JNICALL jit_on_load(jvmtiEnv *e, jmethodID m, jint size,
 		return;
 	uint64_t now = agent_now(), cpu0 = thread_cpu_ns();
 	methods_note(a, m);
-	const jvmtiCompiledMethodLoadInlineRecord *inl = find_inline(compile_info);
-	size_t map_size = pcmap_size(inl);
-	uint8_t *pcmap = map_size ? malloc(map_size) : NULL;
 	uint32_t flags = 0;
-	if (map_size && !pcmap) {
-		aq_note(&a->q, JPB_NOTE_WARN, "nmethod %p: pc map lost (no memory)",
-			addr);
-		map_size = 0;
-	} else if (pcmap) {
-		encode_pcmap(a, inl, pcmap);
-	}
 	if (tls_replaying) {
 		flags |= JPB_NM_F_REPLAY;
 		if (!a->debug_nonsafepoints)
@@ -147,11 +147,9 @@ void JNICALL jit_on_load(jvmtiEnv *e, jmethodID m, jint size,
 		.level = level,
 		.code = { a->opts.no_code ? NULL : addr,
 			  a->opts.no_code ? 0 : (uint32_t)size },
-		.pcmap = { pcmap, (uint32_t)map_size },
 	};
-	put_nmethod(a, now, &r);
+	put_nmethod(a, now, &r, find_inline(compile_info));
 	__atomic_add_fetch(&a->n_nmethods, 1, __ATOMIC_RELAXED);
-	free(pcmap);
 	__atomic_add_fetch(&a->jit_ns, thread_cpu_ns() - cpu0, __ATOMIC_RELAXED);
 }
 

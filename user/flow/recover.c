@@ -50,14 +50,13 @@ struct rctx {
 	struct flow *f;
 	const struct jpb_flow_event *v;
 	size_t n;
-	size_t *seg;        /* index of the first event of i's segment */
 	uint32_t *pos[2];   /* tier-1 / tier-2 events, in order */
 	size_t npos[2];
 	uint32_t *before[2]; /* tier-l events before index i (n + 1 entries) */
-	/* every event's (method, bci) key by dense id (1-based; 0 unknown),
-	 * and per id its events in order: occ[ostart[id]..ostart[id + 1]) */
+	/* the keys (method, bci) recovery looks up, those of the events on
+	 * either side of the gaps to fill, by dense id (1-based), and per id
+	 * its events in order: occ[ostart[id]..ostart[id + 1]) */
 	struct u64map ids;
-	uint32_t *kid;
 	size_t *ostart;
 	uint32_t *occ;
 	struct fcost cost;
@@ -69,10 +68,36 @@ static uint64_t key(const struct jpb_flow_event *e)
 		(uint64_t)e->method << 32 | (uint32_t)e->bci : 0;
 }
 
-/* 0: concrete only, 1: control structure, 2: call structure. */
-static int tier_of(const struct jpb_flow_event *e)
+/* The id of event I's key: 0 when the key is unknown; asked only of the
+ * events around the gaps to fill, whose keys index_keys took. */
+static uint32_t kid(const struct rctx *r, size_t i)
 {
-	unsigned k = jbc_info(e->opcode)->kind;
+	uint32_t id = 0;
+	uint64_t k = key(&r->v[i]);
+	return k && u64map_get(&r->ids, k, &id) ? id : 0;
+}
+
+/* The index of the first event of event I's segment: the last gap at or
+ * before I (gaps are in order), else 0. */
+static size_t seg(const struct rctx *r, size_t i)
+{
+	const struct gapmark *g = r->f->gaps;
+	size_t lo = 0, hi = r->f->ngaps;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (g[mid].at <= i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? g[lo - 1].at : 0;
+}
+
+/* Opcode OP's tier: 0 concrete only, 1 control structure, 2 call
+ * structure. */
+static int tier_of(uint8_t op)
+{
+	unsigned k = jbc_info(op)->kind;
 	if (jbc_is_invoke(k) || k == JBC_RETURN || k == JBC_ATHROW)
 		return 2;
 	return k == JBC_COND_BRANCH || k == JBC_GOTO || k == JBC_SWITCH ||
@@ -105,84 +130,113 @@ static int same_events(const struct jpb_flow_event *v, size_t a, size_t b,
 
 static void rctx_free(struct rctx *r)
 {
-	free(r->seg);
 	for (int l = 0; l < 2; l++) {
 		free(r->pos[l]);
 		free(r->before[l]);
 	}
-	free(r->kid);
 	free(r->ostart);
 	free(r->occ);
 	u64map_fini(&r->ids);
 }
 
-static int index_keys(struct rctx *r);
+/* The keys of the events on either side of gaps G0.. get ids; *WANT (per
+ * method, calloc'd) says which methods hold one, a filter cheaper than
+ * the map for the events of the others. */
+static int want_keys(struct rctx *r, size_t g0, uint8_t **want)
+{
+	const struct flow *f = r->f;
+	uint32_t nk = 0;
+	if (!(*want = calloc(f->nmeths + 2, 1)))
+		return jpb_err_nomem;
+	for (size_t gi = g0; gi < f->ngaps; gi++) {
+		size_t a = f->gaps[gi].at;
+		for (size_t i = a ? a - 1 : a; i <= a && i < r->n; i++) {
+			uint64_t k = key(&r->v[i]);
+			uint32_t id;
+			if (!k || r->v[i].method > f->nmeths + 1 || u64map_get(&r->ids, k, &id))
+				continue;
+			if (u64map_put(&r->ids, k, ++nk))
+				return jpb_err_nomem;
+			(*want)[r->v[i].method] = 1;
+		}
+	}
+	r->ostart = calloc((size_t)nk + 2, sizeof(*r->ostart));
+	return r->ostart ? 0 : jpb_err_nomem;
+}
 
-static int rctx_init(struct rctx *r, struct flow *f)
+/* An event whose key is wanted. */
+struct match {
+	uint32_t at, id;
+};
+
+/* Each wanted id's events in order, by a counting sort of the N matches. */
+static int index_matches(struct rctx *r, const struct match *m, size_t n)
+{
+	size_t nk = r->ids.n;
+	if (!(r->occ = malloc((n ? n : 1) * sizeof(*r->occ))))
+		return jpb_err_nomem;
+	for (size_t k = 0; k < n; k++)
+		r->ostart[m[k].id + 1]++;
+	for (size_t k = 1; k <= nk; k++)
+		r->ostart[k + 1] += r->ostart[k];
+	for (size_t k = 0; k < n; k++)
+		r->occ[r->ostart[m[k].id]++] = m[k].at;
+	/* the fill left ostart[id] at the end of id's list */
+	for (size_t k = nk + 1; k > 1; k--)
+		r->ostart[k] = r->ostart[k - 1];
+	r->ostart[1] = 0;
+	return 0;
+}
+
+/* One pass over the window: the tier indexes, and the events whose key is
+ * wanted (for gaps G0.., the ones to fill). */
+static int rctx_init(struct rctx *r, struct flow *f, size_t g0)
 {
 	memset(r, 0, sizeof(*r));
 	r->f = f;
 	r->v = f->out;
 	r->n = f->nout;
-	r->seg = malloc(r->n * sizeof(*r->seg));
-	r->kid = calloc(r->n, sizeof(*r->kid));
-	r->occ = malloc(r->n * sizeof(*r->occ));
+	uint8_t tier[256], *want = NULL;
+	struct match *mat = NULL;
+	size_t nm = 0, capm = 0;
+	for (unsigned op = 0; op < 256; op++)
+		tier[op] = (uint8_t)tier_of((uint8_t)op);
 	for (int l = 0; l < 2; l++) {
-		r->pos[l] = malloc(r->n * sizeof(*r->pos[l]));
+		r->pos[l] = malloc((r->n ? r->n : 1) * sizeof(*r->pos[l]));
 		r->before[l] = malloc((r->n + 1) * sizeof(*r->before[l]));
 	}
-	if (!r->seg || !r->kid || !r->occ || !r->pos[0] || !r->pos[1] || !r->before[0] ||
-	    !r->before[1])
-		return jpb_err_nomem;
-	for (size_t i = 0, gi = 0, s = 0; i < r->n; i++) {
-		for (; gi < f->ngaps && f->gaps[gi].at <= i; gi++)
-			s = f->gaps[gi].at;
-		r->seg[i] = s;
-		int t = tier_of(&r->v[i]);
-		for (int l = 0; l < 2; l++) {
-			r->before[l][i] = (uint32_t)r->npos[l];
-			if (t >= 2 - l)
-				r->pos[l][r->npos[l]++] = (uint32_t)i;
-		}
-	}
-	for (int l = 0; l < 2; l++)
-		r->before[l][r->n] = (uint32_t)r->npos[l];
-	flow_cost_fit(f, &r->cost);
-	return index_keys(r);
-}
-
-/* The key index: ids in order of first appearance, then each id's
- * events by a counting sort (no comparison sort: linear). */
-static int index_keys(struct rctx *r)
-{
-	uint32_t nk = 0;
-	for (size_t i = 0; i < r->n; i++) {
-		uint64_t k = key(&r->v[i]);
+	int err = !r->pos[0] || !r->pos[1] || !r->before[0] || !r->before[1] ?
+		jpb_err_nomem : want_keys(r, g0, &want);
+	uint32_t n0 = 0, n1 = 0;
+	for (size_t i = 0; !err && i < r->n; i++) {
+		const struct jpb_flow_event *e = &r->v[i];
+		int t = tier[e->opcode];
+		r->before[0][i] = n0;
+		r->before[1][i] = n1;
+		if (t >= 2)
+			r->pos[0][n0++] = (uint32_t)i;
+		if (t >= 1)
+			r->pos[1][n1++] = (uint32_t)i;
 		uint32_t id;
-		if (!k)
+		if (e->method > f->nmeths + 1 || !want[e->method] ||
+		    !u64map_get(&r->ids, key(e), &id))
 			continue;
-		if (!u64map_get(&r->ids, k, &id)) {
-			id = ++nk;
-			if (u64map_put(&r->ids, k, id))
-				return jpb_err_nomem;
-		}
-		r->kid[i] = id;
+		if (JPB_GROW(mat, nm, capm))
+			err = jpb_err_nomem;
+		else
+			mat[nm++] = (struct match){ (uint32_t)i, id };
 	}
-	r->ostart = calloc((size_t)nk + 2, sizeof(*r->ostart));
-	if (!r->ostart)
-		return jpb_err_nomem;
-	for (size_t i = 0; i < r->n; i++)
-		r->ostart[r->kid[i] + 1] += r->kid[i] != 0;
-	for (uint32_t id = 1; id <= nk; id++)
-		r->ostart[id + 1] += r->ostart[id];
-	for (size_t i = 0; i < r->n; i++)
-		if (r->kid[i])
-			r->occ[r->ostart[r->kid[i]]++] = (uint32_t)i;
-	/* the fill left ostart[id] at the end of id's list */
-	for (uint32_t id = nk + 1; id > 1; id--)
-		r->ostart[id] = r->ostart[id - 1];
-	r->ostart[1] = 0;
-	return 0;
+	r->before[0][r->n] = n0;
+	r->before[1][r->n] = n1;
+	r->npos[0] = n0;
+	r->npos[1] = n1;
+	if (!err)
+		err = index_matches(r, mat, nm);
+	free(want);
+	free(mat);
+	if (!err)
+		flow_cost_fit(f, &r->cost);
+	return err;
 }
 
 /* Common suffix of the events before A and before P, each within its
@@ -190,7 +244,7 @@ static int index_keys(struct rctx *r)
  * events, or concrete (L = 2). */
 static size_t suffix(const struct rctx *r, int l, size_t a, size_t p)
 {
-	size_t sa = r->seg[a - 1], sp = r->seg[p - 1], k = 0;
+	size_t sa = seg(r, a - 1), sp = seg(r, p - 1), k = 0;
 	if (l == 2) {
 		while (k < MAX_SUFFIX && a - k > sa && p - k > sp &&
 		       key(&r->v[a - 1 - k]) == key(&r->v[p - 1 - k]) &&
@@ -252,7 +306,7 @@ static void rank_one(const struct rctx *r, size_t a, size_t p,
  * it (Thm 5.5), so its lower tiers are not compared. */
 static size_t rank_candidates(const struct rctx *r, size_t a, struct rank *top)
 {
-	uint32_t id = r->kid[a - 1];
+	uint32_t id = kid(r, a - 1);
 	size_t nt = 0;
 	if (!id)
 		return 0;
@@ -291,12 +345,12 @@ struct fill {
 static size_t reconnect(const struct rctx *r, size_t p, size_t a, double want,
 			double maxcost)
 {
-	uint32_t id = r->kid[a];
+	uint32_t id = kid(r, a);
 	size_t j = occ_find(r, id, p + 1), end = r->ostart[id + 1], at = p, best = 0;
 	double cost = 0, bestd = 0;
 	for (int e = 0; j < end && e < MAX_ENDS; j++, e++) {
 		size_t q = r->occ[j]; /* the reconnection starts at q */
-		if (q - p > MAX_FILL || q + Y > r->n || r->seg[q + Y - 1] != r->seg[p])
+		if (q - p > MAX_FILL || q + Y > r->n || seg(r, q + Y - 1) != seg(r, p))
 			break;
 		cost += flow_cost_of(&r->cost, r->v + at, q - at);
 		at = q;
@@ -320,7 +374,7 @@ static int find_fill(struct rctx *r, size_t gi, struct fill *out)
 	struct flow *f = r->f;
 	size_t a = f->gaps[gi].at;
 	*out = (struct fill){ gi, 0, 0, 0, NULL };
-	if (!a || a + Y > r->n || !r->kid[a - 1] || r->seg[a + Y - 1] != a ||
+	if (!a || a + Y > r->n || !kid(r, a - 1) || seg(r, a + Y - 1) != a ||
 	    !same_events(r->v, a, a, Y))
 		return 0;
 	double want = flow_gap_budget(f, &r->cost, gi);
@@ -376,25 +430,14 @@ static void dump_fill(FILE *o, const struct fill *fl, const struct jpb_flow_even
 		e ? e->method : 0, e ? e->bci : -1);
 }
 
-static int apply_fills(struct flow *f, struct fill *fl, size_t nfl)
+/* The fills' events, in order, into INS; each fill's count in CNT (a
+ * copied stretch leaves its unknown events out). */
+static size_t fill_events(const struct flow *f, const struct fill *fl, size_t nfl,
+			  struct jpb_flow_event *ins, size_t *cnt)
 {
-	const char *dump = getenv("JPBPF_RECOVER_DUMP");
-	FILE *o = dump ? fopen(dump, "a") : NULL;
-	size_t extra = 0;
-	for (size_t i = 0; i < nfl; i++)
-		extra += fl[i].len;
-	struct jpb_flow_event *v = extra ? malloc((f->nout + extra) * sizeof(*v)) : NULL;
-	if (!v) {
-		if (o)
-			fclose(o);
-		return extra ? jpb_err_nomem : 0;
-	}
-	size_t w = 0, r = 0;
+	size_t w = 0;
 	for (size_t i = 0; i < nfl; i++) {
 		const struct gapmark *gm = &f->gaps[fl[i].gap];
-		memcpy(v + w, f->out + r, (gm->at - r) * sizeof(*v));
-		w += gm->at - r;
-		r = gm->at;
 		size_t w0 = w;
 		for (size_t k = 0; k < fl[i].len; k++) {
 			struct jpb_flow_event e = fl[i].path ? fl[i].path[k] :
@@ -404,33 +447,74 @@ static int apply_fills(struct flow *f, struct fill *fl, size_t nfl)
 			e.status = JPB_FLOW_RECOVERED;
 			e.ncand = fl[i].ncand;
 			e.tsc = gm->t0 + (gm->t1 - gm->t0) * (k + 1) / (fl[i].len + 1);
-			v[w++] = e;
-			f->sum.by_status[JPB_FLOW_RECOVERED]++;
-			f->sum.events++;
+			ins[w++] = e;
 		}
-		if (o)
-			dump_fill(o, &fl[i], w > w0 ? &v[w0] : NULL, w - w0);
+		cnt[i] = w - w0;
 	}
+	return w;
+}
+
+static void dump_fills(const struct fill *fl, size_t nfl,
+		       const struct jpb_flow_event *ins, const size_t *cnt)
+{
+	const char *dump = getenv("JPBPF_RECOVER_DUMP");
+	FILE *o = dump ? fopen(dump, "a") : NULL;
+	for (size_t i = 0, k = 0; o && i < nfl; k += cnt[i++])
+		dump_fill(o, &fl[i], cnt[i] ? &ins[k] : NULL, cnt[i]);
 	if (o)
 		fclose(o);
-	memcpy(v + w, f->out + r, (f->nout - r) * sizeof(*v));
-	w += f->nout - r;
-	free(f->out);
-	f->out = v;
-	f->capo = f->nout + extra; /* what was allocated, before nout grows */
-	f->nout = w;
-	return 0;
+}
+
+/* The fills go into the output in place, from the back: only the events
+ * after the first fill move, and the window's array keeps its room. */
+static int apply_fills(struct flow *f, struct fill *fl, size_t nfl)
+{
+	size_t extra = 0;
+	for (size_t i = 0; i < nfl; i++)
+		extra += fl[i].len;
+	if (!extra)
+		return 0;
+	struct jpb_flow_event *ins = malloc(extra * sizeof(*ins));
+	size_t *cnt = malloc(nfl * sizeof(*cnt));
+	int err = !ins || !cnt ? jpb_err_nomem :
+		jpb_grow((void **)&f->out, &f->capo, f->nout + extra, sizeof(*f->out));
+	size_t total = err ? 0 : fill_events(f, fl, nfl, ins, cnt);
+	if (!err)
+		dump_fills(fl, nfl, ins, cnt);
+	size_t w = f->nout + total, r = f->nout, k = total;
+	for (size_t i = nfl; !err && i-- > 0;) {
+		size_t at = f->gaps[fl[i].gap].at;
+		w -= r - at;
+		memmove(f->out + w, f->out + at, (r - at) * sizeof(*f->out));
+		r = at;
+		w -= cnt[i];
+		k -= cnt[i];
+		memcpy(f->out + w, ins + k, cnt[i] * sizeof(*ins));
+	}
+	f->nout += total;
+	f->sum.by_status[JPB_FLOW_RECOVERED] += total;
+	f->sum.events += total;
+	free(ins);
+	free(cnt);
+	return err;
 }
 
 int flow_recover(struct flow *f)
 {
 	if (!f->ngaps || f->nout < 1 + Y)
 		return 0;
+	/* The gaps of the context (before plen) were filled with the window
+	 * before; they only cut segments now. */
+	size_t g0 = 0;
+	while (g0 < f->ngaps && f->gaps[g0].at < f->plen)
+		g0++;
+	if (g0 == f->ngaps)
+		return 0;
 	struct rctx r;
 	struct fill *fl = calloc(f->ngaps, sizeof(*fl));
-	int err = fl ? rctx_init(&r, f) : jpb_err_nomem;
+	int err = fl ? rctx_init(&r, f, g0) : jpb_err_nomem;
 	size_t nfl = 0;
-	for (size_t i = 0; !err && i < f->ngaps; i++) {
+	for (size_t i = g0; !err && i < f->ngaps; i++) {
 		int found = find_fill(&r, i, &fl[nfl]);
 		if (found < 0)
 			err = found;

@@ -78,22 +78,12 @@ static void ev_compact(struct flow *f, size_t keep)
 		f->steps[s].ev = f->steps[s].ev > keep ? f->steps[s].ev - (uint32_t)keep : 0;
 }
 
-/* After recovery of the window: the index after the PLEN-th event of
- * the thread's own (not recovered: fills are marked so), i.e. where the
- * events not yet written start; fills of the context's gaps lie before. */
-static size_t after_context(const struct flow *f)
+/* The window's own events, fills dropped (none lie before FROM); returns
+ * how many were fills. */
+static size_t drop_fills(struct flow *f, size_t from)
 {
-	size_t i = 0;
-	for (size_t k = 0; k < f->plen; i++)
-		k += f->out[i].status != JPB_FLOW_RECOVERED;
-	return i;
-}
-
-/* The window's own events, fills dropped; returns how many were fills. */
-static size_t drop_fills(struct flow *f)
-{
-	size_t w = 0;
-	for (size_t i = 0; i < f->nout; i++)
+	size_t w = from;
+	for (size_t i = from; i < f->nout; i++)
 		if (f->out[i].status != JPB_FLOW_RECOVERED)
 			f->out[w++] = f->out[i];
 	size_t n = f->nout - w;
@@ -104,13 +94,16 @@ static size_t drop_fills(struct flow *f)
 /* Recover the gaps of out[0..cut) and write out[plen..cut) with its
  * fills; the window restarts with the last half window before the cut,
  * unfilled, as the context (its gaps included: they cut segments) of the
- * gaps still open.  The context's gaps are recovered again with each
- * window, but written once. */
+ * gaps still open.  The context's gaps were filled with the window
+ * before: recovery fills the new part's only, so out[0..plen) is as it
+ * was and the fills lie at or after the first new gap. */
 static int window_cut(struct flow *f, size_t cut)
 {
-	size_t ng = 0, start = cut > window_of(f) / 2 ? cut - window_of(f) / 2 : 0;
+	size_t ng = 0, g0 = 0, start = cut > window_of(f) / 2 ? cut - window_of(f) / 2 : 0;
 	while (ng < f->ngaps && f->gaps[ng].at < cut)
 		ng++;
+	while (g0 < ng && f->gaps[g0].at < f->plen)
+		g0++;
 	size_t ntail = f->nout - cut, ngall = f->ngaps;
 	struct jpb_flow_event *tail = NULL;
 	if (ntail && !(tail = malloc(ntail * sizeof(*tail))))
@@ -119,24 +112,14 @@ static int window_cut(struct flow *f, size_t cut)
 		memcpy(tail, f->out + cut, ntail * sizeof(*tail));
 	f->nout = cut;
 	f->ngaps = ng;
-	uint64_t rec = f->sum.by_status[JPB_FLOW_RECOVERED], events = f->sum.events;
-	/* Fills of the context's gaps are not written (they were with the
-	 * window before): without a gap in the new part, nothing to recover. */
-	int fresh = ng && f->gaps[ng - 1].at >= f->plen;
-	int err = f->no_recover || !fresh ? 0 : flow_recover(f);
-	/* Recovery counts every fill it inserts (the only recovered events in
-	 * out): without any, the passes over the window that look for them
-	 * are skipped; they are memory-bound at a window of 512k events. */
+	uint64_t rec = f->sum.by_status[JPB_FLOW_RECOVERED];
+	/* without a gap in the new part, nothing to recover */
+	int err = f->no_recover || g0 == ng ? 0 : flow_recover(f);
 	size_t fills = (size_t)(f->sum.by_status[JPB_FLOW_RECOVERED] - rec);
-	size_t from = fills ? after_context(f) : f->plen;
-	size_t nrec = fills - (from - f->plen); /* fills after the context */
-	/* count the fills written, not those of the context again */
-	f->sum.by_status[JPB_FLOW_RECOVERED] = rec + nrec;
-	f->sum.events = events + nrec;
-	if (!err && f->nout > from)
-		err = f->sink.put(f->sink.arg, f->out + from, f->nout - from);
+	if (!err && f->nout > f->plen)
+		err = f->sink.put(f->sink.arg, f->out + f->plen, f->nout - f->plen);
 	if (fills)
-		drop_fills(f);
+		drop_fills(f, f->gaps[g0].at);
 	if (!err)
 		err = jpb_grow((void **)&f->out, &f->capo, cut - start + ntail, sizeof(*f->out));
 	if (!err) {
@@ -146,12 +129,12 @@ static int window_cut(struct flow *f, size_t cut)
 			memcpy(f->out + cut - start, tail, ntail * sizeof(*tail));
 		f->nout = cut - start + ntail;
 		f->plen = cut - start;
-		size_t g0 = 0;
-		while (g0 < ngall && f->gaps[g0].at < start)
-			g0++;
-		if (g0 && ngall > g0)
-			memmove(f->gaps, f->gaps + g0, (ngall - g0) * sizeof(*f->gaps));
-		f->ngaps = ngall - g0;
+		size_t gk = 0;
+		while (gk < ngall && f->gaps[gk].at < start)
+			gk++;
+		if (gk && ngall > gk)
+			memmove(f->gaps, f->gaps + gk, (ngall - gk) * sizeof(*f->gaps));
+		f->ngaps = ngall - gk;
 		for (size_t i = 0; i < f->ngaps; i++)
 			f->gaps[i].at -= start;
 	}

@@ -105,8 +105,9 @@ void aq_put_rec(struct aq *q, int stream, uint16_t type, uint64_t time_ns,
 {
 	const struct jpb_rectype *t = jpb_rectype_find(type);
 	struct jpb_buf b = { 0 };
-	/* 240 payload bytes hold most small records without a regrowth. */
-	if (!t || aq_buf_init(&b, 240) || jpb_rec_encode(t, rec, &b) != 0) {
+	/* jpb_buf's first allocation, 256 bytes, leaves 208 for the
+	 * payload: enough for most small records without a regrowth. */
+	if (!t || aq_buf_init(&b, 0) || jpb_rec_encode(t, rec, &b) != 0) {
 		jpb_buf_fini(&b);
 		enqueue(q, stream, NULL, time_ns, UINT32_MAX);
 		return;

@@ -44,6 +44,11 @@ __attribute__((visibility("hidden"))) const char *nml_whystr(int why);
 __attribute__((visibility("hidden"))) int
 nml_lookup(uint64_t addr, uint64_t size, struct nml_result *r);
 
+/* 1 if lookups read committed code heap memory in place (libjvm.so's
+ * .symtab shows heaps never shrink), 0 if through vms_read; valid after
+ * the first lookup. */
+__attribute__((visibility("hidden"))) int nml_reads_in_place(void);
+
 /* For a CompiledMethodLoad: the level (-1 unknown), JPB_NM_F_OSR added
  * to *FLAGS for an OSR compile; counts the outcome in A->nml and notes
  * the first fallback of each reason. */

@@ -313,6 +313,7 @@ static int symtab_scan(Elf *elf, const char *name, uint64_t *value,
 		       uint64_t *size)
 {
 	Elf_Scn *scn = NULL;
+	int seen = 0;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
@@ -320,6 +321,7 @@ static int symtab_scan(Elf *elf, const char *name, uint64_t *value,
 		Elf_Data *d = elf_getdata(scn, NULL);
 		if (!d || !sh.sh_entsize)
 			return -1;
+		seen = 1;
 		size_t n = sh.sh_size / sh.sh_entsize;
 		for (size_t i = 0; i < n; i++) {
 			GElf_Sym s;
@@ -333,7 +335,7 @@ static int symtab_scan(Elf *elf, const char *name, uint64_t *value,
 			}
 		}
 	}
-	return -1;
+	return seen ? 1 : -1;
 }
 
 int vms_symtab_lookup(const char *name, uint64_t *addr, uint64_t *size)

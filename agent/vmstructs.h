@@ -48,7 +48,8 @@ VMS_LOCAL int vms_read_i32(uint64_t addr, int32_t *v);
 VMS_LOCAL uint32_t vms_thread_tid(JNIEnv *jni, jobject thread);
 
 /* Value of the .symtab symbol NAME of libjvm.so (load address applied),
- * with its size; 0 or -1. */
+ * with its size: 0; 1 if the .symtab has no NAME; -1 if there is no
+ * .symtab (stripped) or it cannot be read. */
 VMS_LOCAL int vms_symtab_lookup(const char *name, uint64_t *addr,
 				uint64_t *size);
 

@@ -195,7 +195,7 @@ run_probe() {
 		[ "${ev:-0}" -gt 20 -a "${ok:-0}" = "${ev:-0}" ]
 	t_check "$name/probe: no wrong address accepted, all fell back (${wok:-?} accepted, ${fb:-?} fell back: $(sed -n 's/.*why=\([^ ]*\).*/\1/p' <<<"$line"))" \
 		[ "${wok:-1}" = 0 -a "${fb:-0}" -ge $((ev * 10)) ]
-	[ "${ev:-0}" -gt 1 ] && echo "# $name: lookup CPU: first (reads the layout) $((first / 1000)) us, then $((ns / (ev - 1))) ns per compiled method (thread CPU clock; the clock itself $((cl / (ev - 1))) ns of it)"
+	[ "${ev:-0}" -gt 1 ] && echo "# $name: lookup CPU: first (reads the layout) $((first / 1000)) us, then $((ns / (ev - 1))) ns per compiled method (thread CPU clock; the clock itself $((cl / (ev - 1))) ns of it; code heap read in place: $(sed -n 's/.*in_place=\([01]\).*/\1/p' <<<"$line"))"
 }
 
 if build_probe; then

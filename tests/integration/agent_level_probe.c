@@ -8,7 +8,7 @@
  * times the real lookup in thread CPU time.  At VM death it prints one
  * line on stderr:
  *   level_probe: events=N ok=N wrong_ok=N fallbacks=N why=R:N,...
- *                first_ns=N ns=N clock_ns=N
+ *                first_ns=N ns=N clock_ns=N in_place=0|1
  * first_ns: the first lookup, which reads the layout from VMStructs;
  * ns: all later ones together; clock_ns: the clock's own cost in them.
  */
@@ -91,8 +91,9 @@ static void JNICALL on_death(jvmtiEnv *e, JNIEnv *jni)
 						i, why_n[i]);
 	fprintf(stderr, "level_probe: events=%" PRIu64 " ok=%" PRIu64
 		" wrong_ok=%" PRIu64 " fallbacks=%" PRIu64 " why=%s first_ns=%"
-		PRIu64 " ns=%" PRIu64 " clock_ns=%" PRIu64 "\n", events, ok,
-		wrong_ok, fallbacks, why, first_ns, cpu_ns, clock_ns);
+		PRIu64 " ns=%" PRIu64 " clock_ns=%" PRIu64 " in_place=%d\n",
+		events, ok, wrong_ok, fallbacks, why, first_ns, cpu_ns,
+		clock_ns, nml_reads_in_place());
 }
 
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *opts, void *res)

@@ -5,6 +5,7 @@
  * innermost first, which is what the decoder needs to turn a JIT pc back
  * into bytecode positions.
  */
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 
@@ -98,6 +99,13 @@ static void encode_pcmap(struct agent *a,
  * set, and the map is written behind it.  One allocation and one copy of
  * the code bytes per nmethod; the map was built in a buffer of its own
  * and copied before. */
+static int map_is_last(const struct jpb_rectype *t)
+{
+	const struct jpb_field *f = t ? &t->fields[t->nfields - 1] : NULL;
+	return f && f->kind == JPB_F_BYTES &&
+	       f->offset == offsetof(struct jpb_rec_jvm_nmethod_load, pcmap);
+}
+
 static void put_nmethod(struct agent *a, uint64_t now,
 			struct jpb_rec_jvm_nmethod_load *r,
 			const jvmtiCompiledMethodLoadInlineRecord *inl)
@@ -106,7 +114,9 @@ static void put_nmethod(struct agent *a, uint64_t now,
 	size_t map_size = pcmap_size(inl);
 	struct jpb_buf b = { 0 };
 	r->pcmap = (struct jpb_bytes){ NULL, 0 };
-	if (!t || map_size >= UINT32_MAX ||
+	/* A layout that moved the map would lose every nmethod, loudly (a
+	 * loss record, no compiled code), rather than write a wrong one. */
+	if (!map_is_last(t) || map_size >= UINT32_MAX ||
 	    aq_buf_init(&b, 64 + (size_t)r->code.len + map_size) ||
 	    jpb_rec_encode(t, r, &b) || jpb_buf_reserve(&b, map_size)) {
 		jpb_buf_fini(&b);

@@ -32,9 +32,7 @@
 #define MAX_OCC 1024    /* anchor occurrences examined per gap */
 #define MAX_SUFFIX 512  /* events compared backwards at most */
 #define MAX_ENDS 64     /* reconnection points tried per candidate */
-/* Longer copies were mostly wrong: events past 8192 from a fill's start
- * aligned 0.24 (0.62 from 4096) against 0.8 overall. */
-#define MAX_FILL 8192u
+#define MAX_FILL 20000u
 /* A fill may cost this much more than the budget, for timing noise. */
 #define SLACK_FACTOR 1.5
 #define SLACK_EVENTS 32

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * Recovery's candidate rules (user/flow/recover.c): only the best-ranked
- * candidate may fill a gap, with at most 8192 events.  A hand-built
+ * candidate may fill a gap, with at most 20000 events.  A hand-built
  * thread output: four earlier occurrences of the event before the gap
  * (the anchor), preceded by 19, 18, 17 and 16 events of the gap's own
  * history (so they rank in that order), of which only one continues into
  * the three events after the gap.  Ranked first, it fills the gap with
  * the events between; ranked second, the gap stays unfilled (no program
  * model: no shortest path either).  A first-ranked candidate whose
- * continuation reconnects only after more than 8192 events is declined.
+ * continuation reconnects only after more than 20000 events is declined.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -96,7 +96,7 @@ static size_t recovered(const struct th *t, size_t *at)
 	return n;
 }
 
-/* The best candidate fills NFILL events (8192 at most). */
+/* The best candidate fills NFILL events (20000 at most). */
 static void best_fills(int nfill)
 {
 	struct th *t = thread(0, nfill);
@@ -118,10 +118,10 @@ static void test_best_fills(void **state)
 	best_fills(1);
 }
 
-static void test_best_fills_8192(void **state)
+static void test_best_fills_20000(void **state)
 {
 	(void)state;
-	best_fills(8192);
+	best_fills(20000);
 }
 
 static void declined(int good_rank, int nfill)
@@ -141,19 +141,19 @@ static void test_second_best_declined(void **state)
 	declined(1, 1);
 }
 
-static void test_longer_than_8192_declined(void **state)
+static void test_longer_than_20000_declined(void **state)
 {
 	(void)state;
-	declined(0, 8193);
+	declined(0, 20001);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_best_fills),
-		cmocka_unit_test(test_best_fills_8192),
+		cmocka_unit_test(test_best_fills_20000),
 		cmocka_unit_test(test_second_best_declined),
-		cmocka_unit_test(test_longer_than_8192_declined),
+		cmocka_unit_test(test_longer_than_20000_declined),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -166,19 +166,26 @@ void flow_drop_lost(struct flow *f)
 	f->nnodes = s->first + s->n;
 }
 
-/* Evidence: method M was placed for sure once more. */
-static void prove(struct flow *f, uint32_t m)
+/* Evidence: method M was placed for sure once more, M past the table:
+ * the table grows (out of line: asked once per method). */
+static void prove_grow(struct flow *f, uint32_t m)
 {
-	if (m >= f->nproven) {
-		size_t n = f->nmeths > m ? f->nmeths : m + 1;
-		uint32_t *v = realloc(f->proven, n * sizeof(*v));
-		if (!v)
-			return; /* evidence is optional */
-		memset(v + f->nproven, 0, (n - f->nproven) * sizeof(*v));
-		f->proven = v;
-		f->nproven = n;
-	}
-	if (f->proven[m] < (1u << 20))
+	size_t n = f->nmeths > m ? f->nmeths : m + 1;
+	uint32_t *v = realloc(f->proven, n * sizeof(*v));
+	if (!v)
+		return; /* evidence is optional */
+	memset(v + f->nproven, 0, (n - f->nproven) * sizeof(*v));
+	f->proven = v;
+	f->nproven = n;
+	f->proven[m]++;
+}
+
+/* Evidence: method M was placed for sure once more (asked per event). */
+static inline void prove(struct flow *f, uint32_t m)
+{
+	if (m >= f->nproven)
+		prove_grow(f, m);
+	else if (f->proven[m] < (1u << 20))
 		f->proven[m]++;
 }
 

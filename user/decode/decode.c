@@ -50,7 +50,14 @@ static void *chunk_worker(void *arg)
 	struct jpd_worker *w = &p->workers[atomic_fetch_add(&p->ids, 1)];
 	for (size_t i; (i = atomic_fetch_add(&p->next, 1)) < p->nchunks;) {
 		struct jpd_chunk *c = p->chunks[i];
-		jpd_chunk_decode(p->ctx, w, c);
+		/* a chunk decodes the same on any worker after any chunk */
+		if (jpd_image_iscache_reset(&p->ctx->img, w->iscache)) {
+			c->rc = jpb_err_internal;
+			snprintf(c->err, sizeof(c->err),
+				 "decode: %s: chunk at offset %llu: section cache reset failed",
+				 c->st->name, (unsigned long long)c->begin);
+		} else
+			jpd_chunk_decode(p->ctx, w, c);
 		/* the decoder reads a few packets past the chunk's end */
 		jpd_stream_drop(c->st, c->warm, c->end + (64u << 10));
 		jpd_stream_drop_gaps(c->st);

@@ -90,6 +90,12 @@ void jpd_image_fini(struct jpd_image *im);
  * im->iscache: libipt locks a section on every use, so workers sharing
  * one cache would serialise on it. */
 struct pt_image_section_cache *jpd_image_iscache(const struct jpd_image *im);
+/* Drop what C's sections learned (libipt's block caches).  A cached block
+ * may run further than the same block decoded afresh, and libipt's time
+ * is read once per block: with MTC, events' times would depend on the
+ * chunks a worker decoded before, and so on -j. */
+int jpd_image_iscache_reset(const struct jpd_image *im,
+			    struct pt_image_section_cache *c);
 /* Index im->dispatch (sorted, deduplicated) for jpd_find_dispatch. */
 int jpd_image_hash_dispatch(struct jpd_image *im);
 const struct jpd_dispatch *jpd_find_dispatch(const struct jpd_image *im,

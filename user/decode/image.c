@@ -511,10 +511,28 @@ void jpd_image_fini(struct jpd_image *im)
 	memset(im, 0, sizeof(*im));
 }
 
+/* Every section stays mapped: the default limit 0 unmaps a section, and
+ * drops its block cache, after each use. */
+static uint64_t iscache_limit(const struct jpd_image *im)
+{
+	return im->codelen + (64u << 20);
+}
+
+int jpd_image_iscache_reset(const struct jpd_image *im,
+			    struct pt_image_section_cache *c)
+{
+	/* a limit of 0 unmaps every section no decoder holds, which frees
+	 * its block cache */
+	if (pt_iscache_set_limit(c, 0) < 0 ||
+	    pt_iscache_set_limit(c, iscache_limit(im)) < 0)
+		return jpb_err_internal;
+	return 0;
+}
+
 struct pt_image_section_cache *jpd_image_iscache(const struct jpd_image *im)
 {
 	struct pt_image_section_cache *c = pt_iscache_alloc("jpbpf-worker");
-	if (!c || pt_iscache_set_limit(c, im->codelen + (64u << 20)) < 0)
+	if (!c || pt_iscache_set_limit(c, iscache_limit(im)) < 0)
 		goto fail;
 	/* Same files, same order: the same ids (checked). */
 	for (size_t isid = 1; isid < im->nsects; isid++) {

@@ -279,6 +279,11 @@ static int add_capabilities(struct agent *a, char *err, size_t size)
 	want.can_retransform_any_class =
 		a->late_attach && pot.can_retransform_any_class;
 	want.can_get_bytecodes = 1;
+	/* class_rebuild.c rebuilds hidden classes from these; HotSpot has
+	 * them always, and they change nothing in how it runs. */
+	want.can_get_constant_pool = pot.can_get_constant_pool;
+	want.can_get_source_file_name = pot.can_get_source_file_name;
+	want.can_get_line_numbers = pot.can_get_line_numbers;
 	if (a->opts.truth) {
 		if (!pot.can_generate_single_step_events) {
 			snprintf(err, size, "truth mode needs SingleStep, which "
@@ -407,10 +412,13 @@ static void put_summary(struct agent *a, const char *why)
 {
 	aq_note(&a->q, JPB_NOTE_INFO,
 		"agent stops (%s): %llu classes, %llu without class file, "
+		"%llu hidden classes rebuilt at ClassPrepare (%.1f ms of CPU "
+		"with those not rebuilt), "
 		"%llu compiled methods (%.1f ms of CPU in their callbacks), "
 		"%llu code blobs", why,
 		(unsigned long long)a->n_classes,
 		(unsigned long long)a->n_class_fail,
+		(unsigned long long)a->n_hidden_rebuilt, a->hidden_ns / 1e6,
 		(unsigned long long)a->n_nmethods, a->jit_ns / 1e6,
 		(unsigned long long)a->n_blobs);
 }

@@ -97,6 +97,7 @@ struct agent {
 	int same_pidns; /* host tid == gettid() */
 	/* counters for the notes at the end */
 	uint64_t n_classes, n_class_fail, n_nmethods, n_blobs;
+	uint64_t n_hidden_rebuilt, hidden_ns; /* classes.c, at ClassPrepare */
 	uint64_t jit_ns; /* CPU time in CompiledMethodLoad callbacks */
 	struct nml_stats nml; /* compile levels found / fallbacks by reason */
 	uint64_t n_retransform_batches, max_pause_ns, total_pause_ns;

@@ -21,9 +21,11 @@
 
 struct attach_stats {
 	jint loaded;
-	uint64_t hidden, resource, deferred, failed, noted;
+	uint64_t resource, deferred, failed, noted;
 	uint64_t why[CR_COUNT]; /* CR_OK: from resources; others: left over */
 	uint64_t rebuilt, rebuild_later, rb_why[RB_COUNT];
+	uint64_t unmod[2][2]; /* [rebuilt][hidden]: not modifiable classes */
+	uint64_t unmod_cpu_ns;
 	uint64_t res_ns, res_cpu_ns, rb_cpu_ns;
 };
 
@@ -115,19 +117,27 @@ static int from_resource(struct agent *a, struct class_res *r, JNIEnv *jni,
 	return rc == CR_OK || leftover(a, jni, k, sig, loader, rc, st);
 }
 
-/* A class the JVM does not let us retransform (a hidden class): reported
- * missing once prepared (ClassPrepare reports the others). */
-static void put_hidden(struct agent *a, JNIEnv *jni, jclass k,
-		       const char *sig, struct attach_stats *st)
+/* A class the JVM does not let us retransform: a hidden class (its
+ * JVMTI name has a '.', which no other internal name has), or one the
+ * JVM keeps unmodifiable (jdk/internal/vm/Continuation on 25).  Rebuilt
+ * from JVMTI in every retransform= mode, once prepared (ClassPrepare
+ * deals with the others). */
+static void put_unmodifiable(struct agent *a, JNIEnv *jni, jclass k,
+			     const char *sig, struct attach_stats *st)
 {
 	jint status = 0;
 	if ((*a->jvmti)->GetClassStatus(a->jvmti, k, &status) !=
 		    JVMTI_ERROR_NONE ||
 	    !(status & JVMTI_CLASS_STATUS_PREPARED))
 		return;
-	classes_put_missing(a, jni, k, sig,
-			    "not modifiable: no retransform (hidden class)");
-	st->hidden++;
+	int hidden = strchr(sig, '.') != NULL;
+	uint64_t c0 = thread_cpu_ns();
+	int rb = class_rebuild_put(a, jni, k, sig, loader_of(a->jvmti, jni, k),
+				   hidden ? "not modifiable: no retransform "
+					    "(hidden class)"
+					  : "not modifiable: no retransform");
+	st->unmod_cpu_ns += thread_cpu_ns() - c0;
+	st->unmod[rb == RB_OK][hidden]++;
 }
 
 /* 1 if K is left to RetransformClasses. */
@@ -147,7 +157,7 @@ static int take_class(struct agent *a, struct class_res *r, JNIEnv *jni,
 	} else if ((*e)->IsModifiableClass(e, k, &modifiable) !=
 			   JVMTI_ERROR_NONE ||
 		   !modifiable) {
-		put_hidden(a, jni, k, sig, st);
+		put_unmodifiable(a, jni, k, sig, st);
 	} else {
 		left = !from_resource(a, r, jni, k, sig, st);
 	}
@@ -273,8 +283,9 @@ static void put_summary(struct agent *a, const struct attach_stats *st,
 		"(%s): %llu rebuilt from JVMTI without exception tables "
 		"(%.1f ms CPU, no pause), %llu more to rebuild when prepared, "
 		"not rebuilt: %s; %d retransformed in %llu RetransformClasses "
-		"calls, longest %.2f ms, total %.1f ms, %llu failed; %llu "
-		"hidden without class file",
+		"calls, longest %.2f ms, total %.1f ms, %llu failed; not "
+		"modifiable: %llu rebuilt from JVMTI (%llu hidden, %.1f ms "
+		"CPU), %llu not rebuilt (%llu hidden)",
 		mode_str(a->opts.retransform), (int)st->loaded,
 		(unsigned long long)st->resource, st->res_ns / 1e6,
 		st->res_cpu_ns / 1e6, (unsigned long long)st->deferred, why,
@@ -282,23 +293,11 @@ static void put_summary(struct agent *a, const struct attach_stats *st,
 		(unsigned long long)st->rebuild_later, rb, (int)left,
 		(unsigned long long)a->n_retransform_batches,
 		a->max_pause_ns / 1e6, a->total_pause_ns / 1e6,
-		(unsigned long long)st->failed, (unsigned long long)st->hidden);
-}
-
-/* What class_rebuild.c asks of JVMTI.  All three are among HotSpot's
- * capabilities always available, so the live phase may add them. */
-static void rebuild_capabilities(struct agent *a)
-{
-	jvmtiCapabilities c;
-	memset(&c, 0, sizeof(c));
-	c.can_get_constant_pool = 1;
-	c.can_get_source_file_name = 1;
-	c.can_get_line_numbers = 1;
-	jvmtiError err = (*a->jvmti)->AddCapabilities(a->jvmti, &c);
-	if (err != JVMTI_ERROR_NONE)
-		aq_note(&a->q, JPB_NOTE_WARN, "AddCapabilities(constant pool, "
-			"source file, line numbers) failed (%d): classes "
-			"without a resource will lack a class file", (int)err);
+		(unsigned long long)st->failed,
+		(unsigned long long)(st->unmod[1][0] + st->unmod[1][1]),
+		(unsigned long long)st->unmod[1][1], st->unmod_cpu_ns / 1e6,
+		(unsigned long long)(st->unmod[0][0] + st->unmod[0][1]),
+		(unsigned long long)st->unmod[0][1]);
 }
 
 void classes_attach(struct agent *a, JNIEnv *jni)
@@ -317,8 +316,6 @@ void classes_attach(struct agent *a, JNIEnv *jni)
 		return;
 	}
 	struct attach_stats st = { .loaded = n };
-	if (a->opts.retransform == RT_NEVER)
-		rebuild_capabilities(a);
 	jint left = take_classes(a, jni, cs, n, &st);
 	uint64_t t_start = agent_now();
 	retransform_loaded(a, cs, left, &st.failed);

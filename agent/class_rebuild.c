@@ -3,8 +3,11 @@
  * A class file rebuilt from what JVMTI tells about a loaded class, for the
  * classes a late attach cannot read back from their loader (docs/AGENT.md,
  * "Late attach"): reflection accessors, dynamic proxies and other classes
- * defined from bytes made at run time.  Unlike RetransformClasses it needs
- * no safepoint: every call below reads the class under its own locks.
+ * defined from bytes made at run time; and for hidden classes (lambda
+ * proxies, LambdaForms), which the ClassFileLoadHook never sees and no
+ * retransform reaches, at start-up and after attach.  Unlike
+ * RetransformClasses it needs no safepoint: every call below reads the
+ * class under its own locks.
  *
  * What JVMTI gives is what the loaded class runs: the constant pool in
  * class-file form (GetConstantPool), each method's bytecodes with their
@@ -196,6 +199,30 @@ static uint32_t cp_class(struct cpool *cp, const char *name)
 		w_u2(&cp->extra, u);
 	}
 	return i;
+}
+
+/* A hidden class's JVMTI name has a '.' before its address
+ * ("Foo$$Lambda.0x0800c01234"), where the name its constant pool holds
+ * has a '+' (HotSpot's internal name; its logs print a '/').  The
+ * rebuilt file names itself as the jvm_method records name it, so the
+ * program model finds its methods, and its own field and method
+ * references keep pointing at this_class.  Rewrites that Utf8 entry in
+ * place (same length); POOL is our copy. */
+static void cp_hidden_name(struct cpool *cp, uint8_t *pool, const char *name,
+			   size_t len)
+{
+	const char *dot = memchr(name, '.', len);
+	if (!dot)
+		return; /* '.' is not allowed in other internal names */
+	size_t at = (size_t)(dot - name);
+	for (uint32_t i = 1; i < cp->count; i++) {
+		if (cp_tag(cp, i) != JCF_CONSTANT_Utf8 || cp_u2(cp, i, 1) != len)
+			continue;
+		uint8_t *s = pool + cp->off[i] + 3;
+		if ((s[at] == '+' || s[at] == '/') && !memcmp(s, name, at) &&
+		    !memcmp(s + at + 1, dot + 1, len - at - 1))
+			s[at] = '.';
+	}
 }
 
 struct rebuild {
@@ -434,6 +461,8 @@ static void build(struct rebuild *r, const char *name, uint8_t **data,
 	r->cp.size = (size_t)bytes;
 	r->cp.count = (uint32_t)count;
 	fail(r, cp_scan(&r->cp));
+	if (!r->err)
+		cp_hidden_name(&r->cp, pool, name, strlen(name));
 	if (!r->err && r->cp.bootstrap)
 		fail(r, RB_BOOTSTRAP);
 	if (!r->err) {

@@ -3,9 +3,12 @@
  * Class-file bytes, as the JVM received them: the ClassFileLoadHook sees
  * every class loaded while the agent runs (class_attach.c gets those
  * loaded before a late attach).  A class that runs without a class file
- * is found at ClassPrepare and described by its methods' bytecodes.
+ * (a hidden class) is found at ClassPrepare and rebuilt from JVMTI
+ * (class_rebuild.c); one that cannot be is described by its methods'
+ * bytecodes.
  */
 #include <string.h>
+#include <time.h>
 
 #include "agent.h"
 
@@ -99,6 +102,36 @@ const char *classes_sig_name(const char *sig, size_t *len)
 	return sig + 1;
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A class the hook never saw: a hidden class (lambda proxy, LambdaForm,
+ * Lookup.defineHiddenClass).  Rebuilt once, here on the defining thread,
+ * with JVMTI reads only; its CPU time is summed for the closing note. */
+static void put_hidden(struct agent *a, JNIEnv *jni, jclass k,
+		       const char *sig)
+{
+	uint64_t c0 = thread_cpu_ns();
+	jobject ld = NULL;
+	if ((*a->jvmti)->GetClassLoader(a->jvmti, k, &ld) != JVMTI_ERROR_NONE)
+		ld = NULL;
+	uint64_t loader = classes_loader_id(a->jvmti, ld);
+	if (ld && jni)
+		(*jni)->DeleteLocalRef(jni, ld);
+	int rc = class_rebuild_put(a, jni, k, sig, loader,
+				   strchr(sig, '.') ? "not passed to "
+				   "ClassFileLoadHook (hidden class)"
+				   : "not passed to ClassFileLoadHook");
+	__atomic_add_fetch(&a->n_hidden_rebuilt, rc == RB_OK,
+			   __ATOMIC_RELAXED);
+	__atomic_add_fetch(&a->hidden_ns, thread_cpu_ns() - c0,
+			   __ATOMIC_RELAXED);
+}
+
 void JNICALL classes_on_prepare(jvmtiEnv *e, JNIEnv *jni, jthread t,
 				jclass k)
 {
@@ -112,8 +145,6 @@ void JNICALL classes_on_prepare(jvmtiEnv *e, JNIEnv *jni, jthread t,
 	const char *name = classes_sig_name(sig, &len);
 	if (name && !hset_has_name(a->class_names, name, len) &&
 	    !class_pending_prepared(a, jni, k, sig, name, len))
-		classes_put_missing(a, jni, k, sig,
-				    "not passed to ClassFileLoadHook "
-				    "(hidden class)");
+		put_hidden(a, jni, k, sig);
 	(*e)->Deallocate(e, (unsigned char *)sig);
 }

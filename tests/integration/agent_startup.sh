@@ -101,6 +101,12 @@ run_jdk() {
 }
 
 # Lambdas are hidden classes: rebuilt from JVMTI (agent_hidden tests more).
+lambda_rebuilt() {
+	"$CHECK" class_flags "$1" 2>/dev/null |
+		grep -Eq '^Threads\$\$Lambda[^ ]*\.0x[0-9a-f]+ 8$' &&
+		! grep -q '^LThreads\$\$Lambda' "$1.missing"
+}
+
 run_lambdas() {
 	local name=$1 java=$2 out=$TESTTMP/lambda-$1
 	"$java" -agentpath:"$AGENT"=out="$out" -Xlog:class+load=info:file="$out.loaded" \
@@ -109,8 +115,7 @@ run_lambdas() {
 	"$CHECK" classes "$out" 2>/dev/null >"$out.classes"
 	"$CHECK" missing "$out" 2>/dev/null >"$out.missing"
 	t_check "$name: the lambda's hidden class is rebuilt (flag 8), not missing" \
-		bash -c 'grep -Eq "^Threads\\$\\$Lambda[^ ]*\\.0x[0-9a-f]+ 8$" <("$1" class_flags "$2") &&
-			! grep -q "^LThreads\\$\\$Lambda" "$3"' _ "$CHECK" "$out" "$out.missing"
+		lambda_rebuilt "$out"
 	check_loaded "$name" "$out.loaded" "$out.classes" "$out.missing"
 }
 

@@ -154,6 +154,10 @@ int jpb_writer_flush(struct jpb_writer *w, int durable);
  * Frees the writer in all cases. */
 int jpb_writer_close(struct jpb_writer *w);
 
+/* Close without the fsync, for derived data a crash only costs a rerun
+ * (decoded/).  Write and close errors are still returned by close. */
+void jpb_writer_set_nosync(struct jpb_writer *w);
+
 /* Records and bytes written so far (bytes include framing). */
 uint64_t jpb_writer_records(const struct jpb_writer *w);
 uint64_t jpb_writer_bytes(const struct jpb_writer *w);

@@ -25,6 +25,7 @@ struct jpb_writer {
 	struct jpb_buf buf;
 	uint64_t records;
 	uint64_t bytes;
+	int nosync;
 	int first_err;
 	char errmsg[512];
 };
@@ -204,7 +205,7 @@ int jpb_writer_close(struct jpb_writer *w)
 {
 	if (!w)
 		return jpb_err_invalid;
-	jpb_writer_flush(w, 1);
+	jpb_writer_flush(w, !w->nosync);
 	if (close(w->fd) != 0 && !w->first_err) {
 		int e = errno;
 		writer_fail(w, jpb_errno_code(e), e, "close");
@@ -213,6 +214,11 @@ int jpb_writer_close(struct jpb_writer *w)
 	jpb_buf_fini(&w->buf);
 	free(w);
 	return err;
+}
+
+void jpb_writer_set_nosync(struct jpb_writer *w)
+{
+	w->nosync = 1;
 }
 
 uint64_t jpb_writer_records(const struct jpb_writer *w)

@@ -250,6 +250,7 @@ struct tgroup {
 	uint64_t bytes;
 	struct jpb_rec_decoded_thread th;
 	int rc;
+	char err[300]; /* the writer's message, when it failed */
 };
 
 struct mpool {
@@ -268,9 +269,19 @@ static int write_thread(struct jpd_ctx *ctx, struct tgroup *g, struct jpb_buf *i
 	char name[64];
 	snprintf(name, sizeof(name), "decoded/tid%u", o.th.tid);
 	int rc = jpb_writer_open(ctx->b, name, &o.w);
+	if (rc) /* not the bundle's errmsg: other workers may be setting it */
+		snprintf(g->err, sizeof(g->err), "%s: cannot create: %s", name,
+			 jpb_errstr(rc));
+	else
+		jpb_writer_set_nosync(o.w); /* derived data: see DECODER.md */
 	for (size_t i = 0; i < g->n && !rc; i++)
 		rc = copy_piece(&o, &g->refs[i], in);
 	if (o.w) {
+		/* flush first: a full disk's message dies with the writer */
+		if (!rc)
+			rc = jpb_writer_flush(o.w, 0);
+		if (rc)
+			snprintf(g->err, sizeof(g->err), "%s", jpb_writer_errmsg(o.w));
 		int crc = jpb_writer_close(o.w);
 		rc = rc ? rc : crc;
 	}
@@ -323,7 +334,8 @@ static int group_threads(struct pref *refs, size_t total, struct mpool *m)
 }
 
 static int merge(struct jpd_ctx *ctx, struct pool *pl, unsigned jobs,
-		 struct jpb_writer *summary, struct jpd_summary *sum)
+		 struct jpb_writer *summary, struct jpd_summary *sum,
+		 char *err, size_t errsize)
 {
 	size_t total = 0;
 	for (size_t i = 0; i < pl->nchunks; i++)
@@ -346,6 +358,8 @@ static int merge(struct jpd_ctx *ctx, struct pool *pl, unsigned jobs,
 	const struct jpb_rectype *tth = jpb_rectype_find(JPB_REC_DECODED_THREAD);
 	for (size_t i = 0; i < m.ng && !rc; i++) {
 		rc = m.g[i].rc;
+		if (rc && m.g[i].err[0])
+			snprintf(err, errsize, "decode: %s", m.g[i].err);
 		if (!rc)
 			rc = jpb_writer_put_rec(summary, tth, 0, &m.g[i].th, &scratch);
 		sum->threads += m.g[i].th.tid != 0;
@@ -587,10 +601,12 @@ int jpd_decode(struct jpb_bundle *b, const struct jpd_options *opt,
 	struct jpb_writer *w = NULL;
 	if (!rc)
 		rc = jpb_writer_open(b, "decoded/summary", &w);
-	if (!rc)
+	if (!rc) {
+		jpb_writer_set_nosync(w);
 		rc = write_stream_summaries(w, sts, n, sum);
+	}
 	if (!rc)
-		rc = merge(ctx, &p, jobs, w, sum);
+		rc = merge(ctx, &p, jobs, w, sum, err, errsize);
 	if (w) {
 		int crc = jpb_writer_close(w);
 		rc = rc ? rc : crc;

@@ -3,6 +3,7 @@
 #ifndef JPBPF_DECODE_INT_H
 #define JPBPF_DECODE_INT_H
 
+#include <errno.h>
 #include <intel-pt.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -10,6 +11,12 @@
 #include "bundle.h"
 #include "codec.h"
 #include "records_decoded.h"
+
+/* A failed write's errno as a bundle error: a full disk says so. */
+static inline int jpd_errno_code(int e)
+{
+	return e == ENOSPC || e == EDQUOT || e == EFBIG ? jpb_err_nospc : jpb_err_io;
+}
 
 /* ---- clock (threads.c) ---- */
 struct jpd_clock {

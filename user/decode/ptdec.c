@@ -7,6 +7,8 @@
  * its start: the state that crosses a PSB is rebuilt, not passed on, so
  * chunks decode in any order on any worker with the same result.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,8 +104,11 @@ static int flush_out(struct sdec *s)
 	struct jpd_worker *w = s->w;
 	if (!w->out.len)
 		return 0;
-	if (fwrite(w->out.data, 1, w->out.len, w->spill) != w->out.len)
-		return jpb_err_io;
+	if (fwrite(w->out.data, 1, w->out.len, w->spill) != w->out.len) {
+		snprintf(s->c->err, sizeof(s->c->err), "decode: spill file %.200s: %s",
+			 w->spillpath, strerror(errno));
+		return jpd_errno_code(errno);
+	}
 	w->spill_pos += w->out.len;
 	jpb_buf_reset(&w->out);
 	return 0;

@@ -57,8 +57,13 @@ static int gather(struct jpd_ctx *ctx, struct jpd_stream *st, int fd)
 			st->runs[st->nruns++] = (struct jpd_run){ pos, pos, jump || hole };
 			hole = 0;
 		}
-		if (d.data.len && write(fd, d.data.ptr, d.data.len) != (ssize_t)d.data.len) {
-			rc = jpb_err_io;
+		ssize_t k = d.data.len ? write(fd, d.data.ptr, d.data.len) : 0;
+		if (k != (ssize_t)d.data.len) {
+			int e = k < 0 ? errno : ENOSPC; /* short: the disk filled */
+			snprintf(st->err, sizeof(st->err),
+				 "decode: %s: PT scratch file in %.200s: %s",
+				 st->name, ctx->tmpdir, strerror(e));
+			rc = jpd_errno_code(e);
 			break;
 		}
 		pos += d.data.len;

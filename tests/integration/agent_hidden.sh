@@ -74,11 +74,15 @@ startup() {
 
 attach() {
 	local name=$1 java=$2 out=$TESTTMP/hidden-attach-$1
-	"$java" -cp "$WL" LambdaCalls 100000 >"$out.jvmout" 2>"$out.jvmerr" &
-	local jpid=$!
-	wait_jvm_ready "$jpid"
+	"$java" -cp "$WL" LambdaCalls 100000 "$out.go" >"$out.jvmout" 2>"$out.jvmerr" &
+	local jpid=$! i
+	for i in $(seq 300); do
+		grep -q "^ready" "$out.jvmout" 2>/dev/null && break
+		sleep 0.1
+	done
 	"$ATTACH" "$jpid" "$AGENT" "$out" 1 >"$out.tool" 2>&1
 	t_check "$name: attach to LambdaCalls" [ $? = 0 ] || sed 's/^/# /' "$out.tool"
+	touch "$out.go"
 	wait "$jpid"
 	t_check "$name: the workload ran to its end" \
 		grep -q "LambdaCalls rounds=100000" "$out.jvmout"

@@ -57,7 +57,19 @@ public class LambdaCalls {
         for (int r = 0; r < rounds; r++)
             sum += viaLambdas(200, r) + viaStream(200) + viaHandles(50)
                    + (int) work.invokeExact(r);
+        if (args.length > 1)
+            awaitGo(java.nio.file.Path.of(args[1]));
         System.out.println("LambdaCalls rounds=" + rounds + " sum=" + sum);
+    }
+
+    /* A late-attach test attaches between "ready" and its go file: on a
+     * quiet machine the rounds alone end before an attach does. */
+    static void awaitGo(java.nio.file.Path go) throws InterruptedException {
+        System.out.println("ready");
+        System.out.flush();
+        long end = System.nanoTime() + 30_000_000_000L;
+        while (!java.nio.file.Files.exists(go) && System.nanoTime() < end)
+            Thread.sleep(10);
     }
 }
 

@@ -35,31 +35,17 @@ const char *class_rebuild_strs[RB_COUNT] = {
 	[RB_PARSE] = "rebuilt class file does not parse",
 };
 
-/* A big-endian byte buffer; OOM is sticky and checked once at the end. */
+/* A big-endian writer over a jpb_buf; OOM is sticky and checked once at
+ * the end. */
 struct cfw {
-	uint8_t *p;
-	size_t len, cap;
+	struct jpb_buf b;
 	int oom;
 };
 
 static void w_put(struct cfw *w, const void *src, size_t n)
 {
-	if (w->oom)
-		return;
-	if (w->len + n > w->cap) {
-		size_t cap = w->cap ? w->cap : 1024;
-		while (cap < w->len + n)
-			cap *= 2;
-		uint8_t *p = realloc(w->p, cap);
-		if (!p) {
-			w->oom = 1;
-			return;
-		}
-		w->p = p;
-		w->cap = cap;
-	}
-	memcpy(w->p + w->len, src, n);
-	w->len += n;
+	if (!w->oom && jpb_buf_put(&w->b, src, n))
+		w->oom = 1;
 }
 
 static void w_u1(struct cfw *w, unsigned v)
@@ -86,10 +72,10 @@ static void w_set_u4(struct cfw *w, size_t off, uint32_t v)
 {
 	if (w->oom)
 		return;
-	w->p[off] = (uint8_t)(v >> 24);
-	w->p[off + 1] = (uint8_t)(v >> 16);
-	w->p[off + 2] = (uint8_t)(v >> 8);
-	w->p[off + 3] = (uint8_t)v;
+	w->b.data[off] = (uint8_t)(v >> 24);
+	w->b.data[off + 1] = (uint8_t)(v >> 16);
+	w->b.data[off + 2] = (uint8_t)(v >> 8);
+	w->b.data[off + 3] = (uint8_t)v;
 }
 
 /* The JVM's constant pool plus the entries appended for names it lacks. */
@@ -363,7 +349,7 @@ static void put_code(struct rebuild *r, jmethodID m)
 		fail(r, RB_LIMIT);
 	w_u2(&r->body, 1);
 	w_u2(&r->body, r->code_name);
-	size_t at = r->body.len;
+	size_t at = r->body.b.len;
 	w_u4(&r->body, 0);
 	w_u2(&r->body, 65535);
 	w_u2(&r->body, (unsigned)locals);
@@ -371,7 +357,7 @@ static void put_code(struct rebuild *r, jmethodID m)
 	w_put(&r->body, code, (size_t)len);
 	w_u2(&r->body, 0);
 	put_lines(r, m, len);
-	w_set_u4(&r->body, at, (uint32_t)(r->body.len - at - 4));
+	w_set_u4(&r->body, at, (uint32_t)(r->body.b.len - at - 4));
 	dealloc(r, code);
 }
 
@@ -429,22 +415,23 @@ static int assemble(struct rebuild *r, jint minor, jint major, uint8_t **data,
 	w_u2(&out, (unsigned)major);
 	w_u2(&out, r->cp.next);
 	w_put(&out, r->cp.b, r->cp.size);
-	w_put(&out, r->cp.extra.p, r->cp.extra.len);
-	w_put(&out, r->body.p, r->body.len);
+	w_put(&out, r->cp.extra.b.data, r->cp.extra.b.len);
+	w_put(&out, r->body.b.data, r->body.b.len);
 	if (out.oom || r->cp.extra.oom || r->body.oom) {
-		free(out.p);
+		jpb_buf_fini(&out.b);
 		return RB_NOMEM;
 	}
 	struct jcf *cf = NULL;
-	int rc = jcf_parse(&cf, out.p, out.len, NULL) == java_ok ? RB_OK
-								 : RB_PARSE;
+	int rc = jcf_parse(&cf, out.b.data, out.b.len, NULL) == java_ok
+			 ? RB_OK
+			 : RB_PARSE;
 	jcf_free(cf);
 	if (rc != RB_OK) {
-		free(out.p);
+		jpb_buf_fini(&out.b);
 		return rc;
 	}
-	*data = out.p;
-	*size = out.len;
+	*data = out.b.data;
+	*size = out.b.len;
 	return RB_OK;
 }
 
@@ -498,8 +485,8 @@ int class_rebuild(jvmtiEnv *e, JNIEnv *jni, jclass k, const char *name,
 	build(&r, own, data, size);
 	(*jni)->PopLocalFrame(jni, NULL);
 	free(r.cp.off);
-	free(r.cp.extra.p);
-	free(r.body.p);
+	jpb_buf_fini(&r.cp.extra.b);
+	jpb_buf_fini(&r.body.b);
 	free(own);
 	return r.err;
 }

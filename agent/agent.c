@@ -410,16 +410,18 @@ static void disable_events(struct agent *a)
 
 static void put_summary(struct agent *a, const char *why)
 {
+	char cvm[1024];
+	cvm_stats_str(&a->cvm, cvm, sizeof(cvm));
 	aq_note(&a->q, JPB_NOTE_INFO,
 		"agent stops (%s): %llu classes, %llu without class file, "
 		"%llu hidden classes rebuilt at ClassPrepare (%.1f ms of CPU "
-		"with those not rebuilt), "
+		"with those not rebuilt; %s), "
 		"%llu compiled methods (%.1f ms of CPU in their callbacks), "
 		"%llu code blobs", why,
 		(unsigned long long)a->n_classes,
 		(unsigned long long)a->n_class_fail,
 		(unsigned long long)a->n_hidden_rebuilt, a->hidden_ns / 1e6,
-		(unsigned long long)a->n_nmethods, a->jit_ns / 1e6,
+		cvm, (unsigned long long)a->n_nmethods, a->jit_ns / 1e6,
 		(unsigned long long)a->n_blobs);
 }
 

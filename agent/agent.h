@@ -16,6 +16,7 @@
 #include <jvmti.h>
 
 #include "bundle.h"
+#include "class_vmmeta.h"
 #include "hashset.h"
 #include "nmethod_level.h"
 #include "records.h"
@@ -100,6 +101,7 @@ struct agent {
 	uint64_t n_hidden_rebuilt, hidden_ns; /* classes.c, at ClassPrepare */
 	uint64_t jit_ns; /* CPU time in CompiledMethodLoad callbacks */
 	struct nml_stats nml; /* compile levels found / fallbacks by reason */
+	struct cvm_stats cvm; /* class_rebuild.c: tables from HotSpot metadata */
 	uint64_t n_retransform_batches, max_pause_ns, total_pause_ns;
 	void *truth; /* struct truth state, truth mode only */
 };
@@ -192,15 +194,17 @@ AGENT_LOCAL int class_res_match(jvmtiEnv *e, jclass k, const char *name,
 				int methods);
 
 /* class_rebuild.c: a class file made from JVMTI's view of prepared class
- * K (NAME, LEN bytes), no exception tables (JPB_CLASS_F_REBUILT): RB_OK
- * and *DATA (malloc'd), else why not. */
+ * K (NAME, LEN bytes), exception tables, max_stack and BootstrapMethods
+ * from HotSpot's metadata (JPB_CLASS_F_REBUILT), counted in ST (may be
+ * NULL): RB_OK and *DATA (malloc'd), else why not. */
 enum class_rebuild_rc {
 	RB_OK, RB_NOMEM, RB_JVMTI, RB_CPOOL, RB_BOOTSTRAP, RB_LIMIT, RB_PARSE,
 	RB_COUNT
 };
 AGENT_LOCAL extern const char *class_rebuild_strs[RB_COUNT];
 AGENT_LOCAL int class_rebuild(jvmtiEnv *e, JNIEnv *jni, jclass k,
-			      const char *name, size_t len, uint8_t **data,
+			      const char *name, size_t len,
+			      struct cvm_stats *st, uint8_t **data,
 			      size_t *size);
 /* Rebuild K (signature SIG) and write it; if that fails, a
  * jvm_class_missing record saying WHY there is no class file and why it

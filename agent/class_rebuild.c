@@ -13,16 +13,19 @@
  * class-file form (GetConstantPool), each method's bytecodes with their
  * original constant pool indices (GetBytecodes), max_locals, the line
  * numbers, modifiers, super class, interfaces and fields.  What it does
- * not give is left out and said so by JPB_CLASS_F_REBUILT: exception
- * tables (empty), max_stack (written as 65535, an upper bound), the
- * BootstrapMethods attribute (a class whose constant pool needs one is
- * not rebuilt) and every other attribute.
+ * not give, the exception tables, max_stack and the BootstrapMethods
+ * attribute, is read from HotSpot's metadata (class_vmmeta.c) and
+ * checked against the pool; a method whose tables do not check out is
+ * written as before (no exception table, max_stack 65535) and counted, a
+ * class needing BootstrapMethods that cannot be read is not rebuilt.
+ * Every other attribute is left out (JPB_CLASS_F_REBUILT).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent.h"
+#include "class_vmmeta.h"
 #include "java/classfile.h"
 
 const char *class_rebuild_strs[RB_COUNT] = {
@@ -30,7 +33,8 @@ const char *class_rebuild_strs[RB_COUNT] = {
 	[RB_NOMEM] = "out of memory",
 	[RB_JVMTI] = "a JVMTI call failed",
 	[RB_CPOOL] = "constant pool unreadable",
-	[RB_BOOTSTRAP] = "needs BootstrapMethods, which JVMTI does not give",
+	[RB_BOOTSTRAP] = "needs BootstrapMethods, unreadable from HotSpot's "
+			 "metadata",
 	[RB_LIMIT] = "too large for a class file",
 	[RB_PARSE] = "rebuilt class file does not parse",
 };
@@ -219,6 +223,11 @@ struct rebuild {
 	struct cfw body;
 	uint32_t code_name, lines_name;
 	int err;
+	int use_vm;    /* read tables from HotSpot's metadata */
+	uint64_t pool; /* the methods' ConstantPool, 0 until one is read */
+	int pool_why;  /* why no pool is known: enum cvm_why */
+	int bsm_why;   /* why no BootstrapMethods were written */
+	uint64_t vm_methods, fallback[CVM_WHY_COUNT];
 };
 
 static void fail(struct rebuild *r, int err)
@@ -337,27 +346,78 @@ static void put_lines(struct rebuild *r, jmethodID m, jint code_len)
 	dealloc(r, t);
 }
 
-/* The Code attribute: no exception table (JVMTI has none to give). */
-static void put_code(struct rebuild *r, jmethodID m)
+/* CVM_OK if the tables read for M (NAME, SIG) belong to this class
+ * and its pool: same pool as the other methods, name and descriptor
+ * indices naming M, catch types Class entries. */
+static int vm_check(struct rebuild *r, const struct cvm_method *v,
+		    const char *name, const char *sig)
+{
+	if (r->pool && v->pool != r->pool)
+		return CVM_MISMATCH;
+	if (!utf8_is(&r->cp, v->name_index, name, strlen(name)) ||
+	    !utf8_is(&r->cp, v->sig_index, sig, strlen(sig)))
+		return CVM_MISMATCH;
+	for (unsigned i = 0; i < v->nexc; i++)
+		if (v->exc[i].catch_type &&
+		    cp_tag(&r->cp, v->exc[i].catch_type) != JCF_CONSTANT_Class)
+			return CVM_ENTRY;
+	return CVM_OK;
+}
+
+/* M's exception table and max_stack from HotSpot's metadata into *V;
+ * CVM_OK, else V is empty and the reason counted. */
+static int vm_tables(struct rebuild *r, jmethodID m, const char *name,
+		     const char *sig, jint len, jint locals,
+		     struct cvm_method *v)
+{
+	int why = cvm_method_read(m, (uint32_t)len, (uint32_t)locals, v);
+	if (why == CVM_OK)
+		why = vm_check(r, v, name, sig);
+	if (why != CVM_OK) {
+		cvm_method_fini(v);
+		r->fallback[why]++;
+		if (!r->pool)
+			r->pool_why = why;
+		return why;
+	}
+	r->pool = v->pool;
+	r->vm_methods++;
+	return CVM_OK;
+}
+
+/* The Code attribute, with the exception table and max_stack HotSpot's
+ * metadata give; without them (none, max_stack 65535) if unreadable. */
+static void put_code(struct rebuild *r, jmethodID m, const char *name,
+		     const char *sig)
 {
 	jint locals = 0, len = 0;
 	unsigned char *code = NULL;
+	struct cvm_method v = { 0 };
 	if (!ok(r, (*r->e)->GetMaxLocals(r->e, m, &locals)) ||
 	    !ok(r, (*r->e)->GetBytecodes(r->e, m, &len, &code)))
 		return;
 	if (len <= 0 || len > 65535)
 		fail(r, RB_LIMIT);
+	int vm = r->use_vm && !r->err &&
+		 vm_tables(r, m, name, sig, len, locals, &v) == CVM_OK;
 	w_u2(&r->body, 1);
 	w_u2(&r->body, r->code_name);
 	size_t at = r->body.b.len;
 	w_u4(&r->body, 0);
-	w_u2(&r->body, 65535);
+	w_u2(&r->body, vm ? v.max_stack : 65535);
 	w_u2(&r->body, (unsigned)locals);
 	w_u4(&r->body, (uint32_t)len);
 	w_put(&r->body, code, (size_t)len);
-	w_u2(&r->body, 0);
+	w_u2(&r->body, v.nexc);
+	for (unsigned i = 0; i < v.nexc; i++) {
+		w_u2(&r->body, v.exc[i].start_pc);
+		w_u2(&r->body, v.exc[i].end_pc);
+		w_u2(&r->body, v.exc[i].handler_pc);
+		w_u2(&r->body, v.exc[i].catch_type);
+	}
 	put_lines(r, m, len);
 	w_set_u4(&r->body, at, (uint32_t)(r->body.b.len - at - 4));
+	cvm_method_fini(&v);
 	dealloc(r, code);
 }
 
@@ -373,7 +433,7 @@ static void put_method(struct rebuild *r, jmethodID m)
 		if (mods & (JCF_ACC_NATIVE | JCF_ACC_ABSTRACT))
 			w_u2(&r->body, 0);
 		else
-			put_code(r, m);
+			put_code(r, m, name, sig);
 	}
 	dealloc(r, name);
 	dealloc(r, sig);
@@ -391,17 +451,93 @@ static void put_methods(struct rebuild *r)
 	dealloc(r, ms);
 }
 
-static void put_source(struct rebuild *r)
+/* Loadable constants (JVMS 4.4): what a bootstrap argument may name. */
+static int loadable(int tag)
 {
-	char *src = NULL;
-	if ((*r->e)->GetSourceFileName(r->e, r->k, &src) != JVMTI_ERROR_NONE) {
-		w_u2(&r->body, 0);
-		return;
+	switch (tag) {
+	case JCF_CONSTANT_Integer: case JCF_CONSTANT_Float:
+	case JCF_CONSTANT_Long: case JCF_CONSTANT_Double:
+	case JCF_CONSTANT_Class: case JCF_CONSTANT_String:
+	case JCF_CONSTANT_MethodHandle: case JCF_CONSTANT_MethodType:
+	case JCF_CONSTANT_Dynamic:
+		return 1;
 	}
-	w_u2(&r->body, 1);
-	put_index(r, cp_utf8(&r->cp, "SourceFile"));
-	w_u4(&r->body, 2);
-	put_index(r, cp_utf8(&r->cp, src));
+	return 0;
+}
+
+/* The BootstrapMethods attribute's body from HotSpot's operands OPS (LEN
+ * u2: the specifiers' offsets as low/high u2 pairs, then the specifiers)
+ * into W.  CVM_OK, else why not: each specifier must lie in the array,
+ * name a MethodHandle and loadable arguments, and every (Invoke)Dynamic
+ * entry one of the specifiers. */
+static int bsm_body(const struct cpool *cp, const uint16_t *ops, uint32_t len,
+		    struct cfw *w)
+{
+	uint32_t first = len >= 2 ? ops[0] | (uint32_t)ops[1] << 16 : 0;
+	uint32_t n = first / 2;
+	if (first < 2 || first % 2 || first > len || n > 65535)
+		return CVM_RANGE;
+	w_u2(w, n);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t off = ops[2 * i] | (uint32_t)ops[2 * i + 1] << 16;
+		if (off < first || off >= len - 1 ||
+		    off + 2 + (uint32_t)ops[off + 1] > len)
+			return CVM_RANGE;
+		if (cp_tag(cp, ops[off]) != JCF_CONSTANT_MethodHandle)
+			return CVM_ENTRY;
+		for (uint32_t a = 0; a < ops[off + 1]; a++)
+			if (!loadable(cp_tag(cp, ops[off + 2 + a])))
+				return CVM_ENTRY;
+		for (uint32_t a = 0; a < 2u + ops[off + 1]; a++)
+			w_u2(w, ops[off + a]);
+	}
+	for (uint32_t i = 1; i < cp->count; i++)
+		if ((cp_tag(cp, i) == JCF_CONSTANT_Dynamic ||
+		     cp_tag(cp, i) == JCF_CONSTANT_InvokeDynamic) &&
+		    cp_u2(cp, i, 1) >= n)
+			return CVM_ENTRY;
+	return CVM_OK;
+}
+
+/* For a pool with (Invoke)Dynamic entries: the BootstrapMethods body
+ * into W from the pool the methods run with, else RB_BOOTSTRAP. */
+static void put_bootstrap(struct rebuild *r, struct cfw *w)
+{
+	uint16_t *ops = NULL;
+	uint32_t len = 0;
+	int why = !r->use_vm ? CVM_PARSE : !r->pool ? r->pool_why : CVM_OK;
+	if (why == CVM_OK)
+		why = cvm_operands_read(r->pool, r->cp.count, &ops, &len);
+	if (why == CVM_OK)
+		why = bsm_body(&r->cp, ops, len, w);
+	free(ops);
+	r->bsm_why = why;
+	if (why != CVM_OK)
+		fail(r, RB_BOOTSTRAP);
+}
+
+/* SourceFile if JVMTI names one; BootstrapMethods if the pool needs it. */
+static void put_attributes(struct rebuild *r)
+{
+	struct cfw bsm = { 0 };
+	char *src = NULL;
+	if (r->cp.bootstrap)
+		put_bootstrap(r, &bsm);
+	if ((*r->e)->GetSourceFileName(r->e, r->k, &src) != JVMTI_ERROR_NONE)
+		src = NULL;
+	w_u2(&r->body, (src ? 1u : 0u) + (r->cp.bootstrap ? 1u : 0u));
+	if (src) {
+		put_index(r, cp_utf8(&r->cp, "SourceFile"));
+		w_u4(&r->body, 2);
+		put_index(r, cp_utf8(&r->cp, src));
+	}
+	if (r->cp.bootstrap) {
+		put_index(r, cp_utf8(&r->cp, "BootstrapMethods"));
+		w_u4(&r->body, (uint32_t)bsm.b.len);
+		w_put(&r->body, bsm.b.data, bsm.b.len);
+		r->body.oom |= bsm.oom;
+	}
+	jpb_buf_fini(&bsm.b);
 	dealloc(r, src);
 }
 
@@ -450,8 +586,6 @@ static void build(struct rebuild *r, const char *name, uint8_t **data,
 	fail(r, cp_scan(&r->cp));
 	if (!r->err)
 		cp_hidden_name(&r->cp, pool, name, strlen(name));
-	if (!r->err && r->cp.bootstrap)
-		fail(r, RB_BOOTSTRAP);
 	if (!r->err) {
 		r->code_name = cp_utf8(&r->cp, "Code");
 		r->lines_name = cp_utf8(&r->cp, "LineNumberTable");
@@ -462,7 +596,7 @@ static void build(struct rebuild *r, const char *name, uint8_t **data,
 	if (!r->err)
 		put_methods(r);
 	if (!r->err)
-		put_source(r);
+		put_attributes(r);
 	if (!r->err && (!r->code_name || !r->lines_name))
 		fail(r, RB_LIMIT);
 	if (!r->err)
@@ -470,25 +604,61 @@ static void build(struct rebuild *r, const char *name, uint8_t **data,
 	dealloc(r, pool);
 }
 
-int class_rebuild(jvmtiEnv *e, JNIEnv *jni, jclass k, const char *name,
-		  size_t len, uint8_t **data, size_t *size)
+/* One try at rebuilding R's class, in its own local frame. */
+static int attempt(struct rebuild *r, const char *name, uint8_t **data,
+		   size_t *size)
 {
-	struct rebuild r = { .e = e, .jni = jni, .k = k };
+	if ((*r->jni)->PushLocalFrame(r->jni, 16) != 0)
+		return RB_JVMTI;
+	build(r, name, data, size);
+	(*r->jni)->PopLocalFrame(r->jni, NULL);
+	free(r->cp.off);
+	jpb_buf_fini(&r->cp.extra.b);
+	jpb_buf_fini(&r->body.b);
+	return r->err;
+}
+
+static void add_stats(struct cvm_stats *st, const struct rebuild *r)
+{
+	if (r->err == RB_BOOTSTRAP)
+		cvm_count(&st->bootstrap_fail[r->bsm_why]);
+	if (r->err != RB_OK)
+		return;
+	__atomic_add_fetch(&st->methods, r->vm_methods, __ATOMIC_RELAXED);
+	for (int i = CVM_OK + 1; i < CVM_WHY_COUNT; i++)
+		__atomic_add_fetch(&st->fallback[i], r->fallback[i],
+				   __ATOMIC_RELAXED);
+	if (r->cp.bootstrap)
+		cvm_count(&st->bootstrap);
+}
+
+int class_rebuild(jvmtiEnv *e, JNIEnv *jni, jclass k, const char *name,
+		  size_t len, struct cvm_stats *st, uint8_t **data,
+		  size_t *size)
+{
+	struct rebuild r = { .e = e, .jni = jni, .k = k, .use_vm = 1,
+			     .pool_why = CVM_NO_POOL };
 	char *own = strndup(name, len);
 	*data = NULL;
 	if (!own)
 		return RB_NOMEM;
-	if (!jni || (*jni)->PushLocalFrame(jni, 16) != 0) {
+	if (!jni) {
 		free(own);
 		return RB_JVMTI;
 	}
-	build(&r, own, data, size);
-	(*jni)->PopLocalFrame(jni, NULL);
-	free(r.cp.off);
-	jpb_buf_fini(&r.cp.extra.b);
-	jpb_buf_fini(&r.body.b);
+	int rc = attempt(&r, own, data, size);
+	if (rc == RB_PARSE && (r.vm_methods || r.cp.bootstrap)) {
+		/* Tables that pass our checks but not the parser's: write
+		 * the class as JVMTI alone gives it. */
+		uint64_t vm = r.vm_methods;
+		r = (struct rebuild){ .e = e, .jni = jni, .k = k };
+		r.fallback[CVM_PARSE] = vm;
+		rc = attempt(&r, own, data, size);
+	}
+	if (st)
+		add_stats(st, &r);
 	free(own);
-	return r.err;
+	return rc;
 }
 
 int class_rebuild_put(struct agent *a, JNIEnv *jni, jclass k, const char *sig,
@@ -497,7 +667,8 @@ int class_rebuild_put(struct agent *a, JNIEnv *jni, jclass k, const char *sig,
 	size_t len, size = 0;
 	uint8_t *data = NULL;
 	const char *name = classes_sig_name(sig, &len);
-	int rc = name ? class_rebuild(a->jvmti, jni, k, name, len, &data, &size)
+	int rc = name ? class_rebuild(a->jvmti, jni, k, name, len, &a->cvm,
+				      &data, &size)
 		      : RB_JVMTI;
 	if (rc == RB_OK) {
 		classes_put(a, JPB_CLASS_F_REBUILT, loader, name, len, data,

@@ -9,14 +9,20 @@
  * line numbers must be equal.
  *
  *   class_code_check RESOURCE_DIR RETRANSFORM_DIR
- *   class_code_check --rebuilt REBUILT_DIR RETRANSFORM_DIR
+ *   class_code_check --rebuilt REBUILT_DIR REFERENCE_DIR
  *                                    the same for the class files rebuilt
- *                                    from JVMTI (flag bit 3), which have
- *                                    no exception tables: a method whose
- *                                    retransformed form has one counts in
- *                                    exc_absent, not exc_differ; the
- *                                    header (super class, interfaces,
- *                                    version) and max_locals must match
+ *                                    from JVMTI and HotSpot's metadata
+ *                                    (flag bit 3) against the real files
+ *                                    of REFERENCE_DIR (retransformed or
+ *                                    read from resources, flag bit 0 or
+ *                                    2); also the header (super class,
+ *                                    interfaces, version), max_locals,
+ *                                    max_stack (stack_differ; 65535, the
+ *                                    agent's "unknown", in stack_unknown)
+ *                                    and BootstrapMethods (bsm_differ);
+ *                                    exc_absent: methods whose rebuilt
+ *                                    table is empty and the real one not
+ *                                    (also in exc_differ)
  *   class_code_check --model DIR     the decoder's program model of DIR:
  *                                    classes, bad ones, CFGs built
  *
@@ -182,6 +188,83 @@ static int same_header(const struct jcf *a, const struct jcf *b)
 	return 1;
 }
 
+/* The BootstrapMethods attributes equal, entry by entry (constant pool
+ * indices: a rebuilt class keeps the loaded class's indices). */
+static int same_bootstrap(const struct jcf *a, const struct jcf *b)
+{
+	if (jcf_bootstrap_count(a) != jcf_bootstrap_count(b))
+		return 0;
+	for (unsigned i = 0; i < jcf_bootstrap_count(a); i++) {
+		const struct jcf_bootstrap *x = jcf_bootstrap(a, i);
+		const struct jcf_bootstrap *y = jcf_bootstrap(b, i);
+		if (x->method_handle != y->method_handle ||
+		    x->nargs != y->nargs ||
+		    (x->nargs &&
+		     memcmp(x->args, y->args, x->nargs * sizeof(*x->args))))
+			return 0;
+	}
+	return 1;
+}
+
+struct counts {
+	uint64_t compared, methods, absent, code, exc, lines, exc_absent,
+		extra, header, locals, stack, stack_unknown, exc_methods,
+		bsm_classes, bsm;
+	const char *first;
+};
+
+static void compare_method(const struct jcf_method *m,
+			   const struct jcf_method *n, int rebuilt,
+			   struct counts *c)
+{
+	c->methods++;
+	if (!n) {
+		c->absent++;
+		return;
+	}
+	if (m->code_length != n->code_length ||
+	    (m->code && memcmp(m->code, n->code, m->code_length)))
+		c->code++;
+	else if (!same_exc(m, n))
+		c->exc++;
+	c->exc_absent += rebuilt && !m->nexc && n->nexc;
+	c->exc_methods += n->nexc != 0;
+	if (m->code && m->max_locals != n->max_locals)
+		c->locals++;
+	else if (!same_lines(m, n))
+		c->lines++;
+	if (rebuilt && m->code && m->max_stack == 65535)
+		c->stack_unknown++;
+	else if (rebuilt && m->code && m->max_stack != n->max_stack)
+		c->stack++;
+}
+
+static void compare_class(const char *name, const struct jcf *a,
+			  const struct jcf *b, int rebuilt, struct counts *c)
+{
+	uint64_t before = c->absent + c->code + c->exc + c->lines + c->stack +
+			  c->bsm + c->header;
+	c->compared++;
+	c->header += !same_header(a, b);
+	if (rebuilt && jcf_bootstrap_count(b)) {
+		c->bsm_classes++;
+		c->bsm += !same_bootstrap(a, b);
+	}
+	for (unsigned k = 0; k < jcf_method_count(b); k++) {
+		const struct jcf_method *n = jcf_method(b, k);
+		c->extra += !jcf_method_find(a, n->name, n->descriptor);
+	}
+	for (unsigned k = 0; k < jcf_method_count(a); k++) {
+		const struct jcf_method *m = jcf_method(a, k);
+		compare_method(m, jcf_method_find(b, m->name, m->descriptor),
+			       rebuilt, c);
+	}
+	if (before != c->absent + c->code + c->exc + c->lines + c->stack +
+			      c->bsm + c->header &&
+	    !*c->first)
+		c->first = name;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--model"))
@@ -189,7 +272,9 @@ int main(int argc, char **argv)
 	int rebuilt = argc == 4 && !strcmp(argv[1], "--rebuilt");
 	struct side res = { .flag = rebuilt ? JPB_CLASS_F_REBUILT
 					    : JPB_CLASS_F_RESOURCE };
-	struct side ret = { .flag = JPB_CLASS_F_RETRANSFORM };
+	struct side ret = { .flag = rebuilt ? JPB_CLASS_F_RETRANSFORM |
+						      JPB_CLASS_F_RESOURCE
+					    : JPB_CLASS_F_RETRANSFORM };
 	argv += rebuilt;
 	argc -= rebuilt;
 	if (argc != 3) {
@@ -202,52 +287,26 @@ int main(int argc, char **argv)
 		free_side(&ret);
 		return 1;
 	}
-	uint64_t compared = 0, methods = 0, absent = 0, code = 0, exc = 0,
-		 lines = 0, exc_absent = 0, extra = 0, header = 0, locals = 0;
-	const char *first = "";
+	struct counts c = { .first = "" };
 	for (size_t i = 0; i < res.n; i++) {
-		const struct jcf *a = res.v[i].cf, *b = find(&ret, res.v[i].name);
-		if (!b)
-			continue;
-		compared++;
-		header += !same_header(a, b);
-		for (unsigned k = 0; k < jcf_method_count(b); k++) {
-			const struct jcf_method *n = jcf_method(b, k);
-			extra += !jcf_method_find(a, n->name, n->descriptor);
-		}
-		for (unsigned k = 0; k < jcf_method_count(a); k++) {
-			const struct jcf_method *m = jcf_method(a, k);
-			const struct jcf_method *n =
-				jcf_method_find(b, m->name, m->descriptor);
-			uint64_t before = absent + code + exc + lines;
-			methods++;
-			if (!n)
-				absent++;
-			else if (m->code_length != n->code_length ||
-				 (m->code && memcmp(m->code, n->code, m->code_length)))
-				code++;
-			else if (rebuilt && !m->nexc && n->nexc)
-				exc_absent++;
-			else if (!same_exc(m, n))
-				exc++;
-			if (n && m->code && m->max_locals != n->max_locals)
-				locals++;
-			else if (!same_lines(m, n))
-				lines++;
-			if (before != absent + code + exc + lines && !*first)
-				first = res.v[i].name;
-		}
+		const struct jcf *b = find(&ret, res.v[i].name);
+		if (b)
+			compare_class(res.v[i].name, res.v[i].cf, b, rebuilt, &c);
 	}
 	printf("{\"resource_classes\":%zu,\"retransformed_classes\":%zu,"
 	       "\"unparsable\":%" PRIu64 ",\"compared\":%" PRIu64
 	       ",\"methods\":%" PRIu64 ",\"absent\":%" PRIu64
 	       ",\"code_differ\":%" PRIu64 ",\"exc_differ\":%" PRIu64
 	       ",\"lines_differ\":%" PRIu64 ",\"exc_absent\":%" PRIu64
-	       ",\"extra\":%" PRIu64 ",\"header_differ\":%" PRIu64
-	       ",\"locals_differ\":%" PRIu64 ",\"first_differ\":\"%s\"}\n",
-	       res.n, ret.n, res.unparsable + ret.unparsable, compared, methods,
-	       absent, code, exc, lines, exc_absent, extra, header, locals,
-	       first);
+	       ",\"exc_methods\":%" PRIu64 ",\"extra\":%" PRIu64
+	       ",\"header_differ\":%" PRIu64 ",\"locals_differ\":%" PRIu64
+	       ",\"stack_differ\":%" PRIu64 ",\"stack_unknown\":%" PRIu64
+	       ",\"bsm_classes\":%" PRIu64 ",\"bsm_differ\":%" PRIu64
+	       ",\"first_differ\":\"%s\"}\n",
+	       res.n, ret.n, res.unparsable + ret.unparsable, c.compared,
+	       c.methods, c.absent, c.code, c.exc, c.lines, c.exc_absent,
+	       c.exc_methods, c.extra, c.header, c.locals, c.stack,
+	       c.stack_unknown, c.bsm_classes, c.bsm, c.first);
 	free_side(&res);
 	free_side(&ret);
 	return 0;

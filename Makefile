@@ -38,7 +38,8 @@ MAIN_SRC    := user/cli/main.c
 AGENT_SRCS  := $(sort $(wildcard agent/*.c))
 SIM_SRCS    := $(sort $(wildcard tests/sim/*.c))
 UNIT_SRCS   := $(sort $(shell find tests/unit -name 'test_*.c'))
-TOOL_SRCS   := $(sort $(wildcard tests/tools/*.c))
+TOOL_SRCS   := $(sort $(filter-out %_agent.c,$(wildcard tests/tools/*.c)))
+TOOL_AGENT_SRCS := $(sort $(wildcard tests/tools/*_agent.c))
 BPF_SRCS    := $(sort $(wildcard bpf/*.bpf.c))
 
 obj = $(patsubst %.c,$(O)/obj/%.o,$(1))
@@ -50,6 +51,7 @@ BPF_OBJS    := $(patsubst bpf/%.bpf.c,$(O)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS       := $(patsubst bpf/%.bpf.c,$(O)/bpf/%.skel.h,$(BPF_SRCS))
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(UNIT_SRCS))
 TOOL_BINS   := $(patsubst tests/tools/%.c,$(O)/tests/tools/%,$(TOOL_SRCS))
+TOOL_AGENTS := $(patsubst tests/tools/%.c,$(O)/tests/tools/%.so,$(TOOL_AGENT_SRCS))
 
 BIN_JPBPF := $(O)/jpbpf
 LIB_AGENT := $(O)/libjpbpf-agent.so
@@ -120,7 +122,16 @@ $(O)/tests/tools/%: tests/tools/%.c $(LIB_USER) $(LIB_BUNDLE)
 	@echo "  TOOL    $@"
 	$(Q)$(CC) $(ALL_CFLAGS) -I. $(LDSAN) -o $@ $< $(LIB_USER) $(LIB_BUNDLE) $(LIBS) -lcmocka
 
-unit-tests: $(UNIT_BINS) $(TOOL_BINS) $(BIN_JPBPF) $(BIN_SIM)
+# Test agents (tests/tools/*_agent.c, e.g. the bench's null agent): JVMTI
+# libraries, built without the sanitizers in every build, since ASan's
+# runtime cannot be preloaded into a JVM sanely.
+$(O)/tests/tools/%_agent.so: tests/tools/%_agent.c
+	@mkdir -p $(@D)
+	@echo "  AGENT   $@"
+	$(Q)$(CC) $(filter-out -fsanitize=%,$(ALL_CFLAGS)) -isystem $(JAVA_HOME)/include \
+		-isystem $(JAVA_HOME)/include/linux -fvisibility=hidden -shared -Wl,--no-undefined -o $@ $<
+
+unit-tests: $(UNIT_BINS) $(TOOL_BINS) $(TOOL_AGENTS) $(BIN_JPBPF) $(BIN_SIM)
 
 workloads:
 	$(Q)tests/workloads/build $(O)/workloads

@@ -280,7 +280,7 @@ static void put_summary(struct agent *a, const struct attach_stats *st,
 		"classes on attach (retransform=%s): %d loaded, %llu from "
 		"their loaders' resources (%.1f ms, %.1f ms CPU, no pause), "
 		"%llu more read and checked when prepared; not from resources "
-		"(%s): %llu rebuilt from JVMTI without exception tables "
+		"(%s): %llu rebuilt from JVMTI (tables from HotSpot metadata) "
 		"(%.1f ms CPU, no pause), %llu more to rebuild when prepared, "
 		"not rebuilt: %s; %d retransformed in %llu RetransformClasses "
 		"calls, longest %.2f ms, total %.1f ms, %llu failed; not "

@@ -4,7 +4,9 @@
 # rebuilt from JVMTI with no safepoint; retransform=auto retransforms them
 # in one call (a RedefineClasses safepoint).  Both on JDK 17 and 25, on
 # tests/workloads/RuntimeClasses.java; and every loaded class of HotInline
-# rebuilt (noresource) against the same classes retransformed.
+# rebuilt (noresource) against the same classes retransformed and read
+# from their resources: exception tables, max_stack and BootstrapMethods
+# (from HotSpot's metadata) included.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent_lib.sh"
 agent_setup
@@ -91,19 +93,28 @@ rebuild_auto() {
 	t_check "$name (auto): the class defined from bytes retransformed (flag 1)" \
 		[ "$(flag_of "$out" 'RuntimeClasses\$Payload')" = 1 ]
 	# Rebuilt against retransformed: the same methods, code, lines,
-	# max_locals and header; only the exception tables are absent.
+	# max_locals, max_stack, exception tables and header.
 	"$TOOLS/class_code_check" --rebuilt "$TESTTMP/rc-$name-never" "$out" >"$out.cmp"
-	t_check "$name: rebuilt = retransformed but for exception tables ($(tr -d '\n' <"$out.cmp"))" \
-		python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
-bad=d["absent"]+d["extra"]+d["code_differ"]+d["exc_differ"]+d["lines_differ"]+d["header_differ"]+d["locals_differ"]
-sys.exit(0 if d["compared"]>=3 and bad==0 and d["exc_absent"]>=1 and d["unparsable"]==0 else 1)' "$out.cmp"
+	t_check "$name: rebuilt = retransformed ($(tr -d '\n' <"$out.cmp"))" \
+		same_files "$out.cmp" 3 0 0
+}
+
+# same_files JSON CLASSES METHODS HANDLERS: class_code_check --rebuilt
+# compared more than CLASSES classes, METHODS methods, HANDLERS methods
+# with an exception table, all equal, max_stack known everywhere.
+same_files() {
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+bad=d["absent"]+d["extra"]+d["code_differ"]+d["exc_differ"]+d["lines_differ"]+d["header_differ"]+d["locals_differ"]+d["stack_differ"]+d["stack_unknown"]+d["bsm_differ"]+d["unparsable"]
+n=[int(x) for x in sys.argv[2:]]
+sys.exit(0 if bad==0 and d["compared"]>=n[0] and d["methods"]>=n[1] and d["exc_methods"]>=n[2] else 1)' "$@"
 }
 
 # Every prepared class of a JVM rebuilt (noresource: no resource is read)
-# against the same classes retransformed (retransform=always).
+# against the same classes retransformed (retransform=always) and read
+# from their loaders' resources (retransform=never, the default).
 rebuild_all() {
 	local name=$1 java=$2 out=$TESTTMP/all-$1 mode jpid
-	for mode in noresource retransform=always; do
+	for mode in noresource retransform=always retransform=never; do
 		"$java" -cp "$WL" HotInline 3 >"$out.$mode.jvmout" 2>&1 &
 		jpid=$!
 		wait_jvm_ready "$jpid"
@@ -116,18 +127,24 @@ rebuild_all() {
 		[ "$(agent_json "$out.sum" pauses)" = 0 -a \
 		  "$(agent_json "$out.sum" from_resource)" = 0 ]
 	"$TOOLS/class_code_check" --rebuilt "$out.noresource" "$out.retransform=always" >"$out.cmp"
-	t_check "$name: all rebuilt = retransformed but for exception tables ($(tr -d '\n' <"$out.cmp"))" \
-		python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
-bad=d["absent"]+d["extra"]+d["code_differ"]+d["exc_differ"]+d["lines_differ"]+d["header_differ"]+d["locals_differ"]
-sys.exit(0 if d["compared"]>200 and d["methods"]>2000 and bad==0 and d["unparsable"]==0 else 1)' "$out.cmp"
+	t_check "$name: all rebuilt = retransformed, exception tables, max_stack and BootstrapMethods included ($(tr -d '\n' <"$out.cmp"))" \
+		same_files "$out.cmp" 200 2000 300
+	"$TOOLS/class_code_check" --rebuilt "$out.noresource" "$out.retransform=never" >"$out.res"
+	t_check "$name: all rebuilt = the real class files read from resources ($(tr -d '\n' <"$out.res"))" \
+		same_files "$out.res" 200 2000 300
 	# A constant pool with invokedynamic needs the BootstrapMethods
-	# attribute, which JVMTI does not give: such a class is not rebuilt
-	# but reported missing, with its methods' bytecodes.
-	local nb nmiss
-	nb=$(sed -n 's/.*not rebuilt: needs BootstrapMethods, which JVMTI does not give \([0-9]*\).*/\1/p' "$out.notes")
-	nmiss=$("$CHECK" missing "$out.noresource" 2>/dev/null | wc -l)
-	t_check "$name: classes needing BootstrapMethods reported missing, not written (${nb:-0} of $nmiss missing)" \
-		[ "${nb:-0}" -ge 1 -a "$nmiss" -ge "${nb:-0}" ]
+	# attribute, which JVMTI does not give: it comes from the pool's
+	# operands, equal to the real file's (above), for lambdas' host
+	# classes and string concatenation (HotInline itself) alike.
+	t_check "$name: classes with invokedynamic rebuilt: lambda hosts and string concatenation" \
+		python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+sys.exit(0 if d["bsm_classes"]>=10 and d["bsm_lambda"]>=5 and d["bsm_concat"]>=1 else 1)' "$out.res"
+	t_check "$name: HotInline (string concatenation) rebuilt, flag 8" \
+		[ "$("$CHECK" class_flags "$out.noresource" 2>/dev/null | awk '$1 == "HotInline" { print $2 }')" = 8 ]
+	t_check "$name: nothing missing, the note counts the tables ($(grep -o '[0-9]* rebuilt methods with exception tables[^)]*)[^)]*)' "$out.notes"))" \
+		bash -c '[ -z "$("$1" missing "$2" 2>/dev/null)" ] &&
+			grep -Eq " [1-9][0-9]* rebuilt methods with exception tables and max_stack from HotSpot.s metadata, 0 without \(none\); [1-9][0-9]* rebuilt classes with BootstrapMethods, 0 not" "$3"' \
+		_ "$CHECK" "$out.noresource" "$out.notes"
 }
 
 while read -r name java; do

@@ -19,7 +19,11 @@
  *                                    interfaces, version), max_locals,
  *                                    max_stack (stack_differ; 65535, the
  *                                    agent's "unknown", in stack_unknown)
- *                                    and BootstrapMethods (bsm_differ);
+ *                                    and BootstrapMethods (bsm_differ;
+ *                                    bsm_lambda, bsm_concat: rebuilt
+ *                                    classes whose bootstraps include
+ *                                    LambdaMetafactory's or
+ *                                    StringConcatFactory's);
  *                                    exc_absent: methods whose rebuilt
  *                                    table is empty and the real one not
  *                                    (also in exc_differ)
@@ -188,6 +192,21 @@ static int same_header(const struct jcf *a, const struct jcf *b)
 	return 1;
 }
 
+/* 1 if a bootstrap method of CF is a static method of class OWNER
+ * (java/lang/invoke/LambdaMetafactory: lambdas; StringConcatFactory:
+ * string concatenation). */
+static int uses_bootstrap(const struct jcf *cf, const char *owner)
+{
+	for (unsigned i = 0; i < jcf_bootstrap_count(cf); i++) {
+		const struct jcf_cpe *mh = jcf_cp(cf, jcf_bootstrap(cf, i)->method_handle);
+		struct jcf_ref ref;
+		if (mh && jcf_cp_ref(cf, mh->b, &ref) == java_ok &&
+		    ref.class_name && !strcmp(ref.class_name, owner))
+			return 1;
+	}
+	return 0;
+}
+
 /* The BootstrapMethods attributes equal, entry by entry (constant pool
  * indices: a rebuilt class keeps the loaded class's indices). */
 static int same_bootstrap(const struct jcf *a, const struct jcf *b)
@@ -209,7 +228,7 @@ static int same_bootstrap(const struct jcf *a, const struct jcf *b)
 struct counts {
 	uint64_t compared, methods, absent, code, exc, lines, exc_absent,
 		extra, header, locals, stack, stack_unknown, exc_methods,
-		bsm_classes, bsm;
+		bsm_classes, bsm, bsm_lambda, bsm_concat;
 	const char *first;
 };
 
@@ -249,6 +268,10 @@ static void compare_class(const char *name, const struct jcf *a,
 	if (rebuilt && jcf_bootstrap_count(b)) {
 		c->bsm_classes++;
 		c->bsm += !same_bootstrap(a, b);
+		c->bsm_lambda += uses_bootstrap(a,
+				"java/lang/invoke/LambdaMetafactory");
+		c->bsm_concat += uses_bootstrap(a,
+				"java/lang/invoke/StringConcatFactory");
 	}
 	for (unsigned k = 0; k < jcf_method_count(b); k++) {
 		const struct jcf_method *n = jcf_method(b, k);
@@ -302,11 +325,13 @@ int main(int argc, char **argv)
 	       ",\"header_differ\":%" PRIu64 ",\"locals_differ\":%" PRIu64
 	       ",\"stack_differ\":%" PRIu64 ",\"stack_unknown\":%" PRIu64
 	       ",\"bsm_classes\":%" PRIu64 ",\"bsm_differ\":%" PRIu64
+	       ",\"bsm_lambda\":%" PRIu64 ",\"bsm_concat\":%" PRIu64
 	       ",\"first_differ\":\"%s\"}\n",
 	       res.n, ret.n, res.unparsable + ret.unparsable, c.compared,
 	       c.methods, c.absent, c.code, c.exc, c.lines, c.exc_absent,
 	       c.exc_methods, c.extra, c.header, c.locals, c.stack,
-	       c.stack_unknown, c.bsm_classes, c.bsm, c.first);
+	       c.stack_unknown, c.bsm_classes, c.bsm, c.bsm_lambda,
+	       c.bsm_concat, c.first);
 	free_side(&res);
 	free_side(&ret);
 	return 0;

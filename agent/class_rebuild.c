@@ -93,24 +93,6 @@ struct cpool {
 	int bootstrap;   /* has Dynamic or InvokeDynamic entries */
 };
 
-/* Bytes after the tag of an entry of TAG; 0 if unknown, -1 for Utf8. */
-static int entry_size(uint8_t tag)
-{
-	switch (tag) {
-	case JCF_CONSTANT_Utf8: return -1;
-	case JCF_CONSTANT_Class: case JCF_CONSTANT_String:
-	case JCF_CONSTANT_MethodType: case JCF_CONSTANT_Module:
-	case JCF_CONSTANT_Package: return 2;
-	case JCF_CONSTANT_MethodHandle: return 3;
-	case JCF_CONSTANT_Long: case JCF_CONSTANT_Double: return 8;
-	case JCF_CONSTANT_Integer: case JCF_CONSTANT_Float:
-	case JCF_CONSTANT_Fieldref: case JCF_CONSTANT_Methodref:
-	case JCF_CONSTANT_InterfaceMethodref: case JCF_CONSTANT_NameAndType:
-	case JCF_CONSTANT_Dynamic: case JCF_CONSTANT_InvokeDynamic: return 4;
-	}
-	return 0;
-}
-
 static int cp_scan(struct cpool *cp)
 {
 	size_t pos = 0;
@@ -121,7 +103,7 @@ static int cp_scan(struct cpool *cp)
 		if (pos >= cp->size)
 			return RB_CPOOL;
 		uint8_t tag = cp->b[pos];
-		int n = entry_size(tag);
+		int n = jcf_cp_entry_size(tag);
 		if (n < 0 && pos + 3 <= cp->size)
 			n = 2 + (cp->b[pos + 1] << 8 | cp->b[pos + 2]);
 		if (n <= 0 || pos + 1 + (size_t)n > cp->size)

@@ -151,54 +151,61 @@ static void read_utf8(struct cursor *c, struct jcf *cf, struct jcf_cpe *e,
 	(void)cf;
 }
 
+int jcf_cp_entry_size(unsigned tag)
+{
+	switch (tag) {
+	case JCF_CONSTANT_Utf8: return -1;
+	case JCF_CONSTANT_Class: case JCF_CONSTANT_String:
+	case JCF_CONSTANT_MethodType: case JCF_CONSTANT_Module:
+	case JCF_CONSTANT_Package: return 2;
+	case JCF_CONSTANT_MethodHandle: return 3;
+	case JCF_CONSTANT_Long: case JCF_CONSTANT_Double: return 8;
+	case JCF_CONSTANT_Integer: case JCF_CONSTANT_Float:
+	case JCF_CONSTANT_Fieldref: case JCF_CONSTANT_Methodref:
+	case JCF_CONSTANT_InterfaceMethodref: case JCF_CONSTANT_NameAndType:
+	case JCF_CONSTANT_Dynamic: case JCF_CONSTANT_InvokeDynamic: return 4;
+	}
+	return 0;
+}
+
 /* Read one entry; returns the number of slots it takes (2 for Long and
- * Double), 0 on error. */
+ * Double), 0 on error.  Entries are read by their size: 4 bytes are a
+ * number or two indices, 3 a kind and an index. */
 static int read_cpe(struct cursor *c, struct jcf *cf, unsigned i,
 		    char **arena)
 {
 	struct jcf_cpe *e = &cf->cp[i];
 	e->offset = (uint32_t)c->pos;
 	e->tag = u1(c, "constant pool tag");
-	switch (e->tag) {
-	case JCF_CONSTANT_Utf8:
+	switch (jcf_cp_entry_size(e->tag)) {
+	case -1:
 		read_utf8(c, cf, e, arena);
 		return 1;
-	case JCF_CONSTANT_Integer:
-	case JCF_CONSTANT_Float:
-		e->value = u4(c, "constant");
-		return 1;
-	case JCF_CONSTANT_Long:
-	case JCF_CONSTANT_Double:
-		e->value = (uint64_t)u4(c, "constant") << 32;
-		e->value |= u4(c, "constant");
-		return 2;
-	case JCF_CONSTANT_Class:
-	case JCF_CONSTANT_String:
-	case JCF_CONSTANT_MethodType:
-	case JCF_CONSTANT_Module:
-	case JCF_CONSTANT_Package:
+	case 2:
 		e->a = u2(c, "constant index");
 		return 1;
-	case JCF_CONSTANT_MethodHandle:
+	case 3:
 		e->a = u1(c, "reference kind");
 		e->b = u2(c, "reference index");
 		return 1;
-	case JCF_CONSTANT_Fieldref:
-	case JCF_CONSTANT_Methodref:
-	case JCF_CONSTANT_InterfaceMethodref:
-	case JCF_CONSTANT_NameAndType:
-	case JCF_CONSTANT_Dynamic:
-	case JCF_CONSTANT_InvokeDynamic:
-		e->a = u2(c, "constant index");
-		e->b = u2(c, "constant index");
+	case 4:
+		if (e->tag == JCF_CONSTANT_Integer ||
+		    e->tag == JCF_CONSTANT_Float) {
+			e->value = u4(c, "constant");
+		} else {
+			e->a = u2(c, "constant index");
+			e->b = u2(c, "constant index");
+		}
 		return 1;
-	default:
-		if (!c->err)
-			fail(c, java_err_bad_cpool, e->offset,
-			     "constant pool entry %u: unknown tag %u", i,
-			     e->tag);
-		return 0;
+	case 8:
+		e->value = (uint64_t)u4(c, "constant") << 32;
+		e->value |= u4(c, "constant");
+		return 2;
 	}
+	if (!c->err)
+		fail(c, java_err_bad_cpool, e->offset,
+		     "constant pool entry %u: unknown tag %u", i, e->tag);
+	return 0;
 }
 
 static int cp_tag(const struct jcf *cf, unsigned idx)

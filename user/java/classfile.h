@@ -68,6 +68,12 @@ enum jcf_cp_tag {
 	JCF_CONSTANT_Package = 20,
 };
 
+/* Bytes after the tag of a constant pool entry with TAG (JVMS 4.4): 2, 3,
+ * 4 or 8; -1 for Utf8 (a u2 length and that many bytes); 0 for a tag
+ * this parser does not know.  Shared with the agent, which scans the
+ * pool JVMTI gives. */
+int jcf_cp_entry_size(unsigned tag);
+
 /* Access flags used by the model (JVMS Tables 4.1-B, 4.6-A). */
 enum {
 	JCF_ACC_PUBLIC = 0x0001,

@@ -24,7 +24,10 @@ const char *eval_definitions(void)
 	return
 	"Per thread, T is the truth's bytecode events and F the flow events, each\n"
 	"as (method class+name+signature, bci).  Alignment: walk T and F in order;\n"
-	"equal heads are aligned pairs; an unknown F event is skipped; otherwise\n"
+	"equal heads are aligned pairs; an unknown F event is skipped, and so is\n"
+	"a compiled-code F event right after the first instruction of a pair\n"
+	"the truth's interpreter fused (the second's truth events under half\n"
+	"the first's), at the second; otherwise\n"
 	"resync at the nearest (i+a, j+b), a+b <= 64, where 4 elements agree\n"
 	"(fewest skipped, then fewest T skipped), unless a point at most 16\n"
 	"further agrees for more elements (up to 32) than it skips more (the\n"
@@ -261,6 +264,40 @@ uint64_t eval_align_pairs(const uint64_t *t, size_t nt, const uint64_t *f,
 	return pairs;
 }
 
+uint64_t eval_align_skip(const uint64_t *t, size_t nt, const uint64_t *f,
+			 size_t nf, const uint8_t *skip, uint8_t *matched_f,
+			 size_t *t_of_f)
+{
+	uint64_t *g = calloc(nf + 1, sizeof(*g));
+	size_t *idx = malloc((nf + 1) * sizeof(*idx)), *t2 = malloc((nf + 1) * sizeof(*t2));
+	uint8_t *m2 = calloc(nf + 1, 1);
+	uint64_t pairs = 0;
+	if (!g || !idx || !t2 || !m2)
+		goto out;
+	size_t k = 0;
+	for (size_t j = 0; j < nf; j++) {
+		if (t_of_f)
+			t_of_f[j] = SIZE_MAX;
+		if (!skip[j]) {
+			g[k] = f[j];
+			idx[k++] = j;
+		}
+	}
+	pairs = eval_align_pairs(t, nt, g, k, m2, t2);
+	for (size_t x = 0; x < k; x++) {
+		if (matched_f)
+			matched_f[idx[x]] = m2[x];
+		if (t_of_f)
+			t_of_f[idx[x]] = t2[x];
+	}
+out:
+	free(g);
+	free(idx);
+	free(t2);
+	free(m2);
+	return pairs;
+}
+
 /* ---- loading ----------------------------------------------------------------- */
 
 /* Method keys ("Lcls;name(sig)") interned to dense ids from 1. */
@@ -434,7 +471,11 @@ static int vset_has(const struct vset *s, uint64_t v)
 	return s->n && bsearch(&v, s->v, s->n, sizeof(v), u64cmp) != NULL;
 }
 
-static int add_fused(struct vset *s, uint32_t key, const struct jpb_bytes *code)
+/* Add to S the keys of method KEY's second instructions of pairs HotSpot
+ * may fuse, and to S1 those whose first is aload_0 (1 byte before; an
+ * iload's is 2). */
+static int add_fused(struct vset *s, struct vset *s1, uint32_t key,
+		     const struct jpb_bytes *code)
 {
 	int prev_op = -1;
 	for (size_t bci = 0; bci < code->len;) {
@@ -446,6 +487,8 @@ static int add_fused(struct vset *s, uint32_t key, const struct jpb_bytes *code)
 			     (prev_op == 0x15 && (op == 0x15 || op == 0x34));
 		if (second && vset_add(s, (uint64_t)key << 32 | bci))
 			return -1;
+		if (second && prev_op == 0x2a && vset_add(s1, (uint64_t)key << 32 | bci))
+			return -1;
 		prev_op = op;
 		bci += (size_t)len;
 	}
@@ -453,7 +496,8 @@ static int add_fused(struct vset *s, uint32_t key, const struct jpb_bytes *code)
 }
 
 static int load_truth(struct jpb_bundle *b, struct keys *k, struct seqs *out,
-		      struct vset *fused, char *errmsg, size_t size)
+		      struct vset *fused, struct vset *fused1, char *errmsg,
+		      size_t size)
 {
 	struct jpb_reader *r;
 	int err = jpb_reader_open(b, "truth", &r);
@@ -473,7 +517,7 @@ static int load_truth(struct jpb_bundle *b, struct keys *k, struct seqs *out,
 				continue;
 			uint32_t key = key_id(k, &m.class_sig, &m.name, &m.signature);
 			if (idmap_set(&ids, m.method_id, key) ||
-			    add_fused(fused, key, &m.bytecode))
+			    add_fused(fused, fused1, key, &m.bytecode))
 				err = jpb_err_nomem;
 			continue;
 		}
@@ -510,6 +554,7 @@ static int load_truth(struct jpb_bundle *b, struct keys *k, struct seqs *out,
 	free(ids.v);
 	if (err == jpb_err_eos) {
 		qsort(fused->v, fused->n, sizeof(*fused->v), u64cmp);
+		qsort(fused1->v, fused1->n, sizeof(*fused1->v), u64cmp);
 		return 0;
 	}
 	snprintf(errmsg, size, "eval: truth: %s", jpb_errstr(err));
@@ -807,8 +852,11 @@ out:
 }
 
 /* JPBPF_EVAL_SEQ=DIR: the thread's truth (DIR/TID.t: key, lost) and flow
- * (DIR/TID.f: key, kind, aligned), for offline study of the fills. */
-static void dump_seqs(const struct seq *t, const struct seq *f, const uint8_t *m)
+ * (DIR/TID.f: key, kind, aligned, unjudged, the index in TID.t of an
+ * aligned observed event's partner or -1), for offline study of the fills
+ * and of the misplaced events. */
+static void dump_seqs(const struct seq *t, const struct seq *f, const uint8_t *m,
+		      const uint8_t *unj, const size_t *partner)
 {
 	const char *dir = getenv("JPBPF_EVAL_SEQ");
 	char path[4096];
@@ -824,8 +872,9 @@ static void dump_seqs(const struct seq *t, const struct seq *f, const uint8_t *m
 	snprintf(path, sizeof(path), "%s/%u.f", dir, t->tid);
 	if ((o = fopen(path, "w"))) {
 		for (size_t i = 0; i < f->n; i++)
-			fprintf(o, "%llx %u %u\n", (unsigned long long)f->v[i], f->recovered[i],
-				m ? m[i] : 0);
+			fprintf(o, "%llx %u %u %u %lld\n", (unsigned long long)f->v[i],
+				f->recovered[i], m ? m[i] : 0, unj ? unj[i] : 0,
+				partner && partner[i] != SIZE_MAX ? (long long)partner[i] : -1LL);
 		fclose(o);
 	}
 }
@@ -845,10 +894,72 @@ size_t eval_repeats(const uint64_t *f, const uint8_t *matched_f, size_t n,
 	return cnt;
 }
 
+static size_t count_of(const uint64_t *v, size_t n, uint64_t x)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t c = 0;
+	while (lo + c < n && v[lo + c] == x)
+		c++;
+	return c;
+}
+
+/* Into ALWAYS, the pairs of FUSED (FUSED1: those after aload_0) that the
+ * truth's interpreter fused: their second instruction's key holds under
+ * half the first's events (it runs alone only before the rewrite or when
+ * jumped to).  aload_0+getfield is fused only for int, reference and
+ * float fields (String.coder's byte getfield is not), which the
+ * bytecode alone does not tell. */
+static int fused_in_truth(const struct seqs *t, const struct vset *fused,
+			  const struct vset *fused1, struct vset *always)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->n; i++)
+		n += t->v[i].n;
+	uint64_t *all = malloc((n + 1) * sizeof(*all));
+	if (!all)
+		return jpb_err_nomem;
+	n = 0;
+	for (size_t i = 0; i < t->n; i++)
+		for (size_t j = 0; j < t->v[i].n; j++)
+			all[n++] = t->v[i].v[j];
+	qsort(all, n, sizeof(*all), u64cmp);
+	int err = 0;
+	for (size_t i = 0; !err && i < fused->n; i++) {
+		uint64_t k = fused->v[i], first = k - (vset_has(fused1, k) ? 1 : 2);
+		size_t c1 = count_of(all, n, first);
+		if (c1 && 2 * count_of(all, n, k) < c1 && vset_add(always, k))
+			err = jpb_err_nomem;
+	}
+	free(all);
+	return err; /* ALWAYS stays sorted: FUSED is */
+}
+
+/* Whether flow event I is a compiled-code event at the second instruction
+ * of a pair the truth's interpreter fused (ALWAYS: fused_in_truth), right
+ * after its first (same method, the bci 1 or 2 bytes before: aload_0,
+ * iload): compiled code runs it as a bytecode of its own, the rewritten
+ * interpreter in the first's dispatch, posting no step for it.
+ * (Interpreted flow events there are kept: the reconstruction emits them
+ * only where the interpreter dispatched them alone.) */
+static int fused_after_first(const struct seq *f, const struct vset *always, size_t i)
+{
+	const uint64_t *v = f->v;
+	return i > 0 && f->recovered[i] == 2 && v[i] && vset_has(always, v[i]) &&
+	       (v[i - 1] == v[i] - 1 || v[i - 1] == v[i] - 2);
+}
+
 /* The counts of thread T (truth) and F (flow; either may be NULL).  UNJ
  * (F's length, may be NULL) gets 1 for each unjudged F event. */
 static void thread_counts(const struct seq *t, const struct seq *f,
-			  const struct vset *fused, int lost_known,
+			  const struct vset *fused, const struct vset *always,
+			  int lost_known,
 			  struct eval_counts *c, uint8_t *unj)
 {
 	static const struct seq none = { 0 };
@@ -862,6 +973,7 @@ static void thread_counts(const struct seq *t, const struct seq *f,
 	uint64_t *tc = malloc((t->n + 1) * sizeof(*tc)), *tl = malloc((t->n + 1) * sizeof(*tl));
 	uint64_t *fo = malloc((f->n + 1) * sizeof(*fo)), *fr = malloc((f->n + 1) * sizeof(*fr));
 	uint8_t *m = calloc(f->n + 1, 1), *mo = calloc(f->n + 1, 1), *mr = calloc(f->n + 1, 1);
+	uint8_t *skip = malloc(f->n + 1);
 	size_t ntc = 0, ntl = 0, nfo = 0, nfr = 0;
 	for (size_t i = 0; tc && tl && i < t->n; i++) {
 		if (t->recovered[i] && lost_known)
@@ -877,11 +989,24 @@ static void thread_counts(const struct seq *t, const struct seq *f,
 			fo[nfo++] = f->v[i];
 	}
 	size_t *tix = malloc((t->n + 1) * sizeof(*tix)), *tof = malloc((f->n + 1) * sizeof(*tof));
-	if (tc && tl && fo && fr && m && mo && mr && tix && tof) {
+	/* debugging only: each flow event's truth partner for dump_seqs */
+	size_t *partner = getenv("JPBPF_EVAL_SEQ") ? malloc((f->n + 1) * sizeof(*partner)) : NULL;
+	if (tc && tl && fo && fr && m && mo && mr && skip && tix && tof) {
 		for (size_t i = 0, k = 0; i < t->n; i++)
 			if (!(t->recovered[i] && lost_known))
 				tix[k++] = i;
-		eval_align_pairs(tc, ntc, fo, nfo, mo, tof);
+		/* compiled fused second instructions: never in the truth,
+		 * and inside the alignment they broke the agreement runs in
+		 * dense compiled code (fused_after_first) */
+		for (size_t i = 0, jo = 0; i < f->n; i++)
+			if (f->recovered[i] != 1)
+				skip[jo++] = fused_after_first(f, always, i);
+		eval_align_skip(tc, ntc, fo, nfo, skip, mo, tof);
+		for (size_t i = 0, jo = 0; partner && i < f->n; i++) {
+			int obs = f->recovered[i] != 1;
+			partner[i] = obs && mo[jo] ? tix[tof[jo]] : SIZE_MAX;
+			jo += obs;
+		}
 		if (lost_known)
 			align_gaps(t, f, tix, tof, mr);
 		else
@@ -889,6 +1014,7 @@ static void thread_counts(const struct seq *t, const struct seq *f,
 		for (size_t i = 0, jo = 0, jr = 0; i < f->n; i++)
 			m[i] = f->recovered[i] == 1 ? mr[jr++] : mo[jo++];
 	}
+	free(skip);
 	free(tix);
 	free(tof);
 	free(tc);
@@ -927,7 +1053,8 @@ static void thread_counts(const struct seq *t, const struct seq *f,
 			c->compiled_matched += m && m[i];
 		}
 	}
-	dump_seqs(t, f, m);
+	dump_seqs(t, f, m, unj, partner);
+	free(partner);
 	free(m);
 	free(rep);
 	c->on_thread = multiset_overlap(t, f);
@@ -938,9 +1065,11 @@ int eval_bundle(struct jpb_bundle *b, struct eval_result **out, char *errmsg,
 {
 	struct keys k = { 0 };
 	struct seqs t = { 0 }, f = { 0 };
-	struct vset fused = { 0 };
+	struct vset fused = { 0 }, fused1 = { 0 }, always = { 0 };
 	*out = NULL;
-	int err = load_truth(b, &k, &t, &fused, errmsg, size);
+	int err = load_truth(b, &k, &t, &fused, &fused1, errmsg, size);
+	if (!err && (err = fused_in_truth(&t, &fused, &fused1, &always)))
+		snprintf(errmsg, size, "eval: %s", jpb_errstr(err));
 	int lost_known = !err && load_sim_lost(b, &t);
 	if (!err)
 		err = load_flow(b, &k, &f, errmsg, size);
@@ -971,7 +1100,8 @@ int eval_bundle(struct jpb_bundle *b, struct eval_result **out, char *errmsg,
 			err = jpb_err_nomem;
 			break;
 		}
-		thread_counts(ts, fs, &fused, lost_known, c, fs ? fs->unjudged : NULL);
+		thread_counts(ts, fs, &fused, &always, lost_known, c,
+			      fs ? fs->unjudged : NULL);
 		c->hot10 = hot10(ts, ts ? 1 : 0, fs, fs ? 1 : 0, k.n);
 		fractions(c);
 		struct eval_counts *o = &r->overall;
@@ -1008,6 +1138,8 @@ int eval_bundle(struct jpb_bundle *b, struct eval_result **out, char *errmsg,
 	seqs_free(&t);
 	seqs_free(&f);
 	free(fused.v);
+	free(fused1.v);
+	free(always.v);
 	for (size_t i = 0; i < k.n; i++)
 		free(k.v[i]);
 	free(k.v);

@@ -66,6 +66,15 @@ uint64_t eval_align(const uint64_t *t, size_t nt, const uint64_t *f, size_t nf,
 uint64_t eval_align_pairs(const uint64_t *t, size_t nt, const uint64_t *f,
 			  size_t nf, uint8_t *matched_f, size_t *t_of_f);
 
+/* eval_align_pairs leaving out the F elements whose SKIP is set (they
+ * stay unaligned): events the truth cannot hold, whose presence would
+ * break the alignment's agreement runs.  MATCHED_F and T_OF_F (either
+ * may be NULL) are over all NF elements.  Returns the aligned pairs (0
+ * when out of memory). */
+uint64_t eval_align_skip(const uint64_t *t, size_t nt, const uint64_t *f,
+			 size_t nf, const uint8_t *skip, uint8_t *matched_f,
+			 size_t *t_of_f);
+
 /* JVMTI never posts a single step at the location of the previous one,
  * so a run of flow events at one location holds one truth event.  Sets
  * REPEAT[i] (N entries) for every F[i] left unaligned (MATCHED_F[i] 0)

@@ -308,6 +308,17 @@ static int add_capabilities(struct agent *a, char *err, size_t size)
 
 static void stop_session(struct agent *a, const char *why);
 
+/* The earliest event after the code cache exists; compiles can be
+ * posted before it, though (module system set-up), and before VMInit. */
+static void JNICALL on_vm_start(jvmtiEnv *e, JNIEnv *jni)
+{
+	(void)e;
+	(void)jni;
+	struct agent *a = agent_get();
+	if (a && !a->stopped)
+		nml_prepare(a, "VMStart");
+}
+
 static void JNICALL on_vm_init(jvmtiEnv *e, JNIEnv *jni, jthread t)
 {
 	(void)e;
@@ -354,6 +365,7 @@ static void JNICALL on_thread_end(jvmtiEnv *e, JNIEnv *jni, jthread t)
 }
 
 static const jvmtiEvent base_events[] = {
+	JVMTI_EVENT_VM_START,
 	JVMTI_EVENT_VM_INIT,
 	JVMTI_EVENT_VM_DEATH,
 	JVMTI_EVENT_THREAD_START,
@@ -371,6 +383,7 @@ static int enable_events(struct agent *a, char *err, size_t size)
 	jvmtiEnv *e = a->jvmti;
 	jvmtiEventCallbacks cb;
 	memset(&cb, 0, sizeof(cb));
+	cb.VMStart = on_vm_start;
 	cb.VMInit = on_vm_init;
 	cb.VMDeath = on_vm_death;
 	cb.ThreadStart = on_thread_start;
@@ -385,7 +398,8 @@ static int enable_events(struct agent *a, char *err, size_t size)
 	jvmtiError rc = (*e)->SetEventCallbacks(e, &cb, (jint)sizeof(cb));
 	for (size_t i = 0; rc == JVMTI_ERROR_NONE &&
 			   i < sizeof(base_events) / sizeof(base_events[0]); i++) {
-		if (a->late_attach && base_events[i] == JVMTI_EVENT_VM_INIT)
+		if (a->late_attach && (base_events[i] == JVMTI_EVENT_VM_INIT ||
+				       base_events[i] == JVMTI_EVENT_VM_START))
 			continue;
 		rc = (*e)->SetEventNotificationMode(e, JVMTI_ENABLE,
 						    base_events[i], NULL);
@@ -655,6 +669,10 @@ static int session_go_live(struct agent *a, char *err, size_t size)
 	a->published = 1;
 	__atomic_store_n(&g_agent, a, __ATOMIC_RELEASE);
 	put_info(a);
+	/* Before the events: compiles may be posted at once.  At start-up
+	 * the code cache does not exist yet; on_vm_start does it. */
+	if (a->late_attach)
+		nml_prepare(a, "attach");
 	if (enable_events(a, err, size) != 0) {
 		__atomic_store_n(&g_agent, old, __ATOMIC_RELEASE);
 		disable_events(a);

@@ -106,9 +106,9 @@ static int map_is_last(const struct jpb_rectype *t)
 	       f->offset == offsetof(struct jpb_rec_jvm_nmethod_load, pcmap);
 }
 
-static void put_nmethod(struct agent *a, uint64_t now,
-			struct jpb_rec_jvm_nmethod_load *r,
-			const jvmtiCompiledMethodLoadInlineRecord *inl)
+static int put_nmethod(struct agent *a, uint64_t now,
+		       struct jpb_rec_jvm_nmethod_load *r,
+		       const jvmtiCompiledMethodLoadInlineRecord *inl)
 {
 	const struct jpb_rectype *t = jpb_rectype_find(JPB_REC_JVM_NMETHOD_LOAD);
 	size_t map_size = pcmap_size(inl);
@@ -121,12 +121,39 @@ static void put_nmethod(struct agent *a, uint64_t now,
 	    jpb_rec_encode(t, r, &b) || jpb_buf_reserve(&b, map_size)) {
 		jpb_buf_fini(&b);
 		aq_drop(&a->q, AS_JVM, now);
-		return;
+		return -1;
 	}
 	jpb_st32(b.data + b.len - 4, (uint32_t)map_size);
 	encode_pcmap(a, inl, b.data + b.len);
 	b.len += map_size;
 	aq_put_buf(&a->q, AS_JVM, JPB_REC_JVM_NMETHOD_LOAD, now, &b);
+	return 0;
+}
+
+/* The entry bci of an OSR compile follows its load record (FORMAT.md,
+ * jvm_nmethod_osr): not a field of it, which old bundles lack. */
+static void put_osr(struct agent *a, uint64_t now,
+		    const struct jpb_rec_jvm_nmethod_load *r, int32_t bci)
+{
+	struct jpb_rec_jvm_nmethod_osr o = {
+		.method_id = r->method_id,
+		.code_addr = r->code_addr,
+		.entry_bci = bci,
+	};
+	aq_put_rec(&a->q, AS_JVM, JPB_REC_JVM_NMETHOD_OSR, now, &o);
+}
+
+/* The first callback read the level layout before it moved to VMInit
+ * (docs/AGENT.md, "Compile level"): its CPU says whether it still does. */
+static void note_first(struct agent *a, uint64_t spent)
+{
+	uint64_t none = 0;
+	if (__atomic_compare_exchange_n(&a->nml.first_callback_ns, &none,
+					spent ? spent : 1, 0, __ATOMIC_RELAXED,
+					__ATOMIC_RELAXED))
+		aq_note(&a->q, JPB_NOTE_INFO,
+			"first CompiledMethodLoad callback: %.3f ms of CPU",
+			(double)spent / 1e6);
 }
 
 void JNICALL jit_on_load(jvmtiEnv *e, jmethodID m, jint size,
@@ -148,7 +175,8 @@ void JNICALL jit_on_load(jvmtiEnv *e, jmethodID m, jint size,
 		if (!a->debug_nonsafepoints)
 			flags |= JPB_NM_F_COARSE;
 	}
-	int level = nml_level_for(a, addr, size, &flags);
+	int32_t osr_bci;
+	int level = nml_level_for(a, addr, size, &flags, &osr_bci);
 	struct jpb_rec_jvm_nmethod_load r = {
 		.method_id = (uint64_t)(uintptr_t)m,
 		.code_addr = (uint64_t)(uintptr_t)addr,
@@ -158,9 +186,13 @@ void JNICALL jit_on_load(jvmtiEnv *e, jmethodID m, jint size,
 		.code = { a->opts.no_code ? NULL : addr,
 			  a->opts.no_code ? 0 : (uint32_t)size },
 	};
-	put_nmethod(a, now, &r, find_inline(compile_info));
+	if (put_nmethod(a, now, &r, find_inline(compile_info)) == 0 &&
+	    (flags & JPB_NM_F_OSR))
+		put_osr(a, now, &r, osr_bci);
 	__atomic_add_fetch(&a->n_nmethods, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&a->jit_ns, thread_cpu_ns() - cpu0, __ATOMIC_RELAXED);
+	uint64_t spent = thread_cpu_ns() - cpu0;
+	__atomic_add_fetch(&a->jit_ns, spent, __ATOMIC_RELAXED);
+	note_first(a, spent);
 }
 
 void JNICALL jit_on_unload(jvmtiEnv *e, jmethodID m, const void *addr)

@@ -12,9 +12,11 @@
  * reads one window of the map and then one span of the header.
  *
  * The layout is read from VMStructs once per process (the tables and the
- * code heaps never move); field sizes come from the type table because
- * they differ between JDKs (_comp_level: int on 17, 1-byte CompLevel on
- * 25; CodeBlob's code begin: an address on 17, an int offset on 25).
+ * code heaps never move), by nml_init, which the agent calls before the
+ * first compile is posted where it can.  Field sizes come from the type
+ * table because they differ between JDKs (_comp_level: int on 17, 1-byte
+ * CompLevel on 25; CodeBlob's code begin: an address on 17, an int
+ * offset on 25).
  *
  * Reads: a code heap and its segment map are committed upwards from their
  * low end and, where libjvm.so has no CodeHeap::shrink_by (checked in its
@@ -301,8 +303,7 @@ static int check_header(uint64_t block, const uint8_t *buf, uint64_t blocklen,
 
 static int lookup(uint64_t addr, uint64_t size, struct nml_result *r)
 {
-	pthread_once(&l_once, init_once);
-	if (!L.ok)
+	if (nml_init() != 0)
 		return NML_NO_LAYOUT;
 	const struct heap *h = heap_of(addr);
 	if (!h || addr + size > h->high)
@@ -328,6 +329,12 @@ static int lookup(uint64_t addr, uint64_t size, struct nml_result *r)
 	r->entry_bci = (int)bci;
 	r->osr = bci != L.invocation_bci;
 	return NML_OK;
+}
+
+int nml_init(void)
+{
+	pthread_once(&l_once, init_once);
+	return L.ok ? 0 : -1;
 }
 
 int nml_reads_in_place(void)

@@ -35,9 +35,20 @@ struct nml_result {
 struct nml_stats {
 	uint64_t found;
 	uint64_t unknown[NML_WHY_COUNT];
+	/* CPU of the first CompiledMethodLoad callback, which reads the
+	 * layout itself when it comes before nml_prepare (noted) */
+	uint64_t first_callback_ns;
 };
 
 __attribute__((visibility("hidden"))) const char *nml_whystr(int why);
+
+/* Read the layout now: VMStructs, the code heaps and one scan of
+ * libjvm.so's .symtab, ~5-7 ms of CPU.  Lookups do it on first use, but
+ * the first is a CompiledMethodLoad on the Service Thread, so the agent
+ * calls this at VMInit and Agent_OnAttach (the code cache exists then,
+ * not in Agent_OnLoad).  0 if lookups can work, -1 if they all give -1.
+ * Thread-safe; done once per process. */
+__attribute__((visibility("hidden"))) int nml_init(void);
 
 /* Look up the nmethod whose code begins at ADDR (SIZE bytes).  Returns
  * NML_OK with *R filled, else the reason and R->level = -1. */
@@ -50,10 +61,17 @@ nml_lookup(uint64_t addr, uint64_t size, struct nml_result *r);
 __attribute__((visibility("hidden"))) int nml_reads_in_place(void);
 
 /* For a CompiledMethodLoad: the level (-1 unknown), JPB_NM_F_OSR added
- * to *FLAGS for an OSR compile; counts the outcome in A->nml and notes
- * the first fallback of each reason. */
+ * to *FLAGS for an OSR compile and its entry bci in *ENTRY_BCI (else -1);
+ * counts the outcome in A->nml and notes the first fallback of each
+ * reason. */
 struct agent;
 __attribute__((visibility("hidden"))) int
-nml_level_for(struct agent *a, const void *addr, int size, uint32_t *flags);
+nml_level_for(struct agent *a, const void *addr, int size, uint32_t *flags,
+	      int32_t *entry_bci);
+
+/* nml_init off the event path, its CPU time in a note; WHEN names the
+ * moment ("VMInit", "attach"). */
+__attribute__((visibility("hidden"))) void
+nml_prepare(struct agent *a, const char *when);
 
 #endif /* JPBPF_AGENT_NMETHOD_LEVEL_H */

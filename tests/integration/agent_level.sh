@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Compile levels (docs/AGENT.md, "Compile level"): on JDK 17 and 25 every
-# jvm_nmethod_load record's level and OSR flag must match what the JVM
-# itself prints with -XX:+PrintCompilation for that method, tiered (levels
-# 3 and 4 appear), with C2 only (-XX:-TieredCompilation: all 4), with C1
-# only (-XX:TieredStopAtLevel=1: all 1), and by late attach (the methods
-# GenerateEvents replays).  `jpbpf info` counts them per level.
+# jvm_nmethod_load record's level and OSR flag, and every OSR compile's
+# entry bci (its jvm_nmethod_osr record), must match what the JVM itself
+# prints with -XX:+PrintCompilation for that method, tiered (levels 3 and
+# 4 appear), with C2 only (-XX:-TieredCompilation: all 4), with C1 only
+# (-XX:TieredStopAtLevel=1: all 1), and by late attach (the methods
+# GenerateEvents replays); OsrLoops gives OSR compiles at five known
+# bcis.  `jpbpf info` counts them per level.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent_lib.sh"
 agent_setup
@@ -19,13 +21,16 @@ t_need_tool "$LEVELS"
 # compiled (PrintCompilation lists it, OSR alike) but never at the
 # record's level; "unlisted": PrintCompilation does not list the method
 # at all (seen once in ~20 runs: a C1-only JDK 17 run recorded a level-1
-# compile of an ASM constructor its log did not list).
+# compile of an ASM constructor its log did not list).  An OSR record's
+# entry bci must be one PrintCompilation gives ("% ... @ BCI") for the
+# method at that level: "bci_mismatched" if not, "bci_missing" if the
+# record has none; "osr_set" lists (method, level, bci) of the records.
 compare() {
 	python3 - "$@" <<'EOF'
 import json, re, sys
 mode, log, recs = sys.argv[1:4]
 norm = lambda s: s.replace('/', '.').replace('+', '.')
-printed, ids, printed_bc = {}, set(), 0
+printed, ids, printed_bc, osr_bcis = {}, set(), 0, {}
 for line in open(log, errors='replace'):
     m = re.match(r'^\s*\d+\s+(\d+)\s+(.*)$', line)
     if not m or int(m.group(1)) in ids:
@@ -46,18 +51,29 @@ for line in open(log, errors='replace'):
         level = 0 if 'n' in attrs else 4
     key = (meth, '%' in attrs, level)
     printed[key] = printed.get(key, 0) + 1
+    at = re.search(r' @ (\d+) ', line)
+    if '%' in attrs and at:
+        osr_bcis.setdefault((meth, level), set()).add(int(at.group(1)))
     printed_bc += 'n' not in attrs
 names = {(m, o) for (m, o, _) in printed}
 r = {'records': 0, 'unknown': 0, 'mismatched': 0, 'unlisted': 0,
-     'replayed': 0,
+     'replayed': 0, 'bci_missing': 0, 'bci_mismatched': 0, 'osr_set': [],
      'osr': 0, 'levels': [], 'bytecode_levels': [], 'replay_levels': [],
      'printed': printed_bc, 'covered': 0, 'examples': []}
 seen = {}
 levels, bc_levels, rp_levels = set(), set(), set()
 for line in open(recs):
-    lv, osr, native, replay, name = line.split(None, 4)
+    lv, osr, bci, native, replay, name = line.split(None, 5)
     lv, osr = int(lv), osr == '1'
     key = (norm(name.strip()), osr, lv)
+    if osr and bci == '?':
+        r['bci_missing'] += 1
+    elif osr:
+        r['osr_set'].append([key[0], lv, int(bci)])
+        if int(bci) not in osr_bcis.get((key[0], lv), ()):
+            r['bci_mismatched'] += 1
+            if len(r['examples']) < 3:
+                r['examples'].append(line.strip())
     r['records'] += 1
     r['unknown'] += lv == -1
     r['osr'] += osr
@@ -80,6 +96,9 @@ r['covered'] = sum(min(n, printed[k]) for k, n in seen.items())
 r['levels'] = sorted(levels)
 r['bytecode_levels'] = sorted(bc_levels)
 r['replay_levels'] = sorted(rp_levels)
+r['osr_set'] = sorted(set(map(tuple, r['osr_set'])))
+r['printed_osr'] = sorted((m, lv, b) for (m, lv), bs in osr_bcis.items()
+                          for b in bs)
 print(json.dumps(r))
 EOF
 }
@@ -95,16 +114,22 @@ check() {
 		return 1
 	fi
 	compare "$mode" "$out.pc" "$out.levels" >"$r"
-	local n unk mis unl
+	local n unk mis unl osr bmis bmiss
 	n=$(jq_ "$r" records); unk=$(jq_ "$r" unknown)
 	mis=$(jq_ "$r" mismatched); unl=$(jq_ "$r" unlisted)
+	osr=$(jq_ "$r" osr); bmis=$(jq_ "$r" bci_mismatched)
+	bmiss=$(jq_ "$r" bci_missing)
 	t_check "$name/$mode: compiled methods recorded ($n)" [ "${n:-0}" -gt 20 ]
 	t_check "$name/$mode: every record has a level ($unk unknown)" [ "$unk" = 0 ]
 	t_check "$name/$mode: every record's level and OSR flag match a PrintCompilation compile of its method ($mis mismatched of $n)" \
 		[ "$mis" = 0 ]
 	t_check "$name/$mode: PrintCompilation lists the methods of the records ($unl of $n not listed; at most 1)" \
 		[ "${unl:-9}" -le 1 ]
-	[ "$mis$unl" = 00 ] || echo "# examples: $(jq_ "$r" examples)"
+	t_check "$name/$mode: every OSR record has an entry bci ($bmiss of $osr without)" \
+		[ "$bmiss" = 0 ]
+	t_check "$name/$mode: every OSR entry bci is one PrintCompilation gives its method at that level ($bmis of $osr not)" \
+		[ "$bmis" = 0 ]
+	[ "$mis$unl$bmis" = 000 ] || echo "# examples: $(jq_ "$r" examples)"
 	return 0
 }
 
@@ -170,6 +195,31 @@ run_attach() {
 		python3 -c "import sys; l=$(jq_ "$r" replay_levels); sys.exit(not (4 in l and -1 not in l))"
 }
 
+# run_osr NAME JAVA MODE FLAGS...: OsrLoops, whose methods are entered
+# by OSR at bcis 4, 25, 5 and 36 (two loops of one method), 6: the
+# records' (method, bci) pairs must be PrintCompilation's, at least 4.
+run_osr() {
+	local name=$1 java=$2 mode=osr-$3 out=$TESTTMP/level-$1-osr-$3
+	shift 3
+	"$java" "$@" -XX:+PrintCompilation "-agentpath:$AGENT=out=$out" \
+		-cp "$WL" OsrLoops >"$out.pc" 2>"$out.err"
+	if ! grep -q "OsrLoops sum" "$out.pc"; then
+		t_fail "$name/$mode: JVM ran OsrLoops"; sed 's/^/# /' "$out.err" | head -5
+		return
+	fi
+	check "$name" "$mode" "$out" || return
+	local r=$out.cmp
+	t_check "$name/$mode: OsrLoops' OSR entry bcis recorded are the ones PrintCompilation gives ($(jq_ "$r" osr_set))" \
+		python3 - "$r" <<'EOF2'
+import json, sys
+r = json.load(open(sys.argv[1]))
+pick = lambda l: {(m, b) for m, lv, b in l if m.startswith('OsrLoops::')}
+rec, pr = pick(r['osr_set']), pick(r['printed_osr'])
+assert rec == pr, (sorted(rec), sorted(pr))
+assert len({b for _, b in rec}) >= 4, rec
+EOF2
+}
+
 # The lookup alone (agent_level_probe.c, built here with the agent's
 # sources): the real code address of every compiled method is found,
 # addresses that begin no nmethod all fall back, the JVM lives; and what
@@ -218,5 +268,7 @@ while read -r name java; do
 	run_startup "$name" "$java" c2only -XX:-TieredCompilation
 	run_startup "$name" "$java" c1only -XX:TieredStopAtLevel=1
 	run_attach "$name" "$java"
+	run_osr "$name" "$java" tiered
+	run_osr "$name" "$java" c1only -XX:TieredStopAtLevel=1
 done < <(agent_jdks)
 t_done

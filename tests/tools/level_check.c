@@ -3,11 +3,15 @@
  * Test helper for tests/integration/agent_level.sh: the compile level of
  * every jvm_nmethod_load record of a bundle, one line per record:
  *
- *   level_check DIR    "LEVEL OSR NATIVE REPLAY CLASS::NAME" (CLASS
+ *   level_check DIR    "LEVEL OSR BCI NATIVE REPLAY CLASS::NAME" (CLASS
  *                      dotted, as -XX:+PrintCompilation writes it; OSR,
- *                      NATIVE and REPLAY 0 or 1)
+ *                      NATIVE and REPLAY 0 or 1; BCI the entry bci of
+ *                      the jvm_nmethod_osr record that follows an OSR
+ *                      load, -1 for a normal compile, ? if missing)
  *
  * The suite compares these lines with the JVM's own PrintCompilation log.
+ * A jvm_nmethod_osr record that follows no OSR load of its method and
+ * address is an error (exit 1).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -27,15 +31,18 @@ struct meth {
 };
 
 struct nm {
-	uint64_t method;
+	uint64_t method, addr;
 	int32_t level;
 	uint32_t flags;
+	int has_bci;
+	int32_t bci;
 };
 
 static struct meth *meths;
 static size_t nmeths, cap_meths;
 static struct nm *nms;
 static size_t nnms, cap_nms;
+static int stray_osr;
 
 static void *grow(void *p, size_t *cap, size_t n, size_t elem)
 {
@@ -70,17 +77,44 @@ static char *dotted(struct jpb_str cls, struct jpb_str name)
 	return s;
 }
 
+/* The entry bci of the load it follows: the latest OSR load of that
+ * method at that address, which has none yet. */
+static void on_osr(const struct jpb_rec_jvm_nmethod_osr *o)
+{
+	for (size_t i = nnms; i-- > 0;) {
+		struct nm *n = &nms[i];
+		if (n->addr != o->code_addr)
+			continue;
+		if (n->method != o->method_id || !(n->flags & JPB_NM_F_OSR) ||
+		    n->has_bci)
+			break;
+		n->has_bci = 1;
+		n->bci = o->entry_bci;
+		return;
+	}
+	fprintf(stderr, "level_check: jvm_nmethod_osr of method %#" PRIx64
+		" at %#" PRIx64 " (bci %d) follows no OSR load there\n",
+		o->method_id, o->code_addr, o->entry_bci);
+	stray_osr++;
+}
+
 static void on_rec(const struct jpb_record *rec)
 {
 	const struct jpb_rectype *t = jpb_rectype_find(rec->type);
 	union {
 		struct jpb_rec_jvm_method m;
 		struct jpb_rec_jvm_nmethod_load nm;
+		struct jpb_rec_jvm_nmethod_osr osr;
 	} u;
 	if (!t || (rec->type != JPB_REC_JVM_METHOD &&
-		   rec->type != JPB_REC_JVM_NMETHOD_LOAD) ||
+		   rec->type != JPB_REC_JVM_NMETHOD_LOAD &&
+		   rec->type != JPB_REC_JVM_NMETHOD_OSR) ||
 	    jpb_rec_decode(t, rec->payload, rec->size, &u) != 0)
 		return;
+	if (rec->type == JPB_REC_JVM_NMETHOD_OSR) {
+		on_osr(&u.osr);
+		return;
+	}
 	if (rec->type == JPB_REC_JVM_METHOD) {
 		meths = grow(meths, &cap_meths, nmeths, sizeof(*meths));
 		meths[nmeths++] = (struct meth){ u.m.method_id,
@@ -89,7 +123,8 @@ static void on_rec(const struct jpb_record *rec)
 		return;
 	}
 	nms = grow(nms, &cap_nms, nnms, sizeof(*nms));
-	nms[nnms++] = (struct nm){ u.nm.method_id, u.nm.level, u.nm.flags };
+	nms[nnms++] = (struct nm){ u.nm.method_id, u.nm.code_addr,
+				   u.nm.level, u.nm.flags, 0, -1 };
 }
 
 static const struct meth *find_meth(uint64_t id)
@@ -133,7 +168,7 @@ int main(int argc, char **argv)
 	}
 	if (read_jvm(argv[1]))
 		return 1;
-	int rc = 0;
+	int rc = stray_osr ? 1 : 0;
 	for (size_t i = 0; i < nnms; i++) {
 		const struct meth *m = find_meth(nms[i].method);
 		if (!m) {
@@ -142,8 +177,15 @@ int main(int argc, char **argv)
 			rc = 1;
 			continue;
 		}
-		printf("%d %d %d %d %s\n", nms[i].level,
-		       (nms[i].flags & JPB_NM_F_OSR) != 0,
+		char bci[16] = "-1";
+		if (nms[i].flags & JPB_NM_F_OSR) {
+			if (nms[i].has_bci)
+				snprintf(bci, sizeof(bci), "%d", nms[i].bci);
+			else
+				strcpy(bci, "?");
+		}
+		printf("%d %d %s %d %d %s\n", nms[i].level,
+		       (nms[i].flags & JPB_NM_F_OSR) != 0, bci,
 		       (m->access & ACC_NATIVE) != 0,
 		       (nms[i].flags & JPB_NM_F_REPLAY) != 0, m->name);
 	}

@@ -199,7 +199,7 @@ static void jvm_schemas(void **state)
 	const struct jpb_rectype *types;
 	size_t n;
 	jpb_rectypes_jvm(&types, &n);
-	assert_int_equal(n, 11);
+	assert_int_equal(n, 12);
 	for (size_t i = 0; i < n; i++) {
 		assert_int_equal(types[i].type >> 8, 1);
 		assert_ptr_equal(jpb_rectype_find(types[i].type), &types[i]);

@@ -67,6 +67,13 @@ static const struct jpb_field nm_load_fields[] = {
 	F(jpb_rec_jvm_nmethod_load, pcmap, JPB_F_BYTES),
 };
 
+static const struct jpb_field nm_osr_fields[] = {
+	F(jpb_rec_jvm_nmethod_osr, method_id, JPB_F_U64),
+	F(jpb_rec_jvm_nmethod_osr, code_addr, JPB_F_U64),
+	F(jpb_rec_jvm_nmethod_osr, entry_bci, JPB_F_I32),
+	F(jpb_rec_jvm_nmethod_osr, reserved, JPB_F_U32),
+};
+
 static const struct jpb_field nm_unload_fields[] = {
 	F(jpb_rec_jvm_nmethod_unload, method_id, JPB_F_U64),
 	F(jpb_rec_jvm_nmethod_unload, code_addr, JPB_F_U64),
@@ -113,6 +120,8 @@ static const struct jpb_rectype jvm_types[] = {
 	     jpb_rec_jvm_class_missing, missing_fields),
 	TYPE(JPB_REC_JVM_METHOD_CODE, "jvm_method_code",
 	     jpb_rec_jvm_method_code, mcode_fields),
+	TYPE(JPB_REC_JVM_NMETHOD_OSR, "jvm_nmethod_osr",
+	     jpb_rec_jvm_nmethod_osr, nm_osr_fields),
 };
 
 void jpb_rectypes_jvm(const struct jpb_rectype **types, size_t *count)

@@ -22,6 +22,7 @@ enum {
 	JPB_REC_JVM_PAUSE = 0x0109,
 	JPB_REC_JVM_CLASS_MISSING = 0x010a,
 	JPB_REC_JVM_METHOD_CODE = 0x010b,
+	JPB_REC_JVM_NMETHOD_OSR = 0x010c,
 };
 
 /* The JVM and the agent session; first record of the stream. */
@@ -120,6 +121,20 @@ struct jpb_rec_jvm_nmethod_load {
 	int32_t level; /* 0 native wrapper, 1-3 C1 tiers, 4 C2, -1 unknown */
 	struct jpb_bytes code;
 	struct jpb_bytes pcmap;
+};
+
+/* The entry of an OSR compile (a jvm_nmethod_load with JPB_NM_F_OSR),
+ * right after that load record.  A record of its own rather than a field
+ * appended to jvm_nmethod_load: jpb_rec_decode rejects a payload that
+ * ends before the schema's last field, so every bundle written before
+ * would stop reading.  Load records from before this type have no entry
+ * bci; readers that skip it lose nothing else. */
+struct jpb_rec_jvm_nmethod_osr {
+	uint64_t method_id; /* as in the load record */
+	uint64_t code_addr; /* as in the load record */
+	int32_t entry_bci;  /* where the interpreted frame enters the code:
+			     * the target of the loop's back edge */
+	uint32_t reserved;
 };
 
 struct jpb_rec_jvm_nmethod_unload {

@@ -33,8 +33,8 @@ const char *class_rebuild_strs[RB_COUNT] = {
 	[RB_NOMEM] = "out of memory",
 	[RB_JVMTI] = "a JVMTI call failed",
 	[RB_CPOOL] = "constant pool unreadable",
-	[RB_BOOTSTRAP] = "needs BootstrapMethods, unreadable from HotSpot's "
-			 "metadata",
+	[RB_BOOTSTRAP] = ("needs BootstrapMethods, unreadable from "
+			  "HotSpot's metadata"),
 	[RB_LIMIT] = "too large for a class file",
 	[RB_PARSE] = "rebuilt class file does not parse",
 };

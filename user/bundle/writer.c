@@ -121,25 +121,38 @@ static void header(uint8_t *h, uint16_t type, uint64_t time_ns, uint32_t size)
 	jpb_st64(h + 8, time_ns);
 }
 
-/* A large record goes out from the caller's payload, after what is
- * buffered: same bytes as frame() would give. */
+/* A large record goes out from the caller's payload (HEAD then BODY),
+ * after what is buffered: same bytes as frame() would give. */
 static int put_large(struct jpb_writer *w, uint16_t type, uint64_t time_ns,
-		     const void *payload, uint32_t size, size_t pad)
+		     const void *head, uint32_t hlen, const void *body,
+		     uint32_t blen, size_t pad)
 {
 	int err = jpb_writer_flush(w, 0);
 	if (err)
 		return err;
 	uint8_t h[JPB_REC_HDR_SIZE], zero[8] = { 0 };
-	header(h, type, time_ns, size);
-	jpb_st32(h + 16, libdeflate_crc32(libdeflate_crc32(0, h, sizeof(h)),
-					  payload, size));
-	struct iovec iov[3] = { { h, sizeof(h) }, { (void *)payload, size },
-				{ zero, pad } };
-	err = writev_all(w, iov, pad ? 3 : 2);
+	header(h, type, time_ns, hlen + blen);
+	/* a NULL buffer resets libdeflate's CRC (zlib's convention) */
+	uint32_t crc = libdeflate_crc32(0, h, sizeof(h));
+	if (hlen)
+		crc = libdeflate_crc32(crc, head, hlen);
+	if (blen)
+		crc = libdeflate_crc32(crc, body, blen);
+	jpb_st32(h + 16, crc);
+	struct iovec iov[4];
+	int n = 0;
+	iov[n++] = (struct iovec){ h, sizeof(h) };
+	if (hlen)
+		iov[n++] = (struct iovec){ (void *)head, hlen };
+	if (blen)
+		iov[n++] = (struct iovec){ (void *)body, blen };
+	if (pad)
+		iov[n++] = (struct iovec){ zero, pad };
+	err = writev_all(w, iov, n);
 	if (err)
 		return err;
 	w->records++;
-	w->bytes += sizeof(h) + size + pad;
+	w->bytes += sizeof(h) + hlen + blen + pad;
 	return 0;
 }
 
@@ -148,26 +161,32 @@ static int put_large(struct jpb_writer *w, uint16_t type, uint64_t time_ns,
  * CRC-32 is zlib's polynomial, several times faster on these short
  * records, where zlib's falls back to a byte at a time. */
 static void frame(uint8_t *p, uint16_t type, uint64_t time_ns,
-		  const void *payload, uint32_t size, size_t pad)
+		  const void *head, uint32_t hlen, const void *body,
+		  uint32_t blen, size_t pad)
 {
-	header(p, type, time_ns, size);
-	if (size)
-		memcpy(p + JPB_REC_HDR_SIZE, payload, size);
-	memset(p + JPB_REC_HDR_SIZE + size, 0, pad);
-	jpb_st32(p + 16, libdeflate_crc32(0, p, JPB_REC_HDR_SIZE + size));
+	header(p, type, time_ns, hlen + blen);
+	if (hlen)
+		memcpy(p + JPB_REC_HDR_SIZE, head, hlen);
+	if (blen)
+		memcpy(p + JPB_REC_HDR_SIZE + hlen, body, blen);
+	memset(p + JPB_REC_HDR_SIZE + hlen + blen, 0, pad);
+	jpb_st32(p + 16, libdeflate_crc32(0, p, JPB_REC_HDR_SIZE + hlen + blen));
 }
 
-int jpb_writer_put(struct jpb_writer *w, uint16_t type, uint64_t time_ns,
-		   const void *payload, uint32_t size)
+int jpb_writer_put2(struct jpb_writer *w, uint16_t type, uint64_t time_ns,
+		    const void *head, uint32_t hlen, const void *body,
+		    uint32_t blen)
 {
-	if (!w || (size && !payload) || size > JPB_MAX_PAYLOAD)
+	if (!w || (hlen && !head) || (blen && !body) || hlen > JPB_MAX_PAYLOAD ||
+	    blen > JPB_MAX_PAYLOAD - hlen)
 		return jpb_err_invalid;
 	if (w->first_err)
 		return w->first_err;
+	uint32_t size = hlen + blen;
 	size_t pad = (size_t)(jpb_padded(size) - size);
 	size_t total = JPB_REC_HDR_SIZE + size + pad;
 	if (size >= LARGE_PAYLOAD)
-		return put_large(w, type, time_ns, payload, size, pad);
+		return put_large(w, type, time_ns, head, hlen, body, blen, pad);
 	if (w->buf.len + total > WRITER_BUF_SIZE) {
 		int err = jpb_writer_flush(w, 0);
 		if (err)
@@ -175,13 +194,21 @@ int jpb_writer_put(struct jpb_writer *w, uint16_t type, uint64_t time_ns,
 	}
 	if (jpb_buf_reserve(&w->buf, total))
 		return writer_fail(w, jpb_err_nomem, 0, "buffer");
-	frame(w->buf.data + w->buf.len, type, time_ns, payload, size, pad);
+	frame(w->buf.data + w->buf.len, type, time_ns, head, hlen, body, blen, pad);
 	w->buf.len += total;
 	w->records++;
 	w->bytes += total;
 	if (w->buf.len >= WRITER_BUF_SIZE)
 		return jpb_writer_flush(w, 0);
 	return 0;
+}
+
+int jpb_writer_put(struct jpb_writer *w, uint16_t type, uint64_t time_ns,
+		   const void *payload, uint32_t size)
+{
+	if (size && !payload)
+		return jpb_err_invalid;
+	return jpb_writer_put2(w, type, time_ns, NULL, 0, payload, size);
 }
 
 int jpb_writer_flush(struct jpb_writer *w, int durable)

@@ -215,8 +215,35 @@ int jpb_decoded_event_put(struct jpb_buf *b, const struct jpb_decoded_event *e,
 					  put_tail(tmp, e));
 }
 
-static inline int event_next(struct jpb_cur *c, struct jpb_decoded_head *h,
-			     struct jpb_decoded_frame *frames, uint64_t *prev_tsc)
+/* Past a LEB128 whose value is not needed: what get_uleb accepts, without
+ * assembling the value (the 7-bit groups of an ip take a dozen ops). */
+static inline int skip_uleb(struct jpb_cur *c)
+{
+	const uint8_t *p = c->p + c->pos;
+	if (JPB_LE_HOST && c->len - c->pos >= 8) {
+		uint64_t x;
+		memcpy(&x, p, 8);
+		uint64_t stop = ~x & 0x8080808080808080ull;
+		if (stop) {
+			c->pos += ((unsigned)__builtin_ctzll(stop) >> 3) + 1;
+			return 0;
+		}
+	}
+	uint64_t v;
+	return get_uleb(c, &v);
+}
+
+/* An ip: decoded when WANT, else skipped and left 0. */
+static inline int get_ip(struct jpb_cur *c, uint64_t *ip, int want)
+{
+	*ip = 0;
+	return want ? get_uleb(c, ip) : skip_uleb(c);
+}
+
+/* Always inline: two entry points share it, each called per event. */
+static inline __attribute__((always_inline)) int
+event_next(struct jpb_cur *c, struct jpb_decoded_head *h,
+	   struct jpb_decoded_frame *frames, uint64_t *prev_tsc, int want_ip)
 {
 	uint64_t v, n;
 	if (!jpb_cur_left(c))
@@ -236,7 +263,7 @@ static inline int event_next(struct jpb_cur *c, struct jpb_decoded_head *h,
 		c->pos += 2;
 		return 0;
 	case JPB_DEV_COMPILED:
-		if (get_uleb(c, &h->ip) || get_uleb(c, &n) ||
+		if (get_ip(c, &h->ip, want_ip) || get_uleb(c, &n) ||
 		    n > JPB_DECODED_MAX_FRAMES)
 			return jpb_err_corrupt;
 		h->nframes = (uint32_t)n;
@@ -247,13 +274,13 @@ static inline int event_next(struct jpb_cur *c, struct jpb_decoded_head *h,
 		}
 		return 0;
 	case JPB_DEV_TRANSITION:
-		if (jpb_cur_u8(c, &h->what) || get_uleb(c, &h->ip) ||
+		if (jpb_cur_u8(c, &h->what) || get_ip(c, &h->ip, want_ip) ||
 		    get_uleb(c, &h->arg))
 			return jpb_err_corrupt;
 		return 0;
 	case JPB_DEV_GAP:
 		if (jpb_cur_u8(c, &h->what) || get_uleb(c, &v) ||
-		    get_uleb(c, &h->ip) || get_uleb(c, &h->arg))
+		    get_ip(c, &h->ip, want_ip) || get_uleb(c, &h->arg))
 			return jpb_err_corrupt;
 		h->end_tsc = h->tsc + v;
 		return 0;
@@ -267,7 +294,16 @@ int jpb_decoded_event_next(struct jpb_cur *c, struct jpb_decoded_head *h,
 	/* a local cursor: a frame's uint64_t may alias the caller's size_t
 	 * pos, which would then go to memory after every store */
 	struct jpb_cur l = *c;
-	int err = event_next(&l, h, frames, prev_tsc);
+	int err = event_next(&l, h, frames, prev_tsc, 1);
+	c->pos = l.pos;
+	return err;
+}
+
+int jpb_decoded_event_next_noip(struct jpb_cur *c, struct jpb_decoded_head *h,
+				struct jpb_decoded_frame *frames, uint64_t *prev_tsc)
+{
+	struct jpb_cur l = *c;
+	int err = event_next(&l, h, frames, prev_tsc, 0);
 	c->pos = l.pos;
 	return err;
 }

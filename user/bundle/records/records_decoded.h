@@ -184,6 +184,10 @@ struct jpb_decoded_head {
  * FRAMES, which has room for JPB_DECODED_MAX_FRAMES, and the rest at H. */
 int jpb_decoded_event_next(struct jpb_cur *c, struct jpb_decoded_head *h,
 			   struct jpb_decoded_frame *frames, uint64_t *prev_tsc);
+/* As jpb_decoded_event_next, but H's ip is skipped, not decoded (left 0):
+ * for readers that do not use it (the flow). */
+int jpb_decoded_event_next_noip(struct jpb_cur *c, struct jpb_decoded_head *h,
+				struct jpb_decoded_frame *frames, uint64_t *prev_tsc);
 
 const char *jpb_decoded_gap_name(unsigned cause);
 const char *jpb_decoded_transition_name(unsigned what);

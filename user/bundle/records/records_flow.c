@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "bundle.h"
+#include "bundle_int.h"
 #include "codec.h"
 
 static const struct jpb_field method_fields[] = {
@@ -104,12 +105,19 @@ int jpb_flow_events_write(struct jpb_writer *w, uint32_t tid, uint64_t seq,
 		for (size_t i = 0; i < n; i++)
 			jpb_flow_event_put(packed + i * JPB_FLOW_EVENT_SIZE, &v[i]);
 	}
-	struct jpb_rec_flow_events r = {
-		tid, 0, seq,
-		{ packed ? packed : (const uint8_t *)v, (uint32_t)(n * JPB_FLOW_EVENT_SIZE) }
-	};
-	int err = jpb_writer_put_rec(w, jpb_rectype_find(JPB_REC_FLOW_EVENTS), 0,
-				     &r, scratch);
+	/* The fields but the events, encoded with an empty events field
+	 * (the last, a u32 length then the bytes) whose length is then set:
+	 * the events go to the writer from V, not copied in behind them. */
+	struct jpb_rec_flow_events r = { tid, 0, seq, { (const uint8_t *)"", 0 } };
+	uint32_t len = (uint32_t)(n * JPB_FLOW_EVENT_SIZE);
+	jpb_buf_reset(scratch);
+	int err = jpb_rec_encode(jpb_rectype_find(JPB_REC_FLOW_EVENTS), &r, scratch);
+	if (!err) {
+		jpb_st32(scratch->data + scratch->len - 4, len);
+		err = jpb_writer_put2(w, JPB_REC_FLOW_EVENTS, 0, scratch->data,
+				      (uint32_t)scratch->len,
+				      packed ? packed : (const uint8_t *)v, len);
+	}
 	free(packed);
 	return err;
 }

@@ -81,7 +81,7 @@ static inline void jpb_flow_event_put(uint8_t *p, const struct jpb_flow_event *e
 /* A flow_events record of the N events V (thread TID, first event SEQ)
  * written to W, as jpb_writer_put_rec would write it from the packed
  * events (SCRATCH is reused): on a little-endian host the events are
- * already in their packed layout and are copied as one block. */
+ * already in their packed layout and go to the writer from V. */
 struct jpb_writer;
 struct jpb_buf;
 int jpb_flow_events_write(struct jpb_writer *w, uint32_t tid, uint64_t seq,

@@ -54,8 +54,8 @@ int flow_push(struct flow *f, const struct jpb_decoded_event *e);
 /* flow_push in two halves, for a reader that parses an event's frames in
  * place (jpb_decoded_event_next): the room for the next event's frames
  * (NULL: out of memory), then the event, its frames in that room. */
-struct jpb_decoded_frame *flow_push_slot(struct flow *f);
-int flow_push_head(struct flow *f, const struct jpb_decoded_head *h);
+static inline struct jpb_decoded_frame *flow_push_slot(struct flow *f);
+static inline int flow_push_head(struct flow *f, const struct jpb_decoded_head *h);
 int flow_finish(struct flow *f, struct flow_summary *sum);
 
 /* A gap in a thread's output: before flow event `at`, lost time t0..t1. */
@@ -267,6 +267,52 @@ static inline const struct jpb_decoded_frame *flow_ev_frames(const struct flow *
 	return f->fr + e->fr;
 }
 
+/* ---- the input buffer (reconstruct/thread.c) ---- */
+
+/* Events resync's lookahead may read after the one run: it reads at
+ * most 64 opcodes, at least one per event. */
+#define LOOKAHEAD_EV 64u
+/* Events run before the buffer drops those behind: small, so that it
+ * stays in cache. */
+#define EV_COMPACT (1u << 12)
+/* Events pushed before those ready run (their order and the windows do
+ * not depend on it), so that runs of compiled events are long. */
+#define RUN_BATCH 256u
+
+static inline size_t flow_ev_compact(const struct flow *f)
+{
+	return f->o.window && f->o.window < EV_COMPACT ? f->o.window : EV_COMPACT;
+}
+
+int flow_run_ready(struct flow *f);
+struct jpb_decoded_frame *flow_push_slot_slow(struct flow *f);
+
+/* Inline, as the reader's loop calls them per event; the buffer's
+ * compaction and growth are out of line. */
+static inline struct jpb_decoded_frame *flow_push_slot(struct flow *f)
+{
+	if (f->next < flow_ev_compact(f) && f->nev < f->capev &&
+	    f->nfr + JPB_DECODED_MAX_FRAMES - 1 < f->capfr)
+		return f->fr + f->nfr;
+	return flow_push_slot_slow(f);
+}
+
+static inline int flow_push_head(struct flow *f, const struct jpb_decoded_head *h)
+{
+	uint32_t nf = h->nframes < JPB_DECODED_MAX_FRAMES ? h->nframes :
+							   JPB_DECODED_MAX_FRAMES;
+	struct flow_ev *e = &f->ev[f->nev++];
+	e->kind = h->kind;
+	e->opcode = h->opcode;
+	e->what = h->what;
+	e->nframes = (uint8_t)nf;
+	e->fr = (uint32_t)f->nfr;
+	e->tsc = h->tsc;
+	e->arg = h->kind == JPB_DEV_GAP ? h->end_tsc : h->arg;
+	f->nfr += nf;
+	return f->nev - f->next > LOOKAHEAD_EV + RUN_BATCH ? flow_run_ready(f) : 0;
+}
+
 /* ---- the automaton (reconstruct/) ---- */
 
 #define MAX_UNWIND 64
@@ -295,6 +341,11 @@ int flow_reset_lost(struct flow *f, int lost);
  * state. */
 int flow_settle_compiled(struct flow *f, uint32_t ev, struct frame *top,
 			 uint8_t op);
+/* The single resolved state TOP (a compiled event's innermost frame),
+ * with nothing pending: flow_settle_compiled less the emission. */
+void flow_settle_state(struct flow *f, struct frame *top);
+/* Evidence: method M placed for sure N more times. */
+void flow_prove_n(struct flow *f, uint32_t m, size_t n);
 /* Interpreted opcode OP of event EV (emitted when EMIT_IT) moved the
  * single resolved state's top frame to TOP, a single state again. */
 int flow_settle_interp(struct flow *f, uint32_t ev, uint8_t op, int emit_it,
@@ -315,5 +366,9 @@ int flow_resync(struct flow *f, uint32_t i, uint8_t op, int lost, uint32_t from,
 
 /* steps.c: decoded event I (an index into f->ev) through the automaton */
 int flow_event(struct flow *f, uint32_t i);
+/* From f->next, before END, the compiled events that continue the
+ * activation the last compiled event left as the single state (those
+ * compiled_again takes), as one run; f->next moves past them. */
+int flow_run_compiled(struct flow *f, size_t end);
 
 #endif /* JPBPF_FLOW_INT_H */

@@ -174,14 +174,15 @@ static int feed_thread(struct jpb_bundle *b, struct flow *f, const char *name,
 		struct jpb_cur c = jpb_cur_init(d.events.ptr, d.events.len);
 		uint64_t prev = d.first_tsc;
 		for (uint32_t k = 0; k < d.count && !err; k++) {
-			/* the frames go straight to the flow's array */
+			/* the frames go straight to the flow's array; the ip is not
+			 * used */
 			struct jpb_decoded_head h;
 			struct jpb_decoded_frame *fr = flow_push_slot(f);
 			if (!fr) {
 				nomem = 1;
 				break;
 			}
-			if (jpb_decoded_event_next(&c, &h, fr, &prev))
+			if (jpb_decoded_event_next_noip(&c, &h, fr, &prev))
 				break; /* a damaged batch ends here; the rest is kept */
 			err = flow_push_head(f, &h);
 		}

@@ -189,6 +189,19 @@ static inline void prove(struct flow *f, uint32_t m)
 		f->proven[m]++;
 }
 
+void flow_prove_n(struct flow *f, uint32_t m, size_t n)
+{
+	if (m >= f->nproven) {
+		prove_grow(f, m);
+		if (m >= f->nproven)
+			return;
+		n--;
+	}
+	uint32_t v = f->proven[m];
+	if (v < (1u << 20))
+		f->proven[m] = (1u << 20) - v < n ? 1u << 20 : v + (uint32_t)n;
+}
+
 /* Node marks while a window is resolved: on a path to the chosen end
  * state, on a path to any end state. */
 enum { MARK_CHOSEN = 1, MARK_ANY = 2 };
@@ -214,12 +227,23 @@ static uint32_t count_cands(const struct flow *f, const struct step *s,
 	return nc;
 }
 
-static int put_out(struct flow *f, const struct jpb_flow_event *o)
+/* Inline, and the event stored field by field into the window: built on
+ * the stack and copied, its 16-byte load over the narrower stores that
+ * had just built it stalled on store forwarding (~7% of a run). */
+static inline int put_out(struct flow *f, uint32_t method, int32_t bci,
+			  uint8_t op, uint8_t status, uint16_t ncand, uint64_t tsc)
 {
 	if (JPB_GROW(f->out, f->nout, f->capo))
 		return jpb_err_nomem;
-	f->out[f->nout++] = *o;
-	f->sum.by_status[o->status]++;
+	struct jpb_flow_event *o = &f->out[f->nout++];
+	o->method = method;
+	o->bci = bci;
+	o->opcode = op;
+	o->status = status;
+	o->ncand = ncand;
+	o->reserved = 0;
+	o->tsc = tsc;
+	f->sum.by_status[status]++;
 	f->sum.events++;
 	return 0;
 }
@@ -229,47 +253,39 @@ static int put_out(struct flow *f, const struct jpb_flow_event *o)
 static int emit_compiled(struct flow *f, const struct flow_ev *e, int64_t m,
 			 uint8_t op)
 {
-	struct jpb_flow_event o = { 0, -1, 0, JPB_FLOW_UNKNOWN, 0, 0, e->tsc };
-	if (m >= 0) {
-		o.method = (uint32_t)m + 1;
-		o.bci = flow_ev_frames(f, e)->bci;
-		o.opcode = op;
-		o.status = JPB_FLOW_DECODED;
-		o.ncand = 1;
-		f->meths[m].used = 1;
-		prove(f, (uint32_t)m);
-	}
-	return put_out(f, &o);
+	if (m < 0)
+		return put_out(f, 0, -1, 0, JPB_FLOW_UNKNOWN, 0, e->tsc);
+	f->meths[m].used = 1;
+	prove(f, (uint32_t)m);
+	return put_out(f, (uint32_t)m + 1, flow_ev_frames(f, e)->bci, op,
+		       JPB_FLOW_DECODED, 1, e->tsc);
 }
 
 static int emit(struct flow *f, const struct step *s, const struct node *chosen,
 		int doubt)
 {
 	const struct flow_ev *e = &f->ev[s->ev];
-	struct jpb_flow_event o = { 0, -1, s->op, JPB_FLOW_UNKNOWN, 0, 0, e->tsc };
 	if (e->kind == JPB_DEV_COMPILED) {
 		const struct jpb_decoded_frame *fr = flow_ev_frames(f, e);
 		const struct cpos *c = e->nframes ? flow_cpos(f, fr->method_id, fr->bci) : NULL;
 		return c ? emit_compiled(f, e, c->meth, c->op) : emit_compiled(f, e, -1, 0);
 	}
-	if (!chosen->lost) {
-		uint32_t nc = count_cands(f, s, MARK_ANY);
-		const struct frame *t = chosen->top;
-		/* Evidence for the choice rule: one position on a path to the
-		 * chosen end (the doubt below changes labels, not choices). */
-		if (count_cands(f, s, MARK_CHOSEN) <= 1)
-			prove(f, t->meth);
-		/* A guessed or truncated state set leaves at least one
-		 * untracked alternative: never certain (RECONSTRUCTION.md). */
-		if ((doubt || chosen->doubt || t->doubt) && nc < 2)
-			nc = 2;
-		o.method = t->meth + 1;
-		o.bci = (int32_t)flow_insn(f, t->meth, t->pos)->bci;
-		o.ncand = (uint16_t)(nc > 65535 ? 65535 : nc);
-		o.status = nc <= 1 ? JPB_FLOW_CERTAIN : JPB_FLOW_CHOSEN;
-		f->meths[t->meth].used = 1;
-	}
-	return put_out(f, &o);
+	if (chosen->lost)
+		return put_out(f, 0, -1, s->op, JPB_FLOW_UNKNOWN, 0, e->tsc);
+	uint32_t nc = count_cands(f, s, MARK_ANY);
+	const struct frame *t = chosen->top;
+	/* Evidence for the choice rule: one position on a path to the
+	 * chosen end (the doubt below changes labels, not choices). */
+	if (count_cands(f, s, MARK_CHOSEN) <= 1)
+		prove(f, t->meth);
+	/* A guessed or truncated state set leaves at least one untracked
+	 * alternative: never certain (RECONSTRUCTION.md). */
+	if ((doubt || chosen->doubt || t->doubt) && nc < 2)
+		nc = 2;
+	f->meths[t->meth].used = 1;
+	return put_out(f, t->meth + 1, (int32_t)flow_insn(f, t->meth, t->pos)->bci, s->op,
+		       nc <= 1 ? JPB_FLOW_CERTAIN : JPB_FLOW_CHOSEN,
+		       (uint16_t)(nc > 65535 ? 65535 : nc), e->tsc);
 }
 
 /* Resolve every pending step up to the last one, whose node CHOSEN (an
@@ -340,6 +356,12 @@ int flow_settle_compiled(struct flow *f, uint32_t ev, struct frame *top,
 {
 	/* TOP is the event's innermost frame */
 	int err = emit_compiled(f, &f->ev[ev], top->meth, op);
+	flow_settle_state(f, top);
+	return err;
+}
+
+void flow_settle_state(struct flow *f, struct frame *top)
+{
 	f->win_trunc = 0;
 	if (f->arena_frames > ARENA_COMPACT)
 		top = arena_compact(f, top);
@@ -348,7 +370,6 @@ int flow_settle_compiled(struct flow *f, uint32_t ev, struct frame *top,
 	f->nedges = 0;
 	f->steps[0] = (struct step){ 0, 1, 0, 0, 0 };
 	f->nsteps = 1;
-	return err;
 }
 
 int flow_settle_interp(struct flow *f, uint32_t ev, uint8_t op, int emit_it,
@@ -357,16 +378,13 @@ int flow_settle_interp(struct flow *f, uint32_t ev, uint8_t op, int emit_it,
 	int err = 0;
 	if (emit_it) {
 		/* emit's rule for one state on one path */
-		struct jpb_flow_event o = { top->meth + 1,
-					    (int32_t)flow_insn(f, top->meth, top->pos)->bci,
-					    op, JPB_FLOW_CERTAIN, 1, 0, f->ev[ev].tsc };
+		int doubt = f->win_trunc || f->nodes[0].doubt || top->doubt;
 		prove(f, top->meth);
-		if (f->win_trunc || f->nodes[0].doubt || top->doubt) {
-			o.ncand = 2;
-			o.status = JPB_FLOW_CHOSEN;
-		}
 		f->meths[top->meth].used = 1;
-		err = put_out(f, &o);
+		err = put_out(f, top->meth + 1,
+			      (int32_t)flow_insn(f, top->meth, top->pos)->bci, op,
+			      doubt ? JPB_FLOW_CHOSEN : JPB_FLOW_CERTAIN, doubt ? 2 : 1,
+			      f->ev[ev].tsc);
 	}
 	f->win_trunc = 0;
 	if (f->arena_frames > ARENA_COMPACT)

@@ -340,6 +340,75 @@ static int compiled_again(struct flow *f, uint32_t i, int *done)
 	return err;
 }
 
+/* Does compiled event E (frames A) continue the activation of the one
+ * before it (P, frames B): the same frames but for the innermost bci?
+ * compiled_again's test, minus the state's. */
+static inline int same_frames(const struct flow_ev *e, const struct jpb_decoded_frame *a,
+			      const struct flow_ev *p, const struct jpb_decoded_frame *b)
+{
+	if (e->kind != JPB_DEV_COMPILED || e->nframes != p->nframes || !e->nframes ||
+	    a[0].method_id != b[0].method_id)
+		return 0;
+	for (uint32_t k = 1; k < e->nframes; k++)
+		if (a[k].method_id != b[k].method_id || a[k].bci != b[k].bci)
+			return 0;
+	return 1;
+}
+
+int flow_run_compiled(struct flow *f, size_t end)
+{
+	if (!f->ctop || f->nsteps != 1 || f->steps[0].n != 1 || f->nodes[0].top != f->ctop ||
+	    (f->ngaps && f->gaps[f->ngaps - 1].at == f->nout))
+		return 0;
+	/* compiled_again event by event, with what does not change within
+	 * the run (the state, the method, its evidence, the counters) done
+	 * once: a run of compiled events in one activation, most of a hot
+	 * program, costs a frame compare, a cache lookup and a store each. */
+	struct frame *t = f->ctop;
+	const struct flow_ev *p = &f->ev[f->cprev];
+	const struct jpb_decoded_frame *b = flow_ev_frames(f, p);
+	int one = p->nframes == 1;
+	size_t i = f->next, n0 = f->nout;
+	if (!one && f->couter0)
+		return 0; /* its outermost frame at instruction 0: compiled_fast */
+	if (f->capo - f->nout < end - i &&
+	    jpb_grow((void **)&f->out, &f->capo, f->nout + (end - i), sizeof(*f->out)))
+		return jpb_err_nomem;
+	for (; i < end; i++) {
+		const struct flow_ev *e = &f->ev[i];
+		const struct jpb_decoded_frame *a = flow_ev_frames(f, e);
+		if (!same_frames(e, a, p, b))
+			break;
+		const struct cpos *c = flow_cpos(f, a[0].method_id, a[0].bci);
+		/* at instruction 0 a new call may start: compiled_fast */
+		if (c->pos < 0 || (one && c->pos == 0))
+			break;
+		t->pos = (uint32_t)c->pos;
+		struct jpb_flow_event *o = &f->out[f->nout++];
+		o->method = t->meth + 1;
+		o->bci = a[0].bci;
+		o->opcode = c->op;
+		o->status = JPB_FLOW_DECODED;
+		o->ncand = 1;
+		o->reserved = 0;
+		o->tsc = e->tsc;
+		p = e;
+		b = a;
+	}
+	size_t n = f->nout - n0;
+	if (!n)
+		return 0;
+	f->cprev = (uint32_t)(i - 1);
+	f->next = i;
+	f->sum.by_status[JPB_FLOW_DECODED] += n;
+	f->sum.events += n;
+	f->meths[t->meth].used = 1;
+	flow_prove_n(f, t->meth, n);
+	flow_settle_state(f, t);
+	f->ctop = f->nodes[0].top;
+	return 0;
+}
+
 static int step_compiled(struct flow *f, uint32_t i)
 {
 	uint32_t meth[JPB_DECODED_MAX_FRAMES], pos[JPB_DECODED_MAX_FRAMES];

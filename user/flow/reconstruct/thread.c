@@ -21,13 +21,7 @@
 
 #include "flow/flow_int.h"
 
-/* Events resync's lookahead may read after the one run: it reads at
- * most 64 opcodes, at least one per event. */
-#define LOOKAHEAD_EV 64u
 #define DEFAULT_WINDOW (1u << 19)
-/* Events run before the buffer drops those behind: small, so that it
- * stays in cache. */
-#define EV_COMPACT (1u << 12)
 
 static size_t window_of(const struct flow *f)
 {
@@ -159,37 +153,35 @@ static int window_check(struct flow *f)
 }
 
 /* Run every event whose lookahead is known. */
-static int run_ready(struct flow *f)
+int flow_run_ready(struct flow *f)
 {
 	int err = 0;
-	while (!err && f->next < f->nev &&
-	       (f->nev_final || f->nev - f->next > LOOKAHEAD_EV))
-		err = flow_event(f, (uint32_t)f->next++);
+	size_t end = f->nev_final ? f->nev : f->nev > LOOKAHEAD_EV ? f->nev - LOOKAHEAD_EV : 0;
+	size_t w = window_of(f);
+	while (!err && f->next < end) {
+		/* a run emits one event per event: it stops where the window
+		 * fills, which is checked after every event, as if they had
+		 * come one at a time */
+		size_t room = f->nout < w ? w - f->nout : 1;
+		err = flow_run_compiled(f, end - f->next > room ? f->next + room : end);
+		if (!err && f->next < end && f->nout < w)
+			err = flow_event(f, (uint32_t)f->next++);
+		if (!err && f->nout >= w)
+			err = window_check(f);
+	}
 	return err ? err : window_check(f);
 }
 
-struct jpb_decoded_frame *flow_push_slot(struct flow *f)
+struct jpb_decoded_frame *flow_push_slot_slow(struct flow *f)
 {
 	/* steps run in event order: the first pending one is the oldest */
 	size_t keep = f->nsteps > 1 && f->steps[1].ev < f->next ? f->steps[1].ev : f->next;
-	size_t every = window_of(f) < EV_COMPACT ? window_of(f) : EV_COMPACT;
-	if (f->next >= every && f->next >= LOOKAHEAD_EV && keep >= f->next / 2)
+	if (f->next >= flow_ev_compact(f) && f->next >= LOOKAHEAD_EV && keep >= f->next / 2)
 		ev_compact(f, keep);
 	if (JPB_GROW(f->ev, f->nev, f->capev) ||
 	    JPB_GROW(f->fr, f->nfr + JPB_DECODED_MAX_FRAMES - 1, f->capfr))
 		return NULL;
 	return f->fr + f->nfr;
-}
-
-int flow_push_head(struct flow *f, const struct jpb_decoded_head *h)
-{
-	uint32_t nf = h->nframes < JPB_DECODED_MAX_FRAMES ? h->nframes :
-							   JPB_DECODED_MAX_FRAMES;
-	f->ev[f->nev++] = (struct flow_ev){ h->kind, h->opcode, h->what, (uint8_t)nf,
-					    (uint32_t)f->nfr, h->tsc,
-					    h->kind == JPB_DEV_GAP ? h->end_tsc : h->arg };
-	f->nfr += nf;
-	return f->nev - f->next > LOOKAHEAD_EV ? run_ready(f) : 0;
 }
 
 int flow_push(struct flow *f, const struct jpb_decoded_event *e)
@@ -208,7 +200,7 @@ int flow_push(struct flow *f, const struct jpb_decoded_event *e)
 int flow_finish(struct flow *f, struct flow_summary *sum)
 {
 	f->nev_final = 1;
-	int err = run_ready(f);
+	int err = flow_run_ready(f);
 	if (!err)
 		err = flow_flush_first(f);
 	if (!err)

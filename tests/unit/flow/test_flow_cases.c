@@ -47,6 +47,7 @@ static const char *src =
 	"    static class P { static int twin(int a) { return a * 3 + 1; } }\n"
 	"    static class Q { static int twin(int a) { return a * 3 + 1; } }\n"
 	"    static int viaP(int a) { int r = P.twin(a); return r - 7; }\n"
+	"    static int viaQ(int a) { int r = Q.twin(a); return r * 5; }\n"
 	"    static int outer(Shape s) { return callGet(s) + 1; }\n"
 	"}\n";
 
@@ -399,9 +400,12 @@ static void test_recover_recursion(void **state)
  * of the thread reaches the ireturn that follows the gap, so the gap is
  * filled with the shortest CFG path from the goto to it: the test (4, 5,
  * 6) and the exit's iload_1 (19), marked recovered with ncand 0.  After
- * the gap the ireturn fits every ireturn of the classes (19), the one of
- * the method with the most evidence, loop, is chosen; callLoop's bipush
- * after an invoke is the only fit of the whole program's search: certain
+ * the gap the ireturn fits every ireturn of the classes (19), but only
+ * loop's can return into callLoop's bipush, the only fit after an invoke
+ * of the whole program's search (calls and returns match: callLoop calls
+ * loop alone), so loop's is the one left; still chosen, ncand 2, since a
+ * resynchronisation with 19 survivors placed it (it was chosen among 19
+ * before returns had to match their call); callLoop is certain
  * (docs/RECONSTRUCTION.md, "When an event is certain"). */
 static void test_recover_lost_loop_exit(void **state)
 {
@@ -430,7 +434,7 @@ static void test_recover_lost_loop_exit(void **state)
 		{ "Cases.loop", 13, C, 1 }, { "Cases.loop", 16, C, 1 },
 		{ "Cases.loop", 4, RC, 0 }, { "Cases.loop", 5, RC, 0 },
 		{ "Cases.loop", 6, RC, 0 }, { "Cases.loop", 19, RC, 0 },
-		{ "Cases.loop", 20, CH, 19 },
+		{ "Cases.loop", 20, CH, 2 },
 		{ "Cases.callLoop", 4, C, 1 }, { "Cases.callLoop", 6, C, 1 },
 		{ "Cases.callLoop", 7, C, 1 },
 	};
@@ -468,6 +472,32 @@ static void test_resync_twins_until_pin(void **state)
 		{ "Cases.anchored", 4, DEC, 1 },
 	};
 #undef TW
+	check(x, w, NW(w));
+}
+
+/* The same twins entered with the caller unknown, returning into viaQ
+ * (the only code whose opcodes after a call fit).  Only Q.twin can have
+ * returned there: viaQ's invoke calls Q.twin, not P.twin.  Calls and
+ * returns must match, so P.twin's return finds no caller and the twin is
+ * Q.twin (still chosen: the resynchronisation left 2); viaQ, the one
+ * caller, is certain.  Without the match both returns met in viaQ and the
+ * first predecessor, P.twin, was chosen. */
+static void test_return_matches_call(void **state)
+{
+	struct fx *x = *state;
+	SKIP_IF_NO_JAVAC(x);
+	x->n = 0;
+	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	ops(x, 0x1a, 0x06, 0x68, 0x04, 0x60, 0xac, -1); /* twin */
+	ops(x, 0x3c, 0x1b, 0x08, 0x68, 0xac, -1);       /* viaQ after the call */
+	static const struct want w[] = {
+		{ "Cases$Q.twin", 0, CH, 2 }, { "Cases$Q.twin", 1, CH, 2 },
+		{ "Cases$Q.twin", 2, CH, 2 }, { "Cases$Q.twin", 3, CH, 2 },
+		{ "Cases$Q.twin", 4, CH, 2 }, { "Cases$Q.twin", 5, CH, 2 },
+		{ "Cases.viaQ", 4, C, 1 }, { "Cases.viaQ", 5, C, 1 },
+		{ "Cases.viaQ", 6, C, 1 }, { "Cases.viaQ", 7, C, 1 },
+		{ "Cases.viaQ", 8, C, 1 },
+	};
 	check(x, w, NW(w));
 }
 
@@ -554,6 +584,7 @@ int main(void)
 		cmocka_unit_test(test_recover_recursion),
 		cmocka_unit_test(test_recover_lost_loop_exit),
 		cmocka_unit_test(test_resync_twins_until_pin),
+		cmocka_unit_test(test_return_matches_call),
 		cmocka_unit_test(test_state_cap_not_certain),
 		cmocka_unit_test(test_unexplained_is_unknown),
 		cmocka_unit_test(test_fast_opcodes),

@@ -303,6 +303,59 @@ static int resync_candidates(struct flow *f, uint8_t op, int lost,
 	return 0;
 }
 
+/* The method whose return left the state FROM with an unknown caller: its
+ * top frame, outermost and at a return instruction; -1 otherwise. */
+static int64_t returning_meth(struct flow *f, uint32_t from)
+{
+	const struct frame *t = from < f->nnodes ? f->nodes[from].top : NULL;
+	if (!t || t->up || !flow_meth_cfg(f, t->meth) ||
+	    flow_insn(f, t->meth, t->pos)->kind != JBC_RETURN)
+		return -1;
+	return t->meth;
+}
+
+/* Can the invoke before instruction POS of method M have called CALLEE?
+ * Only an ordinary call whose candidates the class hierarchy lists can
+ * say no: invokedynamic, MethodHandle's signature-polymorphic methods
+ * (linkage runs callees the hierarchy does not list) and code of hidden
+ * classes (no call resolution) may have called anything. */
+static int may_have_called(struct flow *f, uint32_t m, uint32_t pos, uint32_t callee)
+{
+	const struct fmeth *fm = &f->meths[m];
+	struct frame at = { .meth = m, .pos = pos - 1, .done = 1 };
+	const struct jcfg_insn *in = flow_insn(f, m, pos - 1);
+	struct jcf_ref ref;
+	if (!fm->hm.cls || !f->meths[callee].hm.cls || in->kind == JBC_INVOKE_DYNAMIC ||
+	    jcf_cp_ref(fm->hm.cls, in->cp_index, &ref) ||
+	    (ref.class_name && !strcmp(ref.class_name, "java/lang/invoke/MethodHandle")))
+		return 1;
+	const struct jhier_method *c;
+	int n = flow_call_targets(f, &at, &c);
+	if (n <= 0)
+		return 1;
+	for (int k = 0; k < n; k++) {
+		uint32_t idx;
+		if (!flow_meth_index(f, &c[k], &idx) && idx == callee)
+			return 1;
+	}
+	return 0;
+}
+
+/* After a return to an unknown caller, the candidates whose invoke may
+ * have called the returning method: calls and returns must match.  Where
+ * a resynchronisation placed a twin (the same code in another class, e.g.
+ * IntPipeline.map for ReferencePipeline.map), the twin's return finds no
+ * caller and only the right one goes on.  Moves them to the front of
+ * CAND (N entries); returns their count. */
+static uint32_t callers_of(struct flow *f, uint32_t ret, uint64_t *cand, uint32_t n)
+{
+	uint32_t k = 0;
+	for (uint32_t c = 0; c < n; c++)
+		if (may_have_called(f, (uint32_t)(cand[c] >> 32), (uint32_t)cand[c], ret))
+			cand[k++] = cand[c];
+	return k;
+}
+
 /* Search the whole program for where the opcode of event I (first of the
  * step's opcodes OP) can run, given what LOST says; add the candidates
  * that explain the next opcodes, or a lost node when there are none or
@@ -327,6 +380,14 @@ int flow_resync(struct flow *f, uint32_t i, uint8_t op, int lost, uint32_t from,
 		return err;
 	if (nc == RCACHE_TOO_MANY || !nc)
 		return flow_add_node_below(f, NULL, LOST_ANY, from, below);
+	int64_t ret = lost == LOST_AFTER_RET ? returning_meth(f, from) : -1;
+	uint64_t mine[64];
+	if (ret >= 0 && nc <= 64) {
+		memcpy(mine, cand, nc * sizeof(*cand)); /* the cache keeps all */
+		cand = mine;
+		if (!(nc = callers_of(f, (uint32_t)ret, mine, nc)))
+			return flow_add_node_below(f, NULL, LOST_ANY, from, below);
+	}
 	for (uint32_t c = 0; c < nc && !err; c++) {
 		struct frame *t = flow_frame_new(f, below, (uint32_t)(cand[c] >> 32),
 					    (uint32_t)cand[c], 1);

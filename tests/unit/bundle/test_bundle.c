@@ -262,7 +262,8 @@ static void test_corrupt_length_and_payload(void **state)
 	write_all_types(f->b, "sample", 2);
 	snprintf(path, sizeof(path), "%s/sample.jpb", f->dir);
 	snprintf(bad_path, sizeof(bad_path), "%s/bad.jpb", f->dir);
-	size_t nrec = record_bounds(path, starts, NULL, 256);
+	uint64_t ends[256];
+	size_t nrec = record_bounds(path, starts, ends, 256);
 	uint8_t *data = slurp(path, &len);
 	static const uint32_t lengths[] = { 0, 1, 7, 0x7fffffff, 0xffffffff,
 					    JPB_MAX_PAYLOAD, JPB_MAX_PAYLOAD + 1 };
@@ -290,7 +291,10 @@ static void test_corrupt_length_and_payload(void **state)
 			assert_int_equal(got, k);
 			assert_int_equal(bad, (int64_t)starts[k]);
 		}
-		/* One flipped payload bit fails the checksum. */
+		/* One flipped payload bit fails the checksum (sim_itruth,
+		 * a raw array, is empty as written here: no payload). */
+		if (ends[k] == starts[k] + JPB_REC_HDR_SIZE)
+			continue;
 		uint8_t *copy = malloc(len);
 		memcpy(copy, data, len);
 		copy[starts[k] + JPB_REC_HDR_SIZE] ^= 0x10;

@@ -231,7 +231,7 @@ static int exc_table(const uint8_t *t, size_t n, uint32_t flags,
 	return CVM_OK;
 }
 
-static int read_method(jmethodID m, uint32_t code_len, uint32_t max_locals,
+static int read_method(const void *m, uint32_t code_len, uint32_t max_locals,
 		       struct cvm_method *out)
 {
 	uint64_t method, cm;
@@ -267,7 +267,7 @@ static int read_method(jmethodID m, uint32_t code_len, uint32_t max_locals,
 	return why;
 }
 
-int cvm_method_read(jmethodID m, uint32_t code_len, uint32_t max_locals,
+int cvm_method_read(const void *m, uint32_t code_len, uint32_t max_locals,
 		    struct cvm_method *out)
 {
 	memset(out, 0, sizeof(*out));

@@ -15,8 +15,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <jni.h>
-
 #define CVM_LOCAL __attribute__((visibility("hidden")))
 
 /* Why a method (or a class's bootstrap specifiers) was written without
@@ -48,10 +46,11 @@ struct cvm_method {
 	struct cvm_exc *exc;             /* malloc'd, NULL if none */
 };
 
-/* The ConstMethod of M, checked against what JVMTI said of it (its code
- * length and max_locals).  CVM_OK and *OUT filled (free with
- * cvm_method_fini), else the reason. */
-CVM_LOCAL int cvm_method_read(jmethodID m, uint32_t code_len,
+/* The ConstMethod of the method whose jmethodID is M, checked against
+ * what JVMTI said of it (its code length and max_locals).  CVM_OK and
+ * *OUT filled (free with cvm_method_fini), else the reason.  (No <jni.h>
+ * here: the unit test builds without the JDK's headers.) */
+CVM_LOCAL int cvm_method_read(const void *m, uint32_t code_len,
 			      uint32_t max_locals, struct cvm_method *out);
 CVM_LOCAL void cvm_method_fini(struct cvm_method *m);
 

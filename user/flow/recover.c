@@ -13,8 +13,9 @@
  * higher tier's common suffix bounds the lower ones' (Thm 5.5), so a
  * candidate that cannot enter the top N is dropped before the concrete
  * comparison.  The best TRUSTED ranked candidates are tried in order: the
- * first whose continuation reaches the Y events that follow the gap, at a
- * cost within the gap's time budget, fills it.  Failing that, the
+ * first whose continuation reaches the events that follow the gap, at a
+ * cost (of its events as the gap's methods ran then) within the gap's
+ * time budget, fills it.  Failing that, the
  * shortest feasible ICFG path between the events around the gap
  * (recover_path.c).
  */
@@ -26,6 +27,13 @@
 #include "java/bytecodes.h"
 
 #define Y 3             /* events after the gap a fill must reconnect to */
+/* ... and, where both segments hold them, the events a reconnection must
+ * repeat, more after a long copy: 3 recur by chance inside a loop, and
+ * copies that had left the gap's code were taken as reconnected
+ * (docs/RECONSTRUCTION.md, issue 8 third round) */
+#define MIN_AHEAD 8
+#define MIN_AHEAD_LONG 16
+#define LONG_COPY 1024
 #define TOP_N 8         /* candidates ranked */
 #define TRUSTED 1       /* ... of which the best may fill a gap */
 #define MIN_MATCH 16    /* concrete common suffix a copied stretch needs */
@@ -58,7 +66,12 @@ struct rctx {
 	size_t *ostart;
 	uint32_t *occ;
 	struct fcost cost;
+	/* per method: its first compiled (decoded) and its last interpreted
+	 * event in the window, NONE if none */
+	uint32_t *first_dec, *last_int;
 };
+
+#define NONE UINT32_MAX
 
 static uint64_t key(const struct jpb_flow_event *e)
 {
@@ -134,6 +147,8 @@ static void rctx_free(struct rctx *r)
 	}
 	free(r->ostart);
 	free(r->occ);
+	free(r->first_dec);
+	free(r->last_int);
 	u64map_fini(&r->ids);
 }
 
@@ -203,8 +218,14 @@ static int rctx_init(struct rctx *r, struct flow *f, size_t g0)
 		r->pos[l] = malloc((r->n ? r->n : 1) * sizeof(*r->pos[l]));
 		r->before[l] = malloc((r->n + 1) * sizeof(*r->before[l]));
 	}
-	int err = !r->pos[0] || !r->pos[1] || !r->before[0] || !r->before[1] ?
-		jpb_err_nomem : want_keys(r, g0, &want);
+	r->first_dec = malloc((f->nmeths + 2) * sizeof(*r->first_dec));
+	r->last_int = malloc((f->nmeths + 2) * sizeof(*r->last_int));
+	int err = !r->pos[0] || !r->pos[1] || !r->before[0] || !r->before[1] ||
+		!r->first_dec || !r->last_int ? jpb_err_nomem : want_keys(r, g0, &want);
+	if (!err) {
+		memset(r->first_dec, 0xff, (f->nmeths + 2) * sizeof(*r->first_dec));
+		memset(r->last_int, 0xff, (f->nmeths + 2) * sizeof(*r->last_int));
+	}
 	uint32_t n0 = 0, n1 = 0;
 	for (size_t i = 0; !err && i < r->n; i++) {
 		const struct jpb_flow_event *e = &r->v[i];
@@ -216,6 +237,14 @@ static int rctx_init(struct rctx *r, struct flow *f, size_t g0)
 		if (t >= 1)
 			r->pos[1][n1++] = (uint32_t)i;
 		uint32_t id;
+		if (e->method <= f->nmeths + 1) {
+			if (e->status == JPB_FLOW_DECODED) {
+				if (r->first_dec[e->method] == NONE)
+					r->first_dec[e->method] = (uint32_t)i;
+			} else if (e->status != JPB_FLOW_UNKNOWN) {
+				r->last_int[e->method] = (uint32_t)i;
+			}
+		}
 		if (e->method > f->nmeths + 1 || !want[e->method] ||
 		    !u64map_get(&r->ids, key(e), &id))
 			continue;
@@ -335,8 +364,51 @@ struct fill {
 	double want, cost;
 };
 
-/* Where the continuation of the candidate at P reconnects to the Y events
- * after the gap at A, at a cost within MAXCOST: the index where the
+/* Would event E, copied into the gap at A, run compiled there?  Its
+ * method's state at the gap, not at the copied place: compiled once its
+ * first compiled event lies before the gap, unless it still runs
+ * interpreted after the gap (an OSR loop, a deoptimisation), where the
+ * copied event's own state stands. */
+static int compiled_at(const struct rctx *r, const struct jpb_flow_event *e, size_t a)
+{
+	uint32_t m = e->method;
+	if (m > r->f->nmeths + 1)
+		return e->status == JPB_FLOW_DECODED;
+	if (r->first_dec[m] == NONE || r->first_dec[m] >= a)
+		return 0;
+	if (r->last_int[m] != NONE && r->last_int[m] >= a)
+		return e->status == JPB_FLOW_DECODED;
+	return 1;
+}
+
+/* The cost of the N events at V copied into the gap at A. */
+static double cost_at(const struct rctx *r, const struct jpb_flow_event *v, size_t n,
+		      size_t a)
+{
+	double t = 0;
+	for (size_t i = 0; i < n; i++)
+		t += compiled_at(r, &v[i], a) ? r->cost.compiled : r->cost.interp;
+	return t;
+}
+
+/* Does the continuation at Q repeat the CAP events after the gap at A, or
+ * as many as both their segments hold? */
+static int agrees_ahead(const struct rctx *r, size_t q, size_t a, size_t cap)
+{
+	size_t sq = seg(r, q), sa = seg(r, a);
+	for (size_t k = 0; k < cap; k++) {
+		if (q + k >= r->n || a + k >= r->n || seg(r, q + k) != sq ||
+		    seg(r, a + k) != sa)
+			return 1;
+		if (key(&r->v[q + k]) != key(&r->v[a + k]) || !key(&r->v[q + k]))
+			return 0;
+	}
+	return 1;
+}
+
+/* Where the continuation of the candidate at P reconnects to the events
+ * after the gap at A (MIN_AHEAD of them, MIN_AHEAD_LONG after a copy of
+ * LONG_COPY events or more, or as many as both segments hold), at a cost within MAXCOST: the index where the
  * reconnection starts, or 0.  With the gap's budget WANT known, the
  * reconnection whose cost is nearest it (reading stops once past it);
  * else the first, as PLDI'21 reads a candidate until it reconnects. */
@@ -350,11 +422,12 @@ static size_t reconnect(const struct rctx *r, size_t p, size_t a, double want,
 		size_t q = r->occ[j]; /* the reconnection starts at q */
 		if (q - p > MAX_FILL || q + Y > r->n || seg(r, q + Y - 1) != seg(r, p))
 			break;
-		cost += flow_cost_of(&r->cost, r->v + at, q - at);
+		cost += cost_at(r, r->v + at, q - at, a);
 		at = q;
 		if (cost > maxcost)
 			break;
-		if (!same_events(r->v, q, a, Y))
+		if (!same_events(r->v, q, a, Y) ||
+		    !agrees_ahead(r, q, a, q - p >= LONG_COPY ? MIN_AHEAD_LONG : MIN_AHEAD))
 			continue;
 		double d = cost > want ? cost - want : want - cost;
 		if (!best || d < bestd) {
@@ -399,7 +472,7 @@ static int find_fill(struct rctx *r, size_t gi, struct fill *out)
 		out->rank = (int)i;
 		out->match = top[i].m[2];
 		out->want = want;
-		out->cost = flow_cost_of(&r->cost, r->v + out->from, out->len);
+		out->cost = cost_at(r, r->v + out->from, out->len, a);
 		return 1;
 	}
 	/* No complete segment connects: the shortest feasible path. */

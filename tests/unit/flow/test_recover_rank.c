@@ -8,7 +8,9 @@
  * the three events after the gap.  Ranked first, it fills the gap with
  * the events between; ranked second, the gap stays unfilled (no program
  * model: no shortest path either).  A first-ranked candidate whose
- * continuation reconnects only after more than 20000 events is declined.
+ * continuation reconnects only after more than 20000 events is declined,
+ * and so is one that repeats the 3 events after the gap but not 8 (16
+ * after a copy of 1024 events or more).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,6 +27,7 @@
 #define ANCHOR 200      /* bci of the anchor event */
 #define FILLER 300      /* bci of the event a good candidate fills in */
 #define AFTER 400       /* bci of the first event after the gap */
+#define NAFTER 12       /* events after the gap */
 
 struct th {
 	struct flow f;
@@ -52,7 +55,7 @@ static void candidate(struct th *t, int len, int good, int32_t other)
 	if (good) {
 		for (int k = 0; k < good; k++)
 			put(t, FILLER);
-		for (int k = 0; k < 3; k++)
+		for (int k = 0; k < NAFTER; k++)
 			put(t, AFTER + k);
 	} else {
 		for (int k = 0; k < 3; k++)
@@ -78,7 +81,7 @@ static struct th *thread(int good_rank, int nfill)
 		put(t, 100 + k);
 	put(t, ANCHOR);
 	t->gap = (struct gapmark){ .at = t->f.nout };
-	for (int k = 0; k < 8; k++)
+	for (int k = 0; k < NAFTER; k++)
 		put(t, AFTER + k);
 	t->f.gaps = &t->gap;
 	t->f.ngaps = 1;
@@ -147,6 +150,35 @@ static void test_longer_than_20000_declined(void **state)
 	declined(0, 20001);
 }
 
+/* The good candidate (NFILL filler events) whose continuation differs
+ * from the events after the gap at the (AT+1)-th: recovered events. */
+static size_t reconnect_differing(int nfill, int at)
+{
+	struct th *t = thread(0, nfill);
+	size_t i = 0, n = 0;
+	while (t->f.out[i].bci != FILLER)
+		i++;
+	t->f.out[i + (size_t)nfill + (size_t)at].bci = 999;
+	assert_int_equal(flow_recover(&t->f), 0);
+	n = recovered(t, &i);
+	free(t->f.out);
+	free(t);
+	return n;
+}
+
+/* A continuation must repeat 8 events after the gap (3 recur by chance
+ * in a loop), 16 after a copy of 1024 events or more (as many as both
+ * segments hold: here the 12 after the gap). */
+static void test_reconnection_must_agree(void **state)
+{
+	(void)state;
+	assert_int_equal(reconnect_differing(1, 4), 0);
+	assert_int_equal(reconnect_differing(1, 9), 1);
+	assert_int_equal(reconnect_differing(2000, 9), 0);
+	assert_int_equal(reconnect_differing(2000, 11), 0);
+	assert_int_equal(reconnect_differing(2000, 12), 2000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -154,6 +186,7 @@ int main(void)
 		cmocka_unit_test(test_best_fills_20000),
 		cmocka_unit_test(test_second_best_declined),
 		cmocka_unit_test(test_longer_than_20000_declined),
+		cmocka_unit_test(test_reconnection_must_agree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

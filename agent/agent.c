@@ -269,12 +269,15 @@ static int add_capabilities(struct agent *a, char *err, size_t size)
 	}
 	want.can_generate_compiled_method_load_events = 1;
 	want.can_generate_all_class_hook_events = pot.can_generate_all_class_hook_events;
-	want.can_generate_early_class_hook_events =
-		!a->late_attach && pot.can_generate_early_class_hook_events;
+	/* Not can_generate_early_class_hook_events: with it HotSpot turns
+	 * CDS off (metaspaceShared.cpp).  The classes loaded before the
+	 * hook posts (primordial phase) are caught up at VMInit instead
+	 * (class_attach.c). */
 	/* Retransforming is how a late agent gets the classes loaded before
-	 * it; at start-up the hook sees every class, and holding the
-	 * capability would make HotSpot's compilers record redefinition
-	 * dependencies for nothing (can_hotswap_or_post_breakpoint). */
+	 * it; at start-up the hook and the VMInit catch-up see every class,
+	 * and holding the capability would make HotSpot's compilers record
+	 * redefinition dependencies for nothing
+	 * (can_hotswap_or_post_breakpoint). */
 	want.can_retransform_classes = a->late_attach && pot.can_retransform_classes;
 	want.can_retransform_any_class =
 		a->late_attach && pot.can_retransform_any_class;
@@ -328,6 +331,8 @@ static void JNICALL on_vm_init(jvmtiEnv *e, JNIEnv *jni, jthread t)
 	interp_record(a);
 	threads_record_all(a, jni);
 	threads_record(a, jni, t, JPB_THREAD_START, 1);
+	/* Before truth starts: the catch-up runs Java code (resources). */
+	classes_attach(a, jni);
 	/* At VMInit, not earlier: SingleStep enabled in the OnLoad phase
 	 * posts nothing (HotSpot does not put the threads in
 	 * interpreter-only mode then). */
@@ -426,6 +431,7 @@ static void put_summary(struct agent *a, const char *why)
 {
 	char cvm[1024];
 	cvm_stats_str(&a->cvm, cvm, sizeof(cvm));
+	class_pending_flush(a);
 	aq_note(&a->q, JPB_NOTE_INFO,
 		"agent stops (%s): %llu classes, %llu without class file, "
 		"%llu hidden classes rebuilt at ClassPrepare (%.1f ms of CPU "
@@ -649,7 +655,8 @@ static int session_prepare(struct agent *a, char *options, char *err,
 		return -1;
 	a->methods = hset_new();
 	a->class_names = hset_new();
-	if (!a->methods || !a->class_names ||
+	a->pending = class_pending_new();
+	if (!a->methods || !a->class_names || !a->pending ||
 	    (a->opts.truth && truth_init(a) != 0)) {
 		snprintf(err, size, "out of memory");
 		return -1;

@@ -168,8 +168,15 @@ AGENT_LOCAL uint64_t classes_loader_id(jvmtiEnv *e, jobject loader);
 AGENT_LOCAL const char *classes_sig_name(const char *sig, size_t *len);
 
 /* class_attach.c: the class files of the classes loaded before a late
- * attach, from their loaders' resources, else by retransforming them. */
+ * attach, or at VMInit of those loaded before the hook posted, from their
+ * loaders' resources, else rebuilt or retransformed. */
 AGENT_LOCAL void classes_attach(struct agent *a, JNIEnv *jni);
+/* What class_attach.c does with classes no resource gives: at start-up
+ * the agent holds no retransform capability, so always RT_NEVER. */
+static inline int agent_rt_mode(const struct agent *a)
+{
+	return a->late_attach ? a->opts.retransform : RT_NEVER;
+}
 
 /* class_resource.c */
 enum class_res_rc {
@@ -177,15 +184,26 @@ enum class_res_rc {
 	CR_VERSION, CR_METHODS, CR_BYTECODE, CR_JVMTI, CR_COUNT
 };
 AGENT_LOCAL extern const char *class_res_strs[CR_COUNT];
+struct class_jimage;
 struct class_res {
 	JNIEnv *jni; /* NULL: no resources (no JNI, or noresource) */
 	jmethodID get_res, read_all, close;
+	struct class_jimage *jimage; /* the runtime image, or NULL */
 };
-AGENT_LOCAL int class_res_init(struct class_res *r, JNIEnv *jni);
+/* JE, if not NULL, opens the runtime image for boot-loader classes. */
+AGENT_LOCAL int class_res_init(struct class_res *r, JNIEnv *jni,
+			       jvmtiEnv *je);
+AGENT_LOCAL void class_res_fini(struct class_res *r);
 /* The resource "/NAME.class" of K's loader into *DATA (malloc'd). */
 AGENT_LOCAL int class_res_read(struct class_res *r, jclass k,
 			       const char *name, size_t len, uint8_t **data,
 			       size_t *size);
+/* The same for a boot-loader class, from the runtime image in C: no
+ * Java code runs (the interpreter reading the image costs ~0.2 ms a
+ * class at start-up). */
+AGENT_LOCAL int class_res_read_jimage(struct class_res *r, const char *name,
+				      size_t len, uint8_t **data,
+				      size_t *size);
 /* CR_OK if DATA is the class file K was loaded from, else why not.
  * Without METHODS (a class not prepared yet has no method list) only the
  * name and version are compared. */
@@ -229,6 +247,18 @@ AGENT_LOCAL int class_pending_begin(struct agent *a, jclass k,
 AGENT_LOCAL int class_pending_end(struct agent *a, const char *name,
 				  size_t len, uint64_t loader, uint8_t *data,
 				  size_t size, int rebuild);
+/* At ClassPrepare of a class nothing has recorded: 1 if the catch-up of
+ * the loaded classes (classes_attach) is not over, K is then kept for
+ * its end; 0: deal with K now. */
+AGENT_LOCAL int class_pending_defer(struct agent *a, JNIEnv *jni, jclass k);
+/* The catch-up is over: the classes deferred meanwhile (global refs,
+ * *N of them, malloc'd array; the caller deletes them). */
+AGENT_LOCAL jobject *class_pending_catchup_end(struct agent *a, size_t *n);
+/* At the end: the classes still pending were never prepared and never
+ * ran; their resources are written, checked by name and version only
+ * (no method list without preparation); a note counts them, and those
+ * with no resource, not written. */
+AGENT_LOCAL void class_pending_flush(struct agent *a);
 /* At ClassPrepare: 1 if K was pending and is now dealt with. */
 AGENT_LOCAL int class_pending_prepared(struct agent *a, JNIEnv *jni,
 				       jclass k, const char *sig,

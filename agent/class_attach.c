@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * The class files of the classes loaded before a late attach
- * (docs/AGENT.md, "Late attach").  RetransformClasses would pass them to
- * the hook, but every call stops the JVM at a safepoint that walks all
+ * (docs/AGENT.md, "Late attach"), or, at VMInit, of those loaded before
+ * the hook posts (the primordial phase: the agent does not ask for early
+ * hook events, which would turn CDS off).  RetransformClasses would pass
+ * them to the hook, but every call stops the JVM at a safepoint that walks all
  * loaded classes and deoptimizes dependent code (on JDK 17 the first call
  * deoptimizes all of it).  So each class's file is first read back from
  * its loader's resources and checked against the loaded class
@@ -22,6 +24,9 @@
 struct attach_stats {
 	jint loaded;
 	uint64_t resource, deferred, failed, noted;
+	uint64_t hooked;     /* the hook delivered them: skipped */
+	uint64_t jimage;     /* of the resources, read from the runtime image */
+	int use_pending;     /* unprepared classes wait for ClassPrepare */
 	uint64_t why[CR_COUNT]; /* CR_OK: from resources; others: left over */
 	uint64_t rebuilt, rebuild_later, rb_why[RB_COUNT];
 	uint64_t unmod[2][2]; /* [rebuilt][hidden]: not modifiable classes */
@@ -60,7 +65,7 @@ static int leftover(struct agent *a, JNIEnv *jni, jclass k, const char *sig,
 	size_t len;
 	const char *name = classes_sig_name(sig, &len);
 	st->why[rc]++;
-	if (a->opts.retransform != RT_NEVER) {
+	if (agent_rt_mode(a) != RT_NEVER) {
 		if (st->noted++ < 8)
 			aq_note(&a->q, JPB_NOTE_INFO, "class %.*s: resource not "
 				"used (%s): retransformed", (int)len, name,
@@ -80,6 +85,33 @@ static int leftover(struct agent *a, JNIEnv *jni, jclass k, const char *sig,
 	return 1;
 }
 
+/* K's class file into *DATA, checked against K (fully if METHODS): a
+ * boot-loader class from the runtime image in C first, else through its
+ * loader (-Xbootclasspath/a, a patched module, other loaders). */
+static int read_checked(struct agent *a, struct class_res *r, jclass k,
+			const char *name, size_t len, uint64_t loader,
+			int methods, uint8_t **data, size_t *size,
+			struct attach_stats *st)
+{
+	int rc = loader == 0 ? class_res_read_jimage(r, name, len, data, size)
+			     : CR_NOT_TRIED;
+	if (rc == CR_OK)
+		rc = class_res_match(a->jvmti, k, name, len, *data, *size,
+				     methods);
+	if (rc == CR_OK) {
+		st->jimage++;
+		return CR_OK;
+	}
+	free(*data);
+	*data = NULL;
+	rc = r->jni ? class_res_read(r, k, name, len, data, size)
+		    : CR_NOT_TRIED;
+	if (rc == CR_OK)
+		rc = class_res_match(a->jvmti, k, name, len, *data, *size,
+				     methods);
+	return rc;
+}
+
 /* 1 if K's class file was read from its loader, rebuilt, or will be dealt
  * with when K is prepared; 0 if K is left to RetransformClasses. */
 static int from_resource(struct agent *a, struct class_res *r, JNIEnv *jni,
@@ -89,14 +121,12 @@ static int from_resource(struct agent *a, struct class_res *r, JNIEnv *jni,
 	uint8_t *data = NULL;
 	size_t len, size = 0;
 	const char *name = classes_sig_name(sig, &len);
-	int never = a->opts.retransform == RT_NEVER;
+	int never = agent_rt_mode(a) == RT_NEVER;
 	uint64_t loader = loader_of(e, jni, k);
-	int pending = a->pending &&
+	int pending = st->use_pending &&
 		      class_pending_begin(a, k, name, len, loader) == 0;
-	int rc = r->jni ? class_res_read(r, k, name, len, &data, &size)
-			: CR_NOT_TRIED;
-	if (rc == CR_OK)
-		rc = class_res_match(e, k, name, len, data, size, !pending);
+	int rc = read_checked(a, r, k, name, len, loader, !pending, &data,
+			      &size, st);
 	if (pending && class_pending_end(a, name, len, loader,
 					  rc == CR_OK ? data : NULL, size,
 					  never)) {
@@ -154,9 +184,16 @@ static int take_class(struct agent *a, struct class_res *r, JNIEnv *jni,
 	int left = 0;
 	if (!name) {
 		/* arrays and primitives have no class file */
-	} else if ((*e)->IsModifiableClass(e, k, &modifiable) !=
-			   JVMTI_ERROR_NONE ||
-		   !modifiable) {
+	} else if (hset_has_name(a->class_names, name, len)) {
+		/* The hook (or ClassPrepare) has it: it finished before the
+		 * class was loaded, so before GetLoadedClasses listed it. */
+		st->hooked++;
+	} else if (((*e)->IsModifiableClass(e, k, &modifiable) !=
+			    JVMTI_ERROR_NONE ||
+		    !modifiable) &&
+		   (strchr(sig, '.') || agent_rt_mode(a) != RT_NEVER)) {
+		/* With retransform=never nothing is retransformed: a
+		 * non-hidden one may still come from its resource. */
 		put_unmodifiable(a, jni, k, sig, st);
 	} else {
 		left = !from_resource(a, r, jni, k, sig, st);
@@ -172,11 +209,10 @@ static jint take_classes(struct agent *a, JNIEnv *jni, jclass *cs, jint n,
 {
 	struct class_res r;
 	uint64_t t0 = agent_now(), c0 = thread_cpu_ns();
-	int mode = a->opts.retransform;
-	class_res_init(&r, a->opts.no_resource || mode == RT_ALWAYS ? NULL : jni);
-	if ((r.jni || mode == RT_NEVER) && !a->pending)
-		__atomic_store_n(&a->pending, class_pending_new(),
-				 __ATOMIC_RELEASE);
+	int mode = agent_rt_mode(a);
+	int res = !a->opts.no_resource && mode != RT_ALWAYS;
+	class_res_init(&r, res ? jni : NULL, res ? a->jvmti : NULL);
+	st->use_pending = a->pending && (r.jni || r.jimage || mode == RT_NEVER);
 	jint k = 0;
 	for (jint i = 0; i < n; i++) {
 		if (!a->stopped && take_class(a, &r, jni, cs[i], st))
@@ -184,6 +220,7 @@ static jint take_classes(struct agent *a, JNIEnv *jni, jclass *cs, jint n,
 		else if (jni)
 			(*jni)->DeleteLocalRef(jni, cs[i]);
 	}
+	class_res_fini(&r);
 	st->resource = st->why[CR_OK];
 	st->res_ns = agent_now() - t0;
 	st->res_cpu_ns = thread_cpu_ns() - c0;
@@ -269,16 +306,24 @@ static void list_counts(char *buf, size_t size, const uint64_t *n,
 }
 
 static void put_summary(struct agent *a, const struct attach_stats *st,
-			jint left)
+			jint left, uint64_t n_def, uint64_t n_drained)
 {
-	char why[512], rb[512];
+	char why[512], rb[512], what[128];
 	list_counts(why, sizeof(why), st->why, class_res_strs, CR_OK + 1,
 		    CR_COUNT);
 	list_counts(rb, sizeof(rb), st->rb_why, class_rebuild_strs, RB_OK + 1,
 		    RB_COUNT);
+	if (a->late_attach)
+		snprintf(what, sizeof(what), "classes on attach (retransform=%s)",
+			 mode_str(a->opts.retransform));
+	else
+		snprintf(what, sizeof(what), "classes loaded before "
+			 "ClassFileLoadHook posts, caught up at VMInit");
 	aq_note(&a->q, JPB_NOTE_INFO,
-		"classes on attach (retransform=%s): %d loaded, %llu from "
-		"their loaders' resources (%.1f ms, %.1f ms CPU, no pause), "
+		"%s: %d loaded, %llu delivered by the hook, %llu prepared "
+		"meanwhile (%llu of them recorded after), %llu from "
+		"their loaders' resources (%.1f ms, %.1f ms CPU, no pause; "
+		"%llu read from the runtime image in C), "
 		"%llu more read and checked when prepared; not from resources "
 		"(%s): %llu rebuilt from JVMTI (tables from HotSpot metadata) "
 		"(%.1f ms CPU, no pause), %llu more to rebuild when prepared, "
@@ -286,9 +331,11 @@ static void put_summary(struct agent *a, const struct attach_stats *st,
 		"calls, longest %.2f ms, total %.1f ms, %llu failed; not "
 		"modifiable: %llu rebuilt from JVMTI (%llu hidden, %.1f ms "
 		"CPU), %llu not rebuilt (%llu hidden)",
-		mode_str(a->opts.retransform), (int)st->loaded,
+		what, (int)st->loaded, (unsigned long long)st->hooked,
+		(unsigned long long)n_def, (unsigned long long)n_drained,
 		(unsigned long long)st->resource, st->res_ns / 1e6,
-		st->res_cpu_ns / 1e6, (unsigned long long)st->deferred, why,
+		st->res_cpu_ns / 1e6, (unsigned long long)st->jimage,
+		(unsigned long long)st->deferred, why,
 		(unsigned long long)st->rebuilt, st->rb_cpu_ns / 1e6,
 		(unsigned long long)st->rebuild_later, rb, (int)left,
 		(unsigned long long)a->n_retransform_batches,
@@ -300,31 +347,56 @@ static void put_summary(struct agent *a, const struct attach_stats *st,
 		(unsigned long long)st->unmod[0][1]);
 }
 
+/* The classes prepared during the catch-up and left to its end: those it
+ * did not record go the ClassPrepare way now (rebuilt).  Returns how
+ * many were deferred; *DRAINED how many of them were recorded here. */
+static uint64_t end_catchup(struct agent *a, JNIEnv *jni, uint64_t *drained)
+{
+	size_t n = 0;
+	jobject *ks = class_pending_catchup_end(a, &n);
+	uint64_t before = a->n_classes + a->n_class_fail;
+	for (size_t i = 0; i < n; i++) {
+		if (jni)
+			classes_on_prepare(a->jvmti, jni, NULL, ks[i]);
+		if (jni)
+			(*jni)->DeleteGlobalRef(jni, ks[i]);
+	}
+	free(ks);
+	*drained = a->n_classes + a->n_class_fail - before;
+	return n;
+}
+
+static void put_loss(struct agent *a, uint64_t n, uint64_t t0)
+{
+	struct jpb_rec_loss l = { jpb_str_c("classes"), UINT32_MAX, n, t0,
+				  agent_now() };
+	aq_put_rec(&a->q, AS_JVM, JPB_REC_LOSS, agent_now(), &l);
+}
+
 void classes_attach(struct agent *a, JNIEnv *jni)
 {
 	jvmtiEnv *e = a->jvmti;
 	jint n = 0;
 	jclass *cs = NULL;
+	uint64_t drained = 0, n_def;
 	if (a->opts.no_classes)
 		return;
 	if ((*e)->GetLoadedClasses(e, &n, &cs) != JVMTI_ERROR_NONE) {
-		aq_note(&a->q, JPB_NOTE_ERROR,
-			"GetLoadedClasses failed: no class bytes before attach");
-		struct jpb_rec_loss l = { jpb_str_c("classes"), UINT32_MAX, 1,
-					  agent_now(), agent_now() };
-		aq_put_rec(&a->q, AS_JVM, JPB_REC_LOSS, agent_now(), &l);
+		end_catchup(a, jni, &drained);
+		aq_note(&a->q, JPB_NOTE_ERROR, "GetLoadedClasses failed: no "
+			"class bytes of the classes loaded before %s",
+			a->late_attach ? "attach" : "the hook");
+		put_loss(a, 1, agent_now());
 		return;
 	}
 	struct attach_stats st = { .loaded = n };
 	jint left = take_classes(a, jni, cs, n, &st);
 	uint64_t t_start = agent_now();
 	retransform_loaded(a, cs, left, &st.failed);
-	put_summary(a, &st, left);
-	if (st.failed) {
-		struct jpb_rec_loss l = { jpb_str_c("classes"), UINT32_MAX,
-					  st.failed, t_start, agent_now() };
-		aq_put_rec(&a->q, AS_JVM, JPB_REC_LOSS, agent_now(), &l);
-	}
+	n_def = end_catchup(a, jni, &drained);
+	put_summary(a, &st, left, n_def, drained);
+	if (st.failed)
+		put_loss(a, st.failed, t_start);
 	if (jni)
 		for (jint i = 0; i < left; i++)
 			(*jni)->DeleteLocalRef(jni, cs[i]);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Classes loaded but not yet prepared at a late attach (a sixth of them on
+ * Classes loaded but not yet prepared at a late attach or at the VMInit
+ * catch-up (a sixth of them on
  * a javac loop: loaded while resolving or verifying others).  JVMTI gives
  * no method list before preparation, so their resource cannot be checked
  * at attach, and retransforming them would cost the very safepoint the
@@ -37,6 +38,11 @@ struct class_pending {
 	pthread_mutex_t lock;
 	struct pend *v;
 	size_t n, cap;
+	/* Classes prepared while the catch-up runs, unrecorded: the
+	 * catch-up may be about to record them (class_pending_defer). */
+	int catchup_done;
+	jobject *def;
+	size_t n_def, cap_def;
 };
 
 struct class_pending *class_pending_new(void)
@@ -120,6 +126,87 @@ int class_pending_end(struct agent *a, const char *name, size_t len,
 	return kept;
 }
 
+/* A class prepared during the catch-up that neither the hook nor the
+ * catch-up has recorded yet: recording it here (rebuilt) could race with
+ * the catch-up recording it from its resource, and blocking here could
+ * deadlock (ClassPrepare holds K's init lock, which the catch-up's Java
+ * code may need).  So K waits for the catch-up's end, which records it
+ * unless the catch-up did. */
+int class_pending_defer(struct agent *a, JNIEnv *jni, jclass k)
+{
+	struct class_pending *p = a->pending;
+	if (!p || !jni || __atomic_load_n(&p->catchup_done, __ATOMIC_ACQUIRE))
+		return 0;
+	jobject g = (*jni)->NewGlobalRef(jni, k);
+	if (!g)
+		return 0;
+	int kept = 0;
+	pthread_mutex_lock(&p->lock);
+	if (!p->catchup_done && p->n_def == p->cap_def) {
+		size_t cap = p->cap_def ? p->cap_def * 2 : 64;
+		jobject *v = realloc(p->def, cap * sizeof(*v));
+		if (v) {
+			p->def = v;
+			p->cap_def = cap;
+		}
+	}
+	if (!p->catchup_done && p->n_def < p->cap_def) {
+		p->def[p->n_def++] = g;
+		kept = 1;
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (!kept)
+		(*jni)->DeleteGlobalRef(jni, g);
+	return kept;
+}
+
+jobject *class_pending_catchup_end(struct agent *a, size_t *n)
+{
+	struct class_pending *p = a->pending;
+	jobject *v = NULL;
+	*n = 0;
+	if (!p)
+		return NULL;
+	pthread_mutex_lock(&p->lock);
+	__atomic_store_n(&p->catchup_done, 1, __ATOMIC_RELEASE);
+	v = p->def;
+	*n = p->n_def;
+	p->def = NULL;
+	p->n_def = p->cap_def = 0;
+	pthread_mutex_unlock(&p->lock);
+	return v;
+}
+
+void class_pending_flush(struct agent *a)
+{
+	struct class_pending *p = a->pending;
+	uint64_t written = 0, lost = 0;
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	for (size_t i = 0; i < p->n; i++) {
+		struct pend *e = &p->v[i];
+		/* The others have no resource and, unprepared, no method
+		 * list to rebuild from; a class that never ran is not
+		 * jvm_class_missing ("runs without its class file"). */
+		if (e->state == P_READY)
+			classes_put(a, JPB_CLASS_F_RESOURCE, e->loader, e->name,
+				    e->len, e->data, e->size);
+		written += e->state == P_READY;
+		lost += e->state != P_READY;
+		free(e->data);
+		free(e->name);
+	}
+	p->n = 0;
+	pthread_mutex_unlock(&p->lock);
+	if (written || lost)
+		aq_note(&a->q, JPB_NOTE_INFO, "classes loaded but never "
+			"prepared (their code never ran): %llu written from "
+			"their resources, checked by name and version only; "
+			"%llu without a resource, not written",
+			(unsigned long long)written, (unsigned long long)lost);
+}
+
 /* Take the entry of K if it has one: its state, and its data if READY.
  * One still being read is marked, and the attach thread checks K. */
 static int take(struct class_pending *p, const char *name, size_t len,
@@ -168,7 +255,7 @@ int class_pending_prepared(struct agent *a, JNIEnv *jni, jclass k,
 			    size);
 	} else if (state == P_REBUILD) {
 		class_rebuild_put(a, jni, k, sig, loader, "no resource");
-	} else if (a->opts.retransform == RT_NEVER) {
+	} else if (agent_rt_mode(a) == RT_NEVER) {
 		snprintf(why, sizeof(why), "resource differs from the class "
 			 "prepared: %s", class_res_strs[rc]);
 		class_rebuild_put(a, jni, k, sig, loader, why);

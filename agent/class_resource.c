@@ -10,6 +10,8 @@
  * if it matches the loaded class: same name, same version, the same
  * methods, each with the same bytecodes as JVMTI's GetBytecodes.
  */
+#include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,9 +34,112 @@ const char *class_res_strs[CR_COUNT] = {
 	[CR_JVMTI] = "JVMTI refused (not prepared)",
 };
 
-int class_res_init(struct class_res *r, JNIEnv *jni)
+/* The JDK's own reader of its runtime image (lib/modules), the one the
+ * boot loader uses: libjimage.so's exported C functions, declared in the
+ * JDK's sources only (jimage.hpp), so their types are spelled here. */
+typedef struct JImageFile JImageFile;
+typedef JImageFile *(*jimage_open_fn)(const char *name, jint *error);
+typedef void (*jimage_close_fn)(JImageFile *img);
+typedef const char *(*jimage_p2m_fn)(JImageFile *img, const char *package);
+typedef jlong (*jimage_find_fn)(JImageFile *img, const char *module,
+				const char *version, const char *name,
+				jlong *size);
+typedef jlong (*jimage_get_fn)(JImageFile *img, jlong loc, char *buf,
+			       jlong size);
+
+struct class_jimage {
+	void *lib;
+	JImageFile *img;
+	jimage_close_fn close;
+	jimage_p2m_fn p2m;
+	jimage_find_fn find;
+	jimage_get_fn get;
+};
+
+static void jimage_free(struct class_jimage *j)
+{
+	if (j->img)
+		j->close(j->img);
+	if (j->lib)
+		dlclose(j->lib);
+	free(j);
+}
+
+/* JAVA.HOME/lib/libjimage.so (loaded already: the boot loader uses it)
+ * and JAVA.HOME/lib/modules, or NULL. */
+static struct class_jimage *jimage_open(jvmtiEnv *e)
+{
+	char *home = NULL, path[4096];
+	struct class_jimage *j = calloc(1, sizeof(*j));
+	if (!j || (*e)->GetSystemProperty(e, "java.home", &home) !=
+			  JVMTI_ERROR_NONE) {
+		free(j);
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "%s/lib/libjimage.so", home);
+	j->lib = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+	jimage_open_fn open = j->lib ? (jimage_open_fn)dlsym(j->lib,
+						"JIMAGE_Open") : NULL;
+	j->close = j->lib ? (jimage_close_fn)dlsym(j->lib, "JIMAGE_Close") : NULL;
+	j->p2m = j->lib ? (jimage_p2m_fn)dlsym(j->lib,
+					      "JIMAGE_PackageToModule") : NULL;
+	j->find = j->lib ? (jimage_find_fn)dlsym(j->lib,
+						"JIMAGE_FindResource") : NULL;
+	j->get = j->lib ? (jimage_get_fn)dlsym(j->lib, "JIMAGE_GetResource")
+			: NULL;
+	snprintf(path, sizeof(path), "%s/lib/modules", home);
+	(*e)->Deallocate(e, (unsigned char *)home);
+	jint err = 0;
+	if (open && j->close && j->p2m && j->find && j->get)
+		j->img = open(path, &err);
+	if (!j->img) {
+		jimage_free(j);
+		return NULL;
+	}
+	return j;
+}
+
+int class_res_read_jimage(struct class_res *r, const char *name, size_t len,
+			  uint8_t **data, size_t *size)
+{
+	struct class_jimage *j = r->jimage;
+	char pkg[1024], file[1100];
+	const char *slash = memrchr(name, '/', len);
+	*data = NULL;
+	if (!j)
+		return CR_NOT_TRIED;
+	if (!slash || len >= sizeof(pkg))
+		return CR_NO_RESOURCE; /* the unnamed package: not in the image */
+	snprintf(pkg, sizeof(pkg), "%.*s", (int)(slash - name), name);
+	snprintf(file, sizeof(file), "%.*s.class", (int)len, name);
+	const char *module = j->p2m(j->img, pkg);
+	jlong n = 0;
+	jlong loc = module ? j->find(j->img, module, "9.0", file, &n) : 0;
+	if (!loc || n <= 0 || (uint64_t)n > RES_MAX_BYTES)
+		return CR_NO_RESOURCE;
+	if (!(*data = malloc((size_t)n)))
+		return CR_EXCEPTION;
+	if (j->get(j->img, loc, (char *)*data, n) != n) {
+		free(*data);
+		*data = NULL;
+		return CR_EXCEPTION;
+	}
+	*size = (size_t)n;
+	return CR_OK;
+}
+
+void class_res_fini(struct class_res *r)
+{
+	if (r->jimage)
+		jimage_free(r->jimage);
+	r->jimage = NULL;
+}
+
+int class_res_init(struct class_res *r, JNIEnv *jni, jvmtiEnv *je)
 {
 	memset(r, 0, sizeof(*r));
+	if (je)
+		r->jimage = jimage_open(je);
 	if (!jni)
 		return -1;
 	jclass cls = (*jni)->FindClass(jni, "java/lang/Class");

@@ -2,10 +2,10 @@
 /*
  * Class-file bytes, as the JVM received them: the ClassFileLoadHook sees
  * every class loaded while the agent runs (class_attach.c gets those
- * loaded before a late attach).  A class that runs without a class file
- * (a hidden class) is found at ClassPrepare and rebuilt from JVMTI
- * (class_rebuild.c); one that cannot be is described by its methods'
- * bytecodes.
+ * loaded before a late attach, or before the hook posts at start-up).
+ * A class that runs without a class file (a hidden class) is found at
+ * ClassPrepare and rebuilt from JVMTI (class_rebuild.c); one that cannot
+ * be is described by its methods' bytecodes.
  */
 #include <string.h>
 #include <time.h>
@@ -64,6 +64,11 @@ void classes_put_missing(struct agent *a, JNIEnv *jni, jclass k,
 {
 	jvmtiEnv *e = a->jvmti;
 	jobject loader = NULL;
+	size_t nlen;
+	const char *name = classes_sig_name(sig, &nlen);
+	/* Dealt with: ClassPrepare and the catch-up leave it alone. */
+	if (name && a->class_names)
+		hset_add_name(a->class_names, name, nlen);
 	if ((*e)->GetClassLoader(e, k, &loader) != JVMTI_ERROR_NONE)
 		loader = NULL;
 	struct jpb_rec_jvm_class_missing r = { classes_loader_id(e, loader),
@@ -144,7 +149,8 @@ void JNICALL classes_on_prepare(jvmtiEnv *e, JNIEnv *jni, jthread t,
 		return;
 	const char *name = classes_sig_name(sig, &len);
 	if (name && !hset_has_name(a->class_names, name, len) &&
-	    !class_pending_prepared(a, jni, k, sig, name, len))
+	    !class_pending_prepared(a, jni, k, sig, name, len) &&
+	    !class_pending_defer(a, jni, k))
 		put_hidden(a, jni, k, sig);
 	(*e)->Deallocate(e, (unsigned char *)sig);
 }

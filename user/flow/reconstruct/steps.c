@@ -371,8 +371,7 @@ int flow_run_compiled(struct flow *f, size_t end)
 	size_t i = f->next, n0 = f->nout;
 	if (!one && f->couter0)
 		return 0; /* its outermost frame at instruction 0: compiled_fast */
-	if (f->capo - f->nout < end - i &&
-	    jpb_grow((void **)&f->out, &f->capo, f->nout + (end - i), sizeof(*f->out)))
+	if (f->capo - f->nout < end - i && flow_out_room(f, f->nout + (end - i)))
 		return jpb_err_nomem;
 	for (; i < end; i++) {
 		const struct flow_ev *e = &f->ev[i];

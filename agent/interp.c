@@ -123,12 +123,12 @@ static int walk_codelets(struct agent *a, const struct interp_layout *l,
 static void put_dispatch(struct agent *a)
 {
 	static const char *const tables[] = { "active", "normal", "safept" };
+	static const enum vms_sym syms[] = { VMS_SYM_ACTIVE_TABLE,
+					     VMS_SYM_NORMAL_TABLE,
+					     VMS_SYM_SAFEPT_TABLE };
 	for (size_t t = 0; t < 3; t++) {
-		char sym[64];
 		uint64_t addr, size;
-		snprintf(sym, sizeof(sym), "_ZN19TemplateInterpreter%zu_%s_tableE",
-			 strlen(tables[t]) + 7, tables[t]);
-		if (vms_symtab_lookup(sym, &addr, &size) || size != 10 * 256 * 8) {
+		if (vms_symbol(syms[t], &addr, &size) || size != 10 * 256 * 8) {
 			aq_note(&a->q, JPB_NOTE_WARN,
 				"interpreter: no %s dispatch table in .symtab "
 				"of %s", tables[t], vms_libjvm_path());

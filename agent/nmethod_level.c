@@ -189,7 +189,7 @@ static void init_once(void)
 	L.span = L.hb_size + end;
 	/* A .symtab without CodeHeap::shrink_by(size_t). */
 	uint64_t a, n;
-	L.in_place = vms_symtab_lookup("_ZN8CodeHeap9shrink_byEm", &a, &n) == 1;
+	L.in_place = vms_symbol(VMS_SYM_SHRINK_BY, &a, &n) == 1;
 	L.ok = L.len.size && L.used.size && L.blob_size.size &&
 	       L.level.size && L.entry_bci.size &&
 	       (L.code_begin.size == 8 || L.code_offset.size) &&

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Reading HotSpot's VMStructs tables and libjvm.so's .symtab. */
+/* Reading HotSpot's VMStructs tables and libjvm.so's symbols. */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
@@ -8,8 +8,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include <gelf.h>
-
+#include "symtab.h"
 #include "vmstructs.h"
 
 /* Process facts, immutable after the first vms_init(): the tables are
@@ -309,50 +308,41 @@ uint32_t vms_thread_tid(JNIEnv *jni, jobject thread)
 	return (uint32_t)tid;
 }
 
-static int symtab_scan(Elf *elf, const char *name, uint64_t *value,
-		       uint64_t *size)
+/* The names of enum vms_sym, in its order. */
+static const char *const sym_names[VMS_SYM_COUNT] = {
+	[VMS_SYM_ACTIVE_TABLE] = "_ZN19TemplateInterpreter13_active_tableE",
+	[VMS_SYM_NORMAL_TABLE] = "_ZN19TemplateInterpreter13_normal_tableE",
+	[VMS_SYM_SAFEPT_TABLE] = "_ZN19TemplateInterpreter13_safept_tableE",
+	[VMS_SYM_SHRINK_BY] = "_ZN8CodeHeap9shrink_byEm",
+};
+
+/* Like the tables, the symbols are process facts: one scan finds all of
+ * them (they are wanted at VMStart and VMInit, by different callers). */
+static struct {
+	int rc; /* symtab_find's */
+	struct symtab_want want[VMS_SYM_COUNT];
+} syms;
+static pthread_once_t syms_once = PTHREAD_ONCE_INIT;
+
+static void syms_once_init(void)
 {
-	Elf_Scn *scn = NULL;
-	int seen = 0;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		if (!d || !sh.sh_entsize)
-			return -1;
-		seen = 1;
-		size_t n = sh.sh_size / sh.sh_entsize;
-		for (size_t i = 0; i < n; i++) {
-			GElf_Sym s;
-			if (!gelf_getsym(d, (int)i, &s))
-				continue;
-			const char *sn = elf_strptr(elf, sh.sh_link, s.st_name);
-			if (sn && strcmp(sn, name) == 0) {
-				*value = s.st_value;
-				*size = s.st_size;
-				return 0;
-			}
-		}
-	}
-	return seen ? 1 : -1;
+	for (int i = 0; i < VMS_SYM_COUNT; i++)
+		syms.want[i].name = sym_names[i];
+	syms.rc = vms_init() == 0 ? symtab_find(vms.path, syms.want,
+						 VMS_SYM_COUNT)
+				  : -1;
 }
 
-int vms_symtab_lookup(const char *name, uint64_t *addr, uint64_t *size)
+int vms_symbol(enum vms_sym sym, uint64_t *addr, uint64_t *size)
 {
-	if (vms_init() != 0)
+	if ((unsigned)sym >= VMS_SYM_COUNT)
 		return -1;
-	elf_version(EV_CURRENT);
-	int fd = open(vms.path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	pthread_once(&syms_once, syms_once_init);
+	if (syms.rc != 0)
 		return -1;
-	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
-	uint64_t v = 0;
-	int rc = elf ? symtab_scan(elf, name, &v, size) : -1;
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	if (rc == 0)
-		*addr = vms.base + v;
-	return rc;
+	if (!syms.want[sym].found)
+		return 1;
+	*addr = vms.base + syms.want[sym].value;
+	*size = syms.want[sym].size;
+	return 0;
 }

@@ -47,10 +47,21 @@ VMS_LOCAL int vms_read_i32(uint64_t addr, int32_t *v);
  * 0 if any step is unavailable. */
 VMS_LOCAL uint32_t vms_thread_tid(JNIEnv *jni, jobject thread);
 
-/* Value of the .symtab symbol NAME of libjvm.so (load address applied),
- * with its size: 0; 1 if the .symtab has no NAME; -1 if there is no
- * .symtab (stripped) or it cannot be read. */
-VMS_LOCAL int vms_symtab_lookup(const char *name, uint64_t *addr,
-				uint64_t *size);
+/* The .symtab symbols of libjvm.so the agent uses (not in VMStructs nor
+ * in .dynsym). */
+enum vms_sym {
+	VMS_SYM_ACTIVE_TABLE, /* TemplateInterpreter::_active_table */
+	VMS_SYM_NORMAL_TABLE, /* TemplateInterpreter::_normal_table */
+	VMS_SYM_SAFEPT_TABLE, /* TemplateInterpreter::_safept_table */
+	VMS_SYM_SHRINK_BY,    /* CodeHeap::shrink_by(size_t) */
+	VMS_SYM_COUNT
+};
+
+/* Value of symbol SYM of libjvm.so (load address applied), with its
+ * size: 0; 1 if the .symtab has no such symbol; -1 if there is no
+ * .symtab (stripped) or it cannot be read.  The first call scans the
+ * .symtab once for all of them (~1-2.5 ms of CPU); later calls answer
+ * from that.  Thread-safe. */
+VMS_LOCAL int vms_symbol(enum vms_sym sym, uint64_t *addr, uint64_t *size);
 
 #endif /* JPBPF_AGENT_VMSTRUCTS_H */

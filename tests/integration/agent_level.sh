@@ -231,7 +231,7 @@ build_probe() {
 	cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -shared -fPIC \
 		-I"$top/agent" -isystem "$jh/include" -isystem "$jh/include/linux" \
 		-o "$PROBE" "$top/tests/integration/agent_level_probe.c" \
-		"$top/agent/nmethod_level.c" "$top/agent/vmstructs.c" \
+		"$top/agent/nmethod_level.c" "$top/agent/vmstructs.c" "$top/agent/symtab.c" \
 		-lelf -lpthread 2>"$TESTTMP/probe.cc"
 }
 

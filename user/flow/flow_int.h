@@ -152,6 +152,18 @@ struct cpos {
 	uint8_t op;    /* the instruction's opcode (emitted), 0 when pos < 0 */
 };
 
+/* flow_run_compiled's memo of one method's positions by bci (the
+ * method whose id is rmemo_id; entries of another generation are
+ * empty): a run stays in one method, and this small table stays in L1
+ * where the cpos cache, shared by every method, misses. */
+#define RUN_MEMO 256u
+struct run_memo {
+	int32_t bci;
+	int32_t pos;
+	uint32_t gen;
+	uint8_t op;
+};
+
 struct chunk {
 	struct chunk *next;
 	size_t used;
@@ -201,6 +213,9 @@ struct flow {
 	uint32_t *path; /* scratch of flow_flush_some */
 	size_t cappath;
 	struct cpos *cpos; /* CPOS_SIZE entries */
+	struct run_memo rmemo[RUN_MEMO];
+	uint64_t rmemo_id;
+	uint32_t rmemo_gen;
 	/* the last compiled event compiled_fast ran (an index into ev) and
 	 * the top it left; NULL when the frames may have changed (a new
 	 * thread, ev compacted, the arena compacted) */

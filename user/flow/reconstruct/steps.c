@@ -355,6 +355,31 @@ static inline int same_frames(const struct flow_ev *e, const struct jpb_decoded_
 	return 1;
 }
 
+/* The memo for method ID, emptied when the method changes. */
+static uint32_t run_memo_for(struct flow *f, uint64_t id)
+{
+	if (f->rmemo_gen && f->rmemo_id == id)
+		return f->rmemo_gen;
+	f->rmemo_id = id;
+	if (!++f->rmemo_gen) { /* wrapped: generation 0 is the calloc's */
+		memset(f->rmemo, 0, sizeof(f->rmemo));
+		f->rmemo_gen = 1;
+	}
+	return f->rmemo_gen;
+}
+
+/* The position and opcode of BCI in the run's method, through the memo
+ * (what flow_cpos gives). */
+static inline const struct run_memo *run_pos(struct flow *f, uint32_t gen, int32_t bci)
+{
+	struct run_memo *r = &f->rmemo[(uint32_t)bci & (RUN_MEMO - 1)];
+	if (r->gen != gen || r->bci != bci) {
+		const struct cpos *c = flow_cpos(f, f->rmemo_id, bci);
+		*r = (struct run_memo){ bci, c->pos, gen, c->op };
+	}
+	return r;
+}
+
 int flow_run_compiled(struct flow *f, size_t end)
 {
 	if (!f->ctop || f->nsteps != 1 || f->steps[0].n != 1 || f->nodes[0].top != f->ctop ||
@@ -373,12 +398,14 @@ int flow_run_compiled(struct flow *f, size_t end)
 		return 0; /* its outermost frame at instruction 0: compiled_fast */
 	if (f->capo - f->nout < end - i && flow_out_room(f, f->nout + (end - i)))
 		return jpb_err_nomem;
+	/* same_frames keeps the run in b's method */
+	uint32_t gen = run_memo_for(f, b[0].method_id);
 	for (; i < end; i++) {
 		const struct flow_ev *e = &f->ev[i];
 		const struct jpb_decoded_frame *a = flow_ev_frames(f, e);
 		if (!same_frames(e, a, p, b))
 			break;
-		const struct cpos *c = flow_cpos(f, a[0].method_id, a[0].bci);
+		const struct run_memo *c = run_pos(f, gen, a[0].bci);
 		/* at instruction 0 a new call may start: compiled_fast */
 		if (c->pos < 0 || (one && c->pos == 0))
 			break;

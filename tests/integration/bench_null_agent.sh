@@ -37,7 +37,7 @@ plain() {
 
 caps_ok() {
 	[ "$(field can_compiled_method_load "$1")" = 1 ] && [ "$(field can_get_bytecodes "$1")" = 1 ] &&
-		[ "$(field can_all_class_hook "$1")" = 1 ] && [ "$(field can_early_class_hook "$1")" = 1 ] &&
+		[ "$(field can_all_class_hook "$1")" = 1 ] && [ "$(field can_early_class_hook "$1")" = 0 ] &&
 		[ "$(field can_retransform "$1")" = 0 ]
 }
 

@@ -247,7 +247,7 @@ static int add_capabilities(jvmtiEnv *e)
 		return -1;
 	want.can_generate_compiled_method_load_events = 1;
 	want.can_generate_all_class_hook_events = pot.can_generate_all_class_hook_events;
-	want.can_generate_early_class_hook_events = pot.can_generate_early_class_hook_events;
+	/* Not the early class hook: agent.c leaves it off so CDS stays on. */
 	want.can_get_bytecodes = 1;
 	want.can_get_constant_pool = pot.can_get_constant_pool;
 	want.can_get_source_file_name = pot.can_get_source_file_name;

@@ -50,8 +50,6 @@ struct flow_sink {
  * is one window (flow_opts.window), so memory does not grow with the
  * thread.  flow_push copies E. */
 int flow_begin(struct flow *f, const struct flow_sink *sink);
-/* Room for out[0..n): the only way the window's array grows. */
-int flow_out_room(struct flow *f, size_t n);
 int flow_push(struct flow *f, const struct jpb_decoded_event *e);
 /* flow_push in two halves, for a reader that parses an event's frames in
  * place (jpb_decoded_event_next): the room for the next event's frames
@@ -224,11 +222,9 @@ struct flow {
 	uint8_t couter0; /* its outermost frame was at instruction 0 */
 	struct chunk *arena;
 	size_t arena_frames;
-	/* the output window: out[0..plen) is context already written; out
-	 * lies outoff events into its allocation (a cut moves it instead of
-	 * copying the context back), capo counts from out */
+	/* the output window: out[0..plen) is context already written */
 	struct jpb_flow_event *out;
-	size_t nout, capo, plen, outoff;
+	size_t nout, capo, plen;
 	struct flow_sink sink;
 	struct timespec t0;
 	/* flow_thread's result */

@@ -548,7 +548,7 @@ static int apply_fills(struct flow *f, struct fill *fl, size_t nfl)
 	struct jpb_flow_event *ins = malloc(extra * sizeof(*ins));
 	size_t *cnt = malloc(nfl * sizeof(*cnt));
 	int err = !ins || !cnt ? jpb_err_nomem :
-		flow_out_room(f, f->nout + extra);
+		jpb_grow((void **)&f->out, &f->capo, f->nout + extra, sizeof(*f->out));
 	size_t total = err ? 0 : fill_events(f, fl, nfl, ins, cnt);
 	if (!err)
 		dump_fills(fl, nfl, ins, cnt);

@@ -229,7 +229,7 @@ void flow_free(struct flow *f)
 	free(f->edges);
 	free(f->steps);
 	flow_arena_free(f->arena);
-	free(f->out - f->outoff);
+	free(f->out);
 	free(f->ev);
 	free(f->fr);
 	free(f->all);

@@ -233,7 +233,7 @@ static uint32_t count_cands(const struct flow *f, const struct step *s,
 static inline int put_out(struct flow *f, uint32_t method, int32_t bci,
 			  uint8_t op, uint8_t status, uint16_t ncand, uint64_t tsc)
 {
-	if (f->nout >= f->capo && flow_out_room(f, f->nout + 1))
+	if (JPB_GROW(f->out, f->nout, f->capo))
 		return jpb_err_nomem;
 	struct jpb_flow_event *o = &f->out[f->nout++];
 	o->method = method;

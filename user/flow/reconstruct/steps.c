@@ -396,7 +396,8 @@ int flow_run_compiled(struct flow *f, size_t end)
 	size_t i = f->next, n0 = f->nout;
 	if (!one && f->couter0)
 		return 0; /* its outermost frame at instruction 0: compiled_fast */
-	if (f->capo - f->nout < end - i && flow_out_room(f, f->nout + (end - i)))
+	if (f->capo - f->nout < end - i &&
+	    jpb_grow((void **)&f->out, &f->capo, f->nout + (end - i), sizeof(*f->out)))
 		return jpb_err_nomem;
 	/* same_frames keeps the run in b's method */
 	uint32_t gen = run_memo_for(f, b[0].method_id);

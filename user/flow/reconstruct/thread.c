@@ -37,9 +37,6 @@ int flow_begin(struct flow *f, const struct flow_sink *sink)
 	f->nev_final = 0;
 	f->ctop = NULL;
 	f->nout = f->plen = 0;
-	f->out -= f->outoff;
-	f->capo += f->outoff;
-	f->outoff = 0;
 	f->ngaps = 0;
 	f->win_trunc = 0;
 	f->nedges = 0;
@@ -88,27 +85,6 @@ static size_t drop_fills(struct flow *f, size_t from)
 	return n;
 }
 
-/* The window slides along its array: a cut moves out, and the window is
- * copied back to the array's start only when the room runs out; the
- * array then keeps room for three windows, so that a copy comes every
- * fourth cut or less and costs about a window, where copying the kept
- * half window at every cut cost twice as much. */
-int flow_out_room(struct flow *f, size_t n)
-{
-	if (n <= f->capo)
-		return 0;
-	if (!f->outoff)
-		return jpb_grow((void **)&f->out, &f->capo, n, sizeof(*f->out));
-	struct jpb_flow_event *base = f->out - f->outoff;
-	memmove(base, f->out, f->nout * sizeof(*f->out));
-	f->capo += f->outoff;
-	f->outoff = 0;
-	f->out = base;
-	if (n > SIZE_MAX / 3 || 3 * n <= f->capo)
-		return n <= f->capo ? 0 : jpb_err_nomem;
-	return jpb_grow((void **)&f->out, &f->capo, 3 * n, sizeof(*f->out));
-}
-
 /* Recover the gaps of out[0..cut) and write out[plen..cut) with its
  * fills; the window restarts with the last half window before the cut,
  * unfilled, as the context (its gaps included: they cut segments) of the
@@ -139,13 +115,12 @@ static int window_cut(struct flow *f, size_t cut)
 	if (fills)
 		drop_fills(f, f->gaps[g0].at);
 	if (!err)
-		err = flow_out_room(f, cut + ntail);
+		err = jpb_grow((void **)&f->out, &f->capo, cut - start + ntail, sizeof(*f->out));
 	if (!err) {
+		if (cut > start)
+			memmove(f->out, f->out + start, (cut - start) * sizeof(*f->out));
 		if (ntail)
-			memcpy(f->out + cut, tail, ntail * sizeof(*tail));
-		f->out += start;
-		f->outoff += start;
-		f->capo -= start;
+			memcpy(f->out + cut - start, tail, ntail * sizeof(*tail));
 		f->nout = cut - start + ntail;
 		f->plen = cut - start;
 		size_t gk = 0;

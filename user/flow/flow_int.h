@@ -282,6 +282,22 @@ static inline const struct jpb_decoded_frame *flow_ev_frames(const struct flow *
 	return f->fr + e->fr;
 }
 
+/* One flow event stored field by field: built on the stack and copied,
+ * its 16-byte load over the narrower stores that had just built it
+ * stalled on store forwarding (~7% of a run). */
+static inline void flow_out_set(struct jpb_flow_event *o, uint32_t method,
+				int32_t bci, uint8_t op, uint8_t status,
+				uint16_t ncand, uint64_t tsc)
+{
+	o->method = method;
+	o->bci = bci;
+	o->opcode = op;
+	o->status = status;
+	o->ncand = ncand;
+	o->reserved = 0;
+	o->tsc = tsc;
+}
+
 /* ---- the input buffer (reconstruct/thread.c) ---- */
 
 /* Events resync's lookahead may read after the one run: it reads at

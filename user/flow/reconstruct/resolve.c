@@ -227,22 +227,13 @@ static uint32_t count_cands(const struct flow *f, const struct step *s,
 	return nc;
 }
 
-/* Inline, and the event stored field by field into the window: built on
- * the stack and copied, its 16-byte load over the narrower stores that
- * had just built it stalled on store forwarding (~7% of a run). */
+/* Inline, and stored in place (flow_out_set). */
 static inline int put_out(struct flow *f, uint32_t method, int32_t bci,
 			  uint8_t op, uint8_t status, uint16_t ncand, uint64_t tsc)
 {
 	if (JPB_GROW(f->out, f->nout, f->capo))
 		return jpb_err_nomem;
-	struct jpb_flow_event *o = &f->out[f->nout++];
-	o->method = method;
-	o->bci = bci;
-	o->opcode = op;
-	o->status = status;
-	o->ncand = ncand;
-	o->reserved = 0;
-	o->tsc = tsc;
+	flow_out_set(&f->out[f->nout++], method, bci, op, status, ncand, tsc);
 	f->sum.by_status[status]++;
 	f->sum.events++;
 	return 0;

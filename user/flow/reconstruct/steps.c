@@ -411,14 +411,8 @@ int flow_run_compiled(struct flow *f, size_t end)
 		if (c->pos < 0 || (one && c->pos == 0))
 			break;
 		t->pos = (uint32_t)c->pos;
-		struct jpb_flow_event *o = &f->out[f->nout++];
-		o->method = t->meth + 1;
-		o->bci = a[0].bci;
-		o->opcode = c->op;
-		o->status = JPB_FLOW_DECODED;
-		o->ncand = 1;
-		o->reserved = 0;
-		o->tsc = e->tsc;
+		flow_out_set(&f->out[f->nout++], t->meth + 1, a[0].bci, c->op,
+			     JPB_FLOW_DECODED, 1, e->tsc);
 		p = e;
 		b = a;
 	}

@@ -479,7 +479,8 @@ static int find_fill(struct rctx *r, size_t gi, struct fill *out)
 	struct jpb_flow_event *path;
 	size_t np;
 	int err = flow_path(f, &r->v[a - 1], &r->v[a], &path, &np);
-	if (err <= 0 || !np || flow_cost_of(&r->cost, path, np) > maxcost) {
+	double cost = err > 0 && np ? flow_cost_of(&r->cost, path, np) : 0;
+	if (err <= 0 || !np || cost > maxcost) {
 		free(path);
 		return err < 0 ? err : 0;
 	}
@@ -487,7 +488,7 @@ static int find_fill(struct rctx *r, size_t gi, struct fill *out)
 	out->len = np;
 	out->rank = -1;
 	out->want = want;
-	out->cost = flow_cost_of(&r->cost, path, np);
+	out->cost = cost;
 	return 1;
 }
 

@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <jvmti.h>
 
@@ -22,6 +23,16 @@
 #include "records.h"
 #include "records_jvm.h"
 #include "records_truth.h"
+
+/* This thread's CPU time in ns (0 if unreadable): the agent's cost
+ * accounts use CPU, not wall time, since the thread may be descheduled. */
+static inline uint64_t agent_thread_cpu_ns(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 #define AGENT_LOCAL __attribute__((visibility("hidden")))
 

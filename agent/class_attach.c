@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "agent.h"
 
@@ -33,13 +32,6 @@ struct attach_stats {
 	uint64_t unmod_cpu_ns;
 	uint64_t res_ns, res_cpu_ns, rb_cpu_ns;
 };
-
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t loader_of(jvmtiEnv *e, JNIEnv *jni, jclass k)
 {
@@ -72,9 +64,9 @@ static int leftover(struct agent *a, JNIEnv *jni, jclass k, const char *sig,
 				class_res_strs[rc]);
 		return 0;
 	}
-	uint64_t c0 = thread_cpu_ns();
+	uint64_t c0 = agent_thread_cpu_ns();
 	int rb = class_rebuild_put(a, jni, k, sig, loader, class_res_strs[rc]);
-	st->rb_cpu_ns += thread_cpu_ns() - c0;
+	st->rb_cpu_ns += agent_thread_cpu_ns() - c0;
 	st->rebuilt += rb == RB_OK;
 	st->rb_why[rb]++;
 	if (st->noted++ < 8)
@@ -161,12 +153,12 @@ static void put_unmodifiable(struct agent *a, JNIEnv *jni, jclass k,
 	    !(status & JVMTI_CLASS_STATUS_PREPARED))
 		return;
 	int hidden = strchr(sig, '.') != NULL;
-	uint64_t c0 = thread_cpu_ns();
+	uint64_t c0 = agent_thread_cpu_ns();
 	int rb = class_rebuild_put(a, jni, k, sig, loader_of(a->jvmti, jni, k),
 				   hidden ? "not modifiable: no retransform "
 					    "(hidden class)"
 					  : "not modifiable: no retransform");
-	st->unmod_cpu_ns += thread_cpu_ns() - c0;
+	st->unmod_cpu_ns += agent_thread_cpu_ns() - c0;
 	st->unmod[rb == RB_OK][hidden]++;
 }
 
@@ -208,7 +200,7 @@ static jint take_classes(struct agent *a, JNIEnv *jni, jclass *cs, jint n,
 			 struct attach_stats *st)
 {
 	struct class_res r;
-	uint64_t t0 = agent_now(), c0 = thread_cpu_ns();
+	uint64_t t0 = agent_now(), c0 = agent_thread_cpu_ns();
 	int mode = agent_rt_mode(a);
 	int res = !a->opts.no_resource && mode != RT_ALWAYS;
 	class_res_init(&r, res ? jni : NULL, res ? a->jvmti : NULL);
@@ -223,7 +215,7 @@ static jint take_classes(struct agent *a, JNIEnv *jni, jclass *cs, jint n,
 	class_res_fini(&r);
 	st->resource = st->why[CR_OK];
 	st->res_ns = agent_now() - t0;
-	st->res_cpu_ns = thread_cpu_ns() - c0;
+	st->res_cpu_ns = agent_thread_cpu_ns() - c0;
 	return k;
 }
 

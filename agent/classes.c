@@ -8,7 +8,6 @@
  * be is described by its methods' bytecodes.
  */
 #include <string.h>
-#include <time.h>
 
 #include "agent.h"
 
@@ -107,20 +106,13 @@ const char *classes_sig_name(const char *sig, size_t *len)
 	return sig + 1;
 }
 
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* A class the hook never saw: a hidden class (lambda proxy, LambdaForm,
  * Lookup.defineHiddenClass).  Rebuilt once, here on the defining thread,
  * with JVMTI reads only; its CPU time is summed for the closing note. */
 static void put_hidden(struct agent *a, JNIEnv *jni, jclass k,
 		       const char *sig)
 {
-	uint64_t c0 = thread_cpu_ns();
+	uint64_t c0 = agent_thread_cpu_ns();
 	jobject ld = NULL;
 	if ((*a->jvmti)->GetClassLoader(a->jvmti, k, &ld) != JVMTI_ERROR_NONE)
 		ld = NULL;
@@ -133,7 +125,7 @@ static void put_hidden(struct agent *a, JNIEnv *jni, jclass k,
 				   : "not passed to ClassFileLoadHook");
 	__atomic_add_fetch(&a->n_hidden_rebuilt, rc == RB_OK,
 			   __ATOMIC_RELAXED);
-	__atomic_add_fetch(&a->hidden_ns, thread_cpu_ns() - c0,
+	__atomic_add_fetch(&a->hidden_ns, agent_thread_cpu_ns() - c0,
 			   __ATOMIC_RELAXED);
 }
 

@@ -7,7 +7,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "agent.h"
 #include "vmstructs.h"
@@ -148,19 +147,11 @@ static void put_dispatch(struct agent *a)
 	}
 }
 
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Runs on the VMInit thread before main() (or in Agent_OnAttach): its
  * CPU time is in the note, as a part of the agent's start-up cost. */
 void interp_record(struct agent *a)
 {
-	uint64_t cpu0 = thread_cpu_ns();
+	uint64_t cpu0 = agent_thread_cpu_ns();
 	struct interp_layout l;
 	char why[160];
 	if (load_layout(&l, why, sizeof(why)) != 0) {
@@ -192,5 +183,5 @@ void interp_record(struct agent *a)
 			n, (unsigned long long)l.buffer,
 			(unsigned long long)l.end,
 			(unsigned long long)l.align,
-			(double)(thread_cpu_ns() - cpu0) / 1e6);
+			(double)(agent_thread_cpu_ns() - cpu0) / 1e6);
 }

@@ -7,22 +7,12 @@
  */
 #include <stddef.h>
 #include <string.h>
-#include <time.h>
 
 #include "agent.h"
 
 #include <jvmticmlr.h>
 
 static __thread int tls_replaying;
-
-/* CPU time, not wall time: the callback's thread may be descheduled. */
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 void jit_set_replaying(int on)
 {
@@ -167,7 +157,7 @@ void JNICALL jit_on_load(jvmtiEnv *e, jmethodID m, jint size,
 	struct agent *a = agent_get();
 	if (!a || a->stopped || size < 0 || !addr)
 		return;
-	uint64_t now = agent_now(), cpu0 = thread_cpu_ns();
+	uint64_t now = agent_now(), cpu0 = agent_thread_cpu_ns();
 	methods_note(a, m);
 	uint32_t flags = 0;
 	if (tls_replaying) {
@@ -190,7 +180,7 @@ void JNICALL jit_on_load(jvmtiEnv *e, jmethodID m, jint size,
 	    (flags & JPB_NM_F_OSR))
 		put_osr(a, now, &r, osr_bci);
 	__atomic_add_fetch(&a->n_nmethods, 1, __ATOMIC_RELAXED);
-	uint64_t spent = thread_cpu_ns() - cpu0;
+	uint64_t spent = agent_thread_cpu_ns() - cpu0;
 	__atomic_add_fetch(&a->jit_ns, spent, __ATOMIC_RELAXED);
 	note_first(a, spent);
 }

@@ -4,26 +4,17 @@
  * lookup (nmethod_level.c) stays free of agent state, so a test agent
  * can drive it with wrong addresses; counting and noting are here.
  */
-#include <time.h>
 
 #include "agent.h"
 #include "nmethod_level.h"
 
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void nml_prepare(struct agent *a, const char *when)
 {
-	uint64_t cpu0 = thread_cpu_ns();
+	uint64_t cpu0 = agent_thread_cpu_ns();
 	int rc = nml_init();
 	aq_note(&a->q, JPB_NOTE_INFO,
 		"compile-level layout read at %s: %.3f ms of CPU%s", when,
-		(double)(thread_cpu_ns() - cpu0) / 1e6,
+		(double)(agent_thread_cpu_ns() - cpu0) / 1e6,
 		rc ? "; unavailable, levels will be -1" : "");
 }
 

@@ -133,6 +133,27 @@ static int t_mtc(struct pscan *p, uint8_t value)
 	return 0;
 }
 
+/* Whether PK is a timing packet; if so the time follows it, alike inside
+ * a PSB+ header and outside one (pt_time does not tell them apart), and
+ * RC is what following it gave. */
+static int t_packet(struct pscan *p, const struct pt_packet *pk, int *rc)
+{
+	*rc = 0;
+	switch (pk->type) {
+	case ppt_tsc:
+		t_tsc(p, pk->payload.tsc.tsc);
+		return 1;
+	case ppt_tma:
+		*rc = t_tma(p, &pk->payload.tma);
+		return 1;
+	case ppt_mtc:
+		*rc = t_mtc(p, pk->payload.mtc.ctc);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /* ---- the last IP ------------------------------------------------------ */
 
 static void ip_update(struct pscan *p, const struct pt_packet_ip *pk)
@@ -385,19 +406,12 @@ static void on_pgd(struct pscan *p, const struct pt_packet *pk)
 	p->enabled = 0;
 }
 
-/* A packet between PSB and PSBEND. */
+/* A packet between PSB and PSBEND, other than a timing packet. */
 static int in_header(struct pscan *p, const struct pt_packet *pk, uint64_t at)
 {
 	switch (pk->type) {
 	case ppt_pad:
 		return 0;
-	case ppt_tsc:
-		t_tsc(p, pk->payload.tsc.tsc);
-		return 0;
-	case ppt_tma:
-		return t_tma(p, &pk->payload.tma);
-	case ppt_mtc:
-		return t_mtc(p, pk->payload.mtc.ctc);
 	case ppt_cbr:
 		if (!pk->payload.cbr.ratio)
 			return JPD_SCAN_UNSURE;
@@ -434,6 +448,9 @@ static int in_header(struct pscan *p, const struct pt_packet *pk, uint64_t at)
 
 static int on_packet(struct pscan *p, const struct pt_packet *pk, uint64_t at)
 {
+	int rc;
+	if (t_packet(p, pk, &rc))
+		return rc;
 	if (p->header)
 		return in_header(p, pk, at);
 	switch (pk->type) {
@@ -447,13 +464,6 @@ static int on_packet(struct pscan *p, const struct pt_packet *pk, uint64_t at)
 		ip_update(p, &pk->payload.ip);
 		hand_waiting(p, 0);
 		return 0;
-	case ppt_tsc:
-		t_tsc(p, pk->payload.tsc.tsc);
-		return 0;
-	case ppt_tma:
-		return t_tma(p, &pk->payload.tma);
-	case ppt_mtc:
-		return t_mtc(p, pk->payload.mtc.ctc);
 	case ppt_cbr:
 		if (!pk->payload.cbr.ratio)
 			return JPD_SCAN_UNSURE;

@@ -26,6 +26,7 @@
 #include <jansson.h>
 
 #include "agent.h"
+#include "agent_events.h"
 #include "vmstructs.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -262,17 +263,11 @@ static int add_capabilities(struct agent *a, char *err, size_t size)
 {
 	jvmtiEnv *e = a->jvmti;
 	jvmtiCapabilities pot, want;
-	memset(&want, 0, sizeof(want));
 	if ((*e)->GetPotentialCapabilities(e, &pot) != JVMTI_ERROR_NONE) {
 		snprintf(err, size, "GetPotentialCapabilities failed");
 		return -1;
 	}
-	want.can_generate_compiled_method_load_events = 1;
-	want.can_generate_all_class_hook_events = pot.can_generate_all_class_hook_events;
-	/* Not can_generate_early_class_hook_events: with it HotSpot turns
-	 * CDS off (metaspaceShared.cpp).  The classes loaded before the
-	 * hook posts (primordial phase) are caught up at VMInit instead
-	 * (class_attach.c). */
+	agent_base_caps(&pot, &want);
 	/* Retransforming is how a late agent gets the classes loaded before
 	 * it; at start-up the hook and the VMInit catch-up see every class,
 	 * and holding the capability would make HotSpot's compilers record
@@ -281,12 +276,6 @@ static int add_capabilities(struct agent *a, char *err, size_t size)
 	want.can_retransform_classes = a->late_attach && pot.can_retransform_classes;
 	want.can_retransform_any_class =
 		a->late_attach && pot.can_retransform_any_class;
-	want.can_get_bytecodes = 1;
-	/* class_rebuild.c rebuilds hidden classes from these; HotSpot has
-	 * them always, and they change nothing in how it runs. */
-	want.can_get_constant_pool = pot.can_get_constant_pool;
-	want.can_get_source_file_name = pot.can_get_source_file_name;
-	want.can_get_line_numbers = pot.can_get_line_numbers;
 	if (a->opts.truth) {
 		if (!pot.can_generate_single_step_events) {
 			snprintf(err, size, "truth mode needs SingleStep, which "
@@ -369,20 +358,6 @@ static void JNICALL on_thread_end(jvmtiEnv *e, JNIEnv *jni, jthread t)
 	threads_record(a, jni, t, JPB_THREAD_END, 1);
 }
 
-static const jvmtiEvent base_events[] = {
-	JVMTI_EVENT_VM_START,
-	JVMTI_EVENT_VM_INIT,
-	JVMTI_EVENT_VM_DEATH,
-	JVMTI_EVENT_THREAD_START,
-	JVMTI_EVENT_THREAD_END,
-	JVMTI_EVENT_CLASS_FILE_LOAD_HOOK,
-	JVMTI_EVENT_CLASS_PREPARE,
-	JVMTI_EVENT_COMPILED_METHOD_LOAD,
-	JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
-	JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
-};
-
-
 static int enable_events(struct agent *a, char *err, size_t size)
 {
 	jvmtiEnv *e = a->jvmti;
@@ -401,13 +376,13 @@ static int enable_events(struct agent *a, char *err, size_t size)
 	if (a->opts.truth)
 		truth_callbacks(a, &cb);
 	jvmtiError rc = (*e)->SetEventCallbacks(e, &cb, (jint)sizeof(cb));
-	for (size_t i = 0; rc == JVMTI_ERROR_NONE &&
-			   i < sizeof(base_events) / sizeof(base_events[0]); i++) {
-		if (a->late_attach && (base_events[i] == JVMTI_EVENT_VM_INIT ||
-				       base_events[i] == JVMTI_EVENT_VM_START))
+	for (size_t i = 0; rc == JVMTI_ERROR_NONE && i < AGENT_N_BASE_EVENTS;
+	     i++) {
+		jvmtiEvent ev = agent_base_events[i];
+		if (a->late_attach && (ev == JVMTI_EVENT_VM_INIT ||
+				       ev == JVMTI_EVENT_VM_START))
 			continue;
-		rc = (*e)->SetEventNotificationMode(e, JVMTI_ENABLE,
-						    base_events[i], NULL);
+		rc = (*e)->SetEventNotificationMode(e, JVMTI_ENABLE, ev, NULL);
 	}
 	if (rc != JVMTI_ERROR_NONE) {
 		snprintf(err, size, "enabling JVMTI events failed (error %d)",
@@ -420,9 +395,9 @@ static int enable_events(struct agent *a, char *err, size_t size)
 static void disable_events(struct agent *a)
 {
 	jvmtiEnv *e = a->jvmti;
-	for (size_t i = 0; i < sizeof(base_events) / sizeof(base_events[0]); i++)
-		(*e)->SetEventNotificationMode(e, JVMTI_DISABLE, base_events[i],
-					       NULL);
+	for (size_t i = 0; i < AGENT_N_BASE_EVENTS; i++)
+		(*e)->SetEventNotificationMode(e, JVMTI_DISABLE,
+					       agent_base_events[i], NULL);
 	if (a->opts.truth)
 		truth_stop_events(a);
 }

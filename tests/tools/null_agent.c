@@ -27,6 +27,9 @@
 #include <jvmti.h>
 #include <jvmticmlr.h>
 
+/* By its path from this file: the rule for test agents has no -I. */
+#include "../../agent/agent_events.h"
+
 #define EXPORT __attribute__((visibility("default")))
 
 enum mode { M_CAPS, M_EVENTS, M_INLINE };
@@ -237,38 +240,15 @@ static void JNICALL count_death(jvmtiEnv *e, JNIEnv *jni)
 
 /* ---- set-up ---------------------------------------------------------- */
 
-/* Those of agent/agent.c's add_capabilities() for an agent loaded at
- * start-up without truth mode. */
+/* The agent's own, for one loaded at start-up without truth mode. */
 static int add_capabilities(jvmtiEnv *e)
 {
 	jvmtiCapabilities pot, want;
-	memset(&want, 0, sizeof(want));
 	if ((*e)->GetPotentialCapabilities(e, &pot) != JVMTI_ERROR_NONE)
 		return -1;
-	want.can_generate_compiled_method_load_events = 1;
-	want.can_generate_all_class_hook_events = pot.can_generate_all_class_hook_events;
-	/* Not the early class hook: agent.c leaves it off so CDS stays on. */
-	want.can_get_bytecodes = 1;
-	want.can_get_constant_pool = pot.can_get_constant_pool;
-	want.can_get_source_file_name = pot.can_get_source_file_name;
-	want.can_get_line_numbers = pot.can_get_line_numbers;
+	agent_base_caps(&pot, &want);
 	return (*e)->AddCapabilities(e, &want) == JVMTI_ERROR_NONE ? 0 : -1;
 }
-
-/* agent/agent.c's base_events, in its order (VMStart: posted once, as the
- * agent's compile-level tracking begins to want it). */
-static const jvmtiEvent events[] = {
-	JVMTI_EVENT_VM_START,
-	JVMTI_EVENT_VM_INIT,
-	JVMTI_EVENT_VM_DEATH,
-	JVMTI_EVENT_THREAD_START,
-	JVMTI_EVENT_THREAD_END,
-	JVMTI_EVENT_CLASS_FILE_LOAD_HOOK,
-	JVMTI_EVENT_CLASS_PREPARE,
-	JVMTI_EVENT_COMPILED_METHOD_LOAD,
-	JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
-	JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
-};
 
 static void set_callbacks(const struct null_agent *a, jvmtiEventCallbacks *cb)
 {
@@ -293,8 +273,10 @@ static int enable_events(jvmtiEnv *e, const struct null_agent *a)
 	set_callbacks(a, &cb);
 	if ((*e)->SetEventCallbacks(e, &cb, (jint)sizeof(cb)) != JVMTI_ERROR_NONE)
 		return -1;
-	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
-		if ((*e)->SetEventNotificationMode(e, JVMTI_ENABLE, events[i],
+	/* An event the agent adds needs a callback in set_callbacks() too. */
+	for (size_t i = 0; i < AGENT_N_BASE_EVENTS; i++)
+		if ((*e)->SetEventNotificationMode(e, JVMTI_ENABLE,
+						   agent_base_events[i],
 						   NULL) != JVMTI_ERROR_NONE)
 			return -1;
 	return 0;

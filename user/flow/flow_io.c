@@ -220,6 +220,9 @@ static int do_thread(struct jpb_bundle *b, struct flow *f, const char *dname,
 		free(t);
 		return err;
 	}
+	/* derived data, as decoded/ (DECODER.md): a crash costs a rerun,
+	 * and the fsync of a GB of flow events cost ~3% of the phase's CPU */
+	jpb_writer_set_nosync(t->w);
 	t->tid = tid;
 	t->scratch = scratch;
 	struct flow_sink sk = { tsink_put, t };

@@ -162,6 +162,15 @@ struct run_memo {
 	uint8_t op;
 };
 
+/* flow_can_call's answers by (caller method, instruction, callee): a
+ * compiled call is checked at every entry, against the same few sites.
+ * Keys are stored + 1, so that the calloc'd table is empty. */
+#define CALL_MEMO 1024u
+struct call_memo {
+	uint32_t meth1, pos, callee;
+	uint32_t yes;
+};
+
 struct chunk {
 	struct chunk *next;
 	size_t used;
@@ -182,6 +191,7 @@ struct flow {
 	uint32_t *link[2];
 	size_t nlink[2];
 	char **codelets;
+	uint8_t *clkind; /* per codelet, its CODELET_* bits */
 	size_t ncodelets;
 	/* resync index: per opcode, (meth, bci) pairs (raw bytecode) */
 	int opidx_built;
@@ -212,6 +222,7 @@ struct flow {
 	size_t cappath;
 	struct cpos *cpos; /* CPOS_SIZE entries */
 	struct run_memo rmemo[RUN_MEMO];
+	struct call_memo cmemo[CALL_MEMO];
 	uint64_t rmemo_id;
 	uint32_t rmemo_gen;
 	/* the last compiled event compiled_fast ran (an index into ev) and
@@ -245,6 +256,17 @@ int flow_meth_index(struct flow *f, const struct jhier_method *hm,
 /* The meths index of jmethodID ID; -1 when the program lacks it. */
 int64_t flow_meth_of_id(struct flow *f, uint64_t id);
 const char *flow_codelet(const struct flow *f, uint64_t index);
+/* What codelet INDEX's description says, found once when it is set:
+ * a transition asks at every event. */
+enum {
+	CODELET_NO_BYTECODE = 1, /* a native or intrinsic method entry */
+	CODELET_EXCEPTION = 2,
+	CODELET_DEOPT = 4,
+};
+static inline unsigned flow_codelet_kind(const struct flow *f, uint64_t index)
+{
+	return index < f->ncodelets ? f->clkind[index] : 0;
+}
 /* The CFG of meths[M], built on first use (jprog caches it); NULL when
  * the method has no code or its code is bad.  Inline: asked at every
  * step; the build is out of line. */

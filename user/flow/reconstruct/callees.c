@@ -128,7 +128,7 @@ int flow_linkage_targets(struct flow *f, const struct frame *t, uint32_t from)
 	return err;
 }
 
-int flow_can_call(struct flow *f, const struct frame *t, uint32_t callee)
+static int can_call(struct flow *f, const struct frame *t, uint32_t callee)
 {
 	if (!f->meths[t->meth].hm.cls) /* hidden-class code: callee unknown */
 		return 1;
@@ -140,5 +140,18 @@ int flow_can_call(struct flow *f, const struct frame *t, uint32_t callee)
 			return 1;
 	}
 	return 0;
+}
+
+/* Memoised: the program and its hierarchy do not change, and a repeated
+ * question would index no method the first did not (the same candidates
+ * up to the same one). */
+int flow_can_call(struct flow *f, const struct frame *t, uint32_t callee)
+{
+	uint32_t h = (t->meth * 0x9e3779b1u) ^ (t->pos * 0x85ebca6bu) ^ (callee * 0xc2b2ae35u);
+	struct call_memo *m = &f->cmemo[(h ^ h >> 16) & (CALL_MEMO - 1)];
+	if (m->meth1 != t->meth + 1 || m->pos != t->pos || m->callee != callee)
+		*m = (struct call_memo){ t->meth + 1, t->pos, callee,
+					 (uint32_t)can_call(f, t, callee) };
+	return (int)m->yes;
 }
 

@@ -218,6 +218,7 @@ void flow_free(struct flow *f)
 	for (size_t i = 0; i < f->ncodelets; i++)
 		free(f->codelets[i]);
 	free(f->codelets);
+	free(f->clkind);
 	free(f->opidx);
 	free(f->pairstart);
 	free(f->pairidx);
@@ -248,10 +249,20 @@ int flow_set_codelet(struct flow *f, uint32_t index, const char *description)
 			return jpb_err_nomem;
 		memset(v + f->ncodelets, 0, (index + 1 - f->ncodelets) * sizeof(*v));
 		f->codelets = v;
+		uint8_t *k = realloc(f->clkind, index + 1);
+		if (!k)
+			return jpb_err_nomem;
+		memset(k + f->ncodelets, 0, index + 1 - f->ncodelets);
+		f->clkind = k;
 		f->ncodelets = index + 1;
 	}
 	free(f->codelets[index]);
-	f->codelets[index] = strdup(description ? description : "");
+	const char *d = description ? description : "";
+	f->codelets[index] = strdup(d);
+	f->clkind[index] = (strstr(d, "native") || strstr(d, "intrinsic") ?
+			    CODELET_NO_BYTECODE : 0) |
+			   (strstr(d, "exception") ? CODELET_EXCEPTION : 0) |
+			   (strstr(d, "deopt") ? CODELET_DEOPT : 0);
 	return f->codelets[index] ? 0 : jpb_err_nomem;
 }
 

@@ -101,10 +101,10 @@ static int step_interp(struct flow *f, uint32_t i, uint8_t op, int emit)
 	return err;
 }
 
-static int step_entry(struct flow *f, uint32_t i, const char *desc)
+static int step_entry(struct flow *f, uint32_t i, unsigned codelet)
 {
 	/* Native and intrinsic entries run no bytecode of the callee. */
-	if (strstr(desc, "native") || strstr(desc, "intrinsic"))
+	if (codelet & CODELET_NO_BYTECODE)
 		return 0;
 	uint32_t p0 = flow_cur_step(f)->first, pn = flow_cur_step(f)->n;
 	int err = flow_step_begin(f, i, 0, 0);
@@ -491,7 +491,7 @@ static int run_step(struct flow *f, uint32_t i, enum step_kind k, uint8_t op)
 	case S_COMPILED:
 		return step_compiled(f, i);
 	case S_ENTRY:
-		return step_entry(f, i, flow_codelet(f, f->ev[i].arg));
+		return step_entry(f, i, flow_codelet_kind(f, f->ev[i].arg));
 	case S_EXCEPTION:
 		return step_exception(f, i);
 	case S_DEOPT:
@@ -605,12 +605,12 @@ int flow_event(struct flow *f, uint32_t i)
 	default:
 		return 0;
 	}
-	const char *desc = flow_codelet(f, e->arg);
 	if (e->what == JPB_TR_METHOD_ENTRY)
 		return step(f, i, S_ENTRY, 0);
-	if (e->what == JPB_TR_INTERP_STUB && strstr(desc, "exception"))
+	unsigned k = e->what == JPB_TR_INTERP_STUB ? flow_codelet_kind(f, e->arg) : 0;
+	if (k & CODELET_EXCEPTION)
 		return step(f, i, S_EXCEPTION, 0);
-	if (e->what == JPB_TR_INTERP_STUB && strstr(desc, "deopt"))
+	if (k & CODELET_DEOPT)
 		return step(f, i, S_DEOPT, 0);
 	return 0;
 }

@@ -401,24 +401,33 @@ int flow_run_compiled(struct flow *f, size_t end)
 		return jpb_err_nomem;
 	/* same_frames keeps the run in b's method */
 	uint32_t gen = run_memo_for(f, b[0].method_id);
+	/* the arrays in locals: the stores into out[] may alias f's fields,
+	 * which would be reloaded at every event (run_pos's cache fill
+	 * moves none of them) */
+	const struct flow_ev *ev = f->ev;
+	const struct jpb_decoded_frame *fr = f->fr;
+	struct jpb_flow_event *out = f->out + f->nout;
+	uint32_t meth1 = t->meth + 1;
+	int32_t pos = -1;
 	for (; i < end; i++) {
-		const struct flow_ev *e = &f->ev[i];
-		const struct jpb_decoded_frame *a = flow_ev_frames(f, e);
+		const struct flow_ev *e = &ev[i];
+		const struct jpb_decoded_frame *a = fr + e->fr;
 		if (!same_frames(e, a, p, b))
 			break;
 		const struct run_memo *c = run_pos(f, gen, a[0].bci);
 		/* at instruction 0 a new call may start: compiled_fast */
 		if (c->pos < 0 || (one && c->pos == 0))
 			break;
-		t->pos = (uint32_t)c->pos;
-		flow_out_set(&f->out[f->nout++], t->meth + 1, a[0].bci, c->op,
-			     JPB_FLOW_DECODED, 1, e->tsc);
+		pos = c->pos;
+		flow_out_set(out++, meth1, a[0].bci, c->op, JPB_FLOW_DECODED, 1, e->tsc);
 		p = e;
 		b = a;
 	}
+	f->nout = (size_t)(out - f->out);
 	size_t n = f->nout - n0;
 	if (!n)
 		return 0;
+	t->pos = (uint32_t)pos;
 	f->cprev = (uint32_t)(i - 1);
 	f->next = i;
 	f->sum.by_status[JPB_FLOW_DECODED] += n;

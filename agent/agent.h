@@ -110,7 +110,9 @@ struct agent {
 	/* counters for the notes at the end */
 	uint64_t n_classes, n_class_fail, n_nmethods, n_blobs;
 	uint64_t n_hidden_rebuilt, hidden_ns; /* classes.c, at ClassPrepare */
-	uint64_t jit_ns; /* CPU time in CompiledMethodLoad callbacks */
+	/* CPU time in the CompiledMethodLoad callbacks timed (jit.c: the
+	 * first and every 8th) and how many they were */
+	uint64_t jit_ns, n_jit_timed;
 	struct nml_stats nml; /* compile levels found / fallbacks by reason */
 	struct cvm_stats cvm; /* class_rebuild.c: tables from HotSpot metadata */
 	uint64_t n_retransform_batches, max_pause_ns, total_pause_ns;

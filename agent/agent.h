@@ -20,6 +20,7 @@
 #include "class_vmmeta.h"
 #include "hashset.h"
 #include "nmethod_level.h"
+#include "recycle.h"
 #include "records.h"
 #include "records_jvm.h"
 #include "records_truth.h"
@@ -46,6 +47,7 @@ struct aq_item {
 	uint64_t time_ns;
 	uint32_t size;
 	uint8_t *data; /* the payload, right after this header */
+	size_t cap;    /* bytes of the allocation, this header included */
 };
 
 /* The writer queue: callbacks append, the writer thread drains. */
@@ -54,6 +56,7 @@ struct aq {
 	pthread_cond_t cond;
 	struct aq_item *head, *tail;
 	uint64_t queued_bytes;
+	struct recycle spare; /* written records' memory, for the next ones */
 	uint64_t max_bytes;  /* beyond this, records are dropped and counted */
 	uint64_t dropped[AS_COUNT];
 	uint64_t dropped_first_ns, dropped_last_ns;
@@ -129,7 +132,7 @@ AGENT_LOCAL int aq_start(struct aq *q, struct jpb_bundle *b, int truth,
 /* A record encoded in place: aq_buf_init leaves room for the queue's
  * header and reserves SIZE more bytes; encode after it (b->len grows), and
  * aq_put_buf queues the record, taking B's memory. */
-AGENT_LOCAL int aq_buf_init(struct jpb_buf *b, size_t size);
+AGENT_LOCAL int aq_buf_init(struct aq *q, struct jpb_buf *b, size_t size);
 AGENT_LOCAL void aq_put_buf(struct aq *q, int stream, uint16_t type,
 			    uint64_t time_ns, struct jpb_buf *b);
 /* A record that could not be made: counted in the stream's JPB_REC_LOSS. */

@@ -107,7 +107,7 @@ static int put_nmethod(struct agent *a, uint64_t now,
 	/* A layout that moved the map would lose every nmethod, loudly (a
 	 * loss record, no compiled code), rather than write a wrong one. */
 	if (!map_is_last(t) || map_size >= UINT32_MAX ||
-	    aq_buf_init(&b, 64 + (size_t)r->code.len + map_size) ||
+	    aq_buf_init(&a->q, &b, 64 + (size_t)r->code.len + map_size) ||
 	    jpb_rec_encode(t, r, &b) || jpb_buf_reserve(&b, map_size)) {
 		jpb_buf_fini(&b);
 		aq_drop(&a->q, AS_JVM, now);

@@ -27,8 +27,7 @@ static const char *const stream_names[AS_COUNT] = { "jvm", "truth" };
 #define WAKE_BYTES (1u << 20)
 
 /* Every record is one allocation: its queue item, then its payload
- * (aq_buf_init), so that a record costs one malloc on the event's thread
- * and one free on the writer's. */
+ * (aq_buf_init); once written, the writer gives it back for reuse. */
 #define AQ_HDR ((sizeof(struct aq_item) + 15) & ~(size_t)15)
 
 /* Takes IT (NULL: no memory, counted as a drop).  SIZE is IT's, or the
@@ -72,13 +71,55 @@ void aq_drop(struct aq *q, int stream, uint64_t time_ns)
 	enqueue(q, stream, NULL, time_ns, UINT32_MAX);
 }
 
-int aq_buf_init(struct jpb_buf *b, size_t size)
+/* Written records' allocations are kept for the next ones, up to
+ * SPARE_MAX bytes: a record's malloc (glibc's arena path for the 1-64 KiB
+ * of an nmethod) was a tenth of a CompiledMethodLoad callback, and the
+ * writer's free of it a twelfth of the writer (perf, javac loop). */
+#define SPARE_MAX (2u << 20)
+
+static struct aq_item *spare_take(struct aq *q, size_t n, size_t *cap)
+{
+	pthread_mutex_lock(&q->lock);
+	struct aq_item *it = recycle_take(&q->spare, n, cap);
+	pthread_mutex_unlock(&q->lock);
+	return it;
+}
+
+int aq_buf_init(struct aq *q, struct jpb_buf *b, size_t size)
 {
 	*b = (struct jpb_buf){ 0 };
-	if (size > SIZE_MAX - AQ_HDR || jpb_buf_reserve(b, AQ_HDR + size))
+	if (size > SIZE_MAX - AQ_HDR)
+		return jpb_err_nomem;
+	size_t cap = 0;
+	struct aq_item *it = spare_take(q, AQ_HDR + size, &cap);
+	if (it)
+		*b = (struct jpb_buf){ (uint8_t *)it, 0, cap };
+	if (jpb_buf_reserve(b, AQ_HDR + size))
 		return jpb_err_nomem;
 	b->len = AQ_HDR;
 	return 0;
+}
+
+/* Give the written LIST back: kept up to SPARE_MAX, the rest freed.
+ * One lock for the whole list, the frees outside it. */
+static void spare_return(struct aq *q, struct aq_item *list)
+{
+	struct aq_item *drop = NULL;
+	pthread_mutex_lock(&q->lock);
+	while (list) {
+		struct aq_item *it = list;
+		list = it->next;
+		if (!recycle_give(&q->spare, it, it->cap)) {
+			it->next = drop;
+			drop = it;
+		}
+	}
+	pthread_mutex_unlock(&q->lock);
+	while (drop) {
+		struct aq_item *next = drop->next;
+		free(drop);
+		drop = next;
+	}
 }
 
 void aq_put_buf(struct aq *q, int stream, uint16_t type, uint64_t time_ns,
@@ -93,10 +134,11 @@ void aq_put_buf(struct aq *q, int stream, uint16_t type, uint64_t time_ns,
 	/* The buffer may have moved as it grew: the item is found from its
 	 * start, its payload right after the header. */
 	struct aq_item *it = (struct aq_item *)(void *)b->data;
+	size_t cap = b->cap;
 	*b = (struct jpb_buf){ 0 };
 	*it = (struct aq_item){ .type = type, .stream = (uint8_t)stream,
 				.time_ns = time_ns, .size = (uint32_t)size,
-				.data = (uint8_t *)it + AQ_HDR };
+				.data = (uint8_t *)it + AQ_HDR, .cap = cap };
 	enqueue(q, stream, it, time_ns, (uint32_t)size);
 }
 
@@ -107,7 +149,7 @@ void aq_put_rec(struct aq *q, int stream, uint16_t type, uint64_t time_ns,
 	struct jpb_buf b = { 0 };
 	/* jpb_buf's first allocation, 256 bytes, leaves 208 for the
 	 * payload: enough for most small records without a regrowth. */
-	if (!t || aq_buf_init(&b, 0) || jpb_rec_encode(t, rec, &b) != 0) {
+	if (!t || aq_buf_init(q, &b, 0) || jpb_rec_encode(t, rec, &b) != 0) {
 		jpb_buf_fini(&b);
 		enqueue(q, stream, NULL, time_ns, UINT32_MAX);
 		return;
@@ -248,13 +290,10 @@ static void *writer_main(void *arg)
 	struct stop_probe probe;
 	stop_probe_open(&probe, q->stop_file);
 	while (!stop) {
-		struct aq_item *it = take_all(q, &stop);
-		while (it) {
-			struct aq_item *next = it->next;
+		struct aq_item *list = take_all(q, &stop);
+		for (struct aq_item *it = list; it; it = it->next)
 			write_item(q, it);
-			free(it);
-			it = next;
-		}
+		spare_return(q, list);
 		if (!stop && !asked && stop_requested(q, &probe)) {
 			asked = 1;
 			/* The callback makes the event handlers return at
@@ -285,6 +324,7 @@ int aq_start(struct aq *q, struct jpb_bundle *b, int truth, char *err,
 	q->bundle = b;
 	if (!q->max_bytes)
 		q->max_bytes = 512u << 20;
+	q->spare.max = SPARE_MAX;
 	for (int i = 0; i < AS_COUNT; i++) {
 		if (i == AS_TRUTH && !truth)
 			continue;
@@ -357,6 +397,7 @@ int aq_finish(struct aq *q)
 	pthread_join(q->thread, NULL);
 	pthread_mutex_lock(&q->lock);
 	q->running = 0;
+	recycle_free(&q->spare);
 	pthread_mutex_unlock(&q->lock);
 	return q->write_err;
 }

@@ -10,6 +10,8 @@
 #include "records_jvm.h"
 
 #define BATCH 4096u
+/* Decoded events parsed per call (jpb_decoded_events_next_noip). */
+#define FEED_BATCH 64u
 
 struct names {
 	struct u64map ids; /* method id -> index + 1 */
@@ -173,18 +175,26 @@ static int feed_thread(struct jpb_bundle *b, struct flow *f, const char *name,
 			continue;
 		struct jpb_cur c = jpb_cur_init(d.events.ptr, d.events.len);
 		uint64_t prev = d.first_tsc;
-		for (uint32_t k = 0; k < d.count && !err; k++) {
-			/* the frames go straight to the flow's array; the ip is not
-			 * used */
-			struct jpb_decoded_head h;
+		for (uint32_t k = 0; k < d.count && !err;) {
+			/* the frames go straight to the flow's array, as many
+			 * events' as it has room for; the ip is not used */
+			struct jpb_decoded_head h[FEED_BATCH];
 			struct jpb_decoded_frame *fr = flow_push_slot(f);
 			if (!fr) {
 				nomem = 1;
 				break;
 			}
-			if (jpb_decoded_event_next_noip(&c, &h, fr, &prev))
+			size_t want = d.count - k < FEED_BATCH ? d.count - k : FEED_BATCH;
+			if (want > f->capev - f->nev)
+				want = f->capev - f->nev;
+			int perr;
+			size_t n = jpb_decoded_events_next_noip(&c, h, want, fr, f->capfr - f->nfr,
+								&prev, &perr);
+			for (size_t j = 0; j < n && !err; j++)
+				err = flow_push_head(f, &h[j]);
+			k += (uint32_t)n;
+			if (perr)
 				break; /* a damaged batch ends here; the rest is kept */
-			err = flow_push_head(f, &h);
 		}
 		if (err)
 			break;

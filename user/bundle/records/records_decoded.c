@@ -308,6 +308,23 @@ int jpb_decoded_event_next_noip(struct jpb_cur *c, struct jpb_decoded_head *h,
 	return err;
 }
 
+size_t jpb_decoded_events_next_noip(struct jpb_cur *c, struct jpb_decoded_head *h,
+				    size_t n, struct jpb_decoded_frame *frames,
+				    size_t room, uint64_t *prev_tsc, int *err)
+{
+	struct jpb_cur l = *c;
+	size_t k = 0, used = 0;
+	*err = 0;
+	while (k < n && room - used >= JPB_DECODED_MAX_FRAMES) {
+		*err = event_next(&l, &h[k], frames + used, prev_tsc, 0);
+		if (*err)
+			break;
+		used += h[k++].nframes;
+	}
+	c->pos = l.pos;
+	return k;
+}
+
 int jpb_decoded_event_get(struct jpb_cur *c, struct jpb_decoded_event *e,
 			  uint64_t *prev_tsc)
 {

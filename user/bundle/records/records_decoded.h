@@ -189,6 +189,16 @@ int jpb_decoded_event_next(struct jpb_cur *c, struct jpb_decoded_head *h,
 int jpb_decoded_event_next_noip(struct jpb_cur *c, struct jpb_decoded_head *h,
 				struct jpb_decoded_frame *frames, uint64_t *prev_tsc);
 
+/* Up to N events as jpb_decoded_event_next_noip gives them, into H[0..)
+ * with their frames one after the other from FRAMES, which has room for
+ * ROOM: it stops while ROOM still holds JPB_DECODED_MAX_FRAMES, so the
+ * next event always fits.  Returns the events parsed; *ERR gets the
+ * error that stopped it (0 when N or ROOM did).  One call for many
+ * events: the call's cost was a sixth of a parse. */
+size_t jpb_decoded_events_next_noip(struct jpb_cur *c, struct jpb_decoded_head *h,
+				    size_t n, struct jpb_decoded_frame *frames,
+				    size_t room, uint64_t *prev_tsc, int *err);
+
 const char *jpb_decoded_gap_name(unsigned cause);
 const char *jpb_decoded_transition_name(unsigned what);
 

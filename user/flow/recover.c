@@ -36,7 +36,14 @@
 #define LONG_COPY 1024
 #define TOP_N 8         /* candidates ranked */
 #define TRUSTED 1       /* ... of which the best may fill a gap */
-#define MIN_MATCH 16    /* concrete common suffix a copied stretch needs */
+/* The concrete common suffix a copied stretch needs: MIN_MATCH, where
+ * fills start to align the 0.75 asked of a marked fill (over 11 truths
+ * at 20% and 40% loss, fills on a suffix of 16-63 events aligned 0.66,
+ * those on 64-127 0.80), or MIN_SHORT for a copy no longer than its
+ * suffix (0.90): the evidence at least as long as what it copies
+ * (docs/RECONSTRUCTION.md, issue 8 fifth round). */
+#define MIN_MATCH 64
+#define MIN_SHORT 16
 #define MAX_OCC 1024    /* anchor occurrences examined per gap */
 #define MAX_SUFFIX 512  /* events compared backwards at most */
 #define MAX_ENDS 64     /* reconnection points tried per candidate */
@@ -457,14 +464,14 @@ static int find_fill(struct rctx *r, size_t gi, struct fill *out)
 	 * better-matching one did not is a guess: ranks 2 and 3 aligned 0.66
 	 * and 0.53 of their events against 0.81 for the first, ranks 4-8
 	 * 0.34-0.77 (docs/RECONSTRUCTION.md, "Recovery"). */
-	for (size_t i = 0, tried = 0; i < nt && tried < TRUSTED && top[i].m[2] >= MIN_MATCH;
+	for (size_t i = 0, tried = 0; i < nt && tried < TRUSTED && top[i].m[2] >= MIN_SHORT;
 	     i++) {
 		size_t q = reconnect(r, top[i].p, a, want, maxcost);
 		/* A candidate within the IS's own matched stretch (a period
 		 * of a loop before the gap) continues into the gap itself:
 		 * failing to reconnect says nothing against the next. */
 		tried += q || top[i].p >= a || a - top[i].p > top[i].m[2];
-		if (!q)
+		if (!q || (top[i].m[2] < MIN_MATCH && q - top[i].p > top[i].m[2]))
 			continue;
 		out->from = top[i].p;
 		out->len = q - top[i].p;

@@ -41,9 +41,11 @@ static void put(struct th *t, uint32_t method, int32_t bci, uint8_t status)
 	};
 }
 
+/* 64 events and the anchor: a suffix long enough for a copy longer
+ * than it (recover.c, MIN_MATCH) */
 static void history(struct th *t)
 {
-	for (int k = 0; k < 20; k++)
+	for (int k = 0; k < 64; k++)
 		put(t, 1, 100 + k, JPB_FLOW_CERTAIN);
 	put(t, 1, 200, JPB_FLOW_CERTAIN); /* the anchor */
 }

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * Recovery's candidate rules (user/flow/recover.c): only the best-ranked
- * candidate may fill a gap, with at most 20000 events.  A hand-built
- * thread output: four earlier occurrences of the event before the gap
- * (the anchor), preceded by 19, 18, 17 and 16 events of the gap's own
- * history (so they rank in that order), of which only one continues into
+ * candidate may fill a gap, with at most 20000 events, and only on a
+ * concrete common suffix of 64 events, or of 16 when the copy is no
+ * longer than the suffix (issue 8 fifth round).  A hand-built thread
+ * output: four earlier occurrences of the event before the gap (the
+ * anchor), preceded by CTX - 1, CTX - 2, CTX - 3 and CTX - 4 events of
+ * the gap's own history (CTX 80 unless a test says otherwise; so they
+ * rank in that order), of which only one continues into
  * the three events after the gap.  Ranked first, it fills the gap with
  * the events between; ranked second, the gap stays unfilled (no program
  * model: no shortest path either).  A first-ranked candidate whose
@@ -23,7 +26,7 @@
 
 #include "user/flow/flow_int.h"
 
-#define CTX 20          /* history before the gap */
+#define CTX 80          /* history before the gap */
 #define ANCHOR 200      /* bci of the anchor event */
 #define FILLER 300      /* bci of the event a good candidate fills in */
 #define AFTER 400       /* bci of the first event after the gap */
@@ -33,6 +36,7 @@ struct th {
 	struct flow f;
 	struct gapmark gap;
 	size_t cap;
+	int ctx; /* events of history before the gap */
 };
 
 static void put(struct th *t, int32_t bci)
@@ -49,7 +53,7 @@ static void put(struct th *t, int32_t bci)
 static void candidate(struct th *t, int len, int good, int32_t other)
 {
 	put(t, other);
-	for (int k = CTX - len; k < CTX; k++)
+	for (int k = t->ctx - len; k < t->ctx; k++)
 		put(t, 100 + k);
 	put(t, ANCHOR);
 	if (good) {
@@ -66,18 +70,19 @@ static void candidate(struct th *t, int len, int good, int32_t other)
 /* The thread, with the one good candidate (NFILL filler events) at rank
  * GOOD_RANK (0-based); candidates are laid out good first, so that the
  * dead ends (after it) cannot reconnect through it. */
-static struct th *thread(int good_rank, int nfill)
+static struct th *thread_ctx(int good_rank, int nfill, int ctx)
 {
 	struct th *t = calloc(1, sizeof(*t));
 	assert_non_null(t);
-	t->cap = 256 + (size_t)nfill;
+	t->ctx = ctx;
+	t->cap = 6 * (size_t)ctx + 256 + (size_t)nfill;
 	t->f.out = malloc(t->cap * sizeof(*t->f.out));
 	assert_non_null(t->f.out);
-	candidate(t, 19 - good_rank, nfill, 900);
+	candidate(t, ctx - 1 - good_rank, nfill, 900);
 	for (int r = 0, o = 0; r < 4; r++)
 		if (r != good_rank)
-			candidate(t, 19 - r, 0, 910 + 10 * o++);
-	for (int k = 0; k < CTX; k++)
+			candidate(t, ctx - 1 - r, 0, 910 + 10 * o++);
+	for (int k = 0; k < ctx; k++)
 		put(t, 100 + k);
 	put(t, ANCHOR);
 	t->gap = (struct gapmark){ .at = t->f.nout };
@@ -86,6 +91,11 @@ static struct th *thread(int good_rank, int nfill)
 	t->f.gaps = &t->gap;
 	t->f.ngaps = 1;
 	return t;
+}
+
+static struct th *thread(int good_rank, int nfill)
+{
+	return thread_ctx(good_rank, nfill, CTX);
 }
 
 static size_t recovered(const struct th *t, size_t *at)
@@ -179,6 +189,37 @@ static void test_reconnection_must_agree(void **state)
 	assert_int_equal(reconnect_differing(2000, 12), 2000);
 }
 
+/* The events the best candidate fills, CTX events of history (its
+ * concrete suffix: CTX - 1 events and the anchor) and NFILL filler
+ * events. */
+static size_t fills_on_suffix(int ctx, int nfill)
+{
+	struct th *t = thread_ctx(0, nfill, ctx);
+	size_t before = t->f.nout, at = 0, n;
+	assert_int_equal(flow_recover(&t->f), 0);
+	n = recovered(t, &at);
+	assert_int_equal(t->f.nout, before + n);
+	if (n)
+		assert_int_equal(t->f.out[at].bci, FILLER);
+	free(t->f.out);
+	free(t);
+	return n;
+}
+
+/* A suffix of 64 events may copy up to 20000; one of 16-63 at most as
+ * many events as it holds; one under 16 none. */
+static void test_suffix_bounds_copy(void **state)
+{
+	(void)state;
+	assert_int_equal(fills_on_suffix(64, 20000), 20000);
+	assert_int_equal(fills_on_suffix(63, 63), 63);
+	assert_int_equal(fills_on_suffix(63, 64), 0);
+	assert_int_equal(fills_on_suffix(20, 20), 20);
+	assert_int_equal(fills_on_suffix(20, 21), 0);
+	assert_int_equal(fills_on_suffix(16, 1), 1);
+	assert_int_equal(fills_on_suffix(15, 1), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -187,6 +228,7 @@ int main(void)
 		cmocka_unit_test(test_second_best_declined),
 		cmocka_unit_test(test_longer_than_20000_declined),
 		cmocka_unit_test(test_reconnection_must_agree),
+		cmocka_unit_test(test_suffix_bounds_copy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -62,8 +62,11 @@ wait "$jpid"
 t_check "target JVM completed normally" grep -q "HotInline rounds=" "$B.jvmout"
 
 # Attach the moment libjvm.so is mapped: SIGQUIT before HotSpot's Signal
-# Dispatcher exists would kill the JVM, so attach must wait for it.
-"$java" -cp "$WL" HotInline 2 >"$B.early" 2>&1 &
+# Dispatcher exists would kill the JVM, so attach must wait for it.  The
+# JVM runs 6 s: on a loaded machine (load 7, four builds beside it) start-up
+# and the attach's class catch-up took longer than the 2 s it once ran, and
+# the attach failed because the JVM had exited, not because of the attach.
+"$java" -cp "$WL" HotInline 6 >"$B.early" 2>&1 &
 jpid=$!
 for i in $(seq 200); do
 	grep -q libjvm.so "/proc/$jpid/maps" 2>/dev/null && break

@@ -676,6 +676,31 @@ struct fthread {
 	int matches_truth;
 };
 
+/* One thread's flow against its truth, event by event. */
+struct fwalk {
+	struct fthread *f;
+	const struct tthread *x;
+	const struct truth *t;
+	const struct xmethods *names;
+	size_t k;
+	int same;
+};
+
+static int fwalk_one(void *arg, const struct jpb_flow_event *e)
+{
+	struct fwalk *w = arg;
+	const struct tthread *x = w->x;
+	w->f->events++;
+	w->f->unknown += e->method == 0 || e->status == JPB_FLOW_UNKNOWN;
+	while (w->same && w->k < x->n && x->ev[w->k].kind != JPB_TRUTH_BYTECODE)
+		w->k++;
+	const struct xm_method *fm = xmethods_get(w->names, e->method);
+	w->same = w->same && w->k < x->n && fm && x->ev[w->k].bci == e->bci &&
+		  strcmp(fm->name, name_of(w->t, x->ev[w->k].method_id)) == 0;
+	w->k++;
+	return 0;
+}
+
 /* Flow events per thread, and whether the thread's (method, bci)
  * sequence is the truth's bytecode sequence. */
 static struct fthread *read_flows(struct jpb_bundle *b, const struct truth *t,
@@ -697,37 +722,20 @@ static struct fthread *read_flows(struct jpb_bundle *b, const struct truth *t,
 			continue;
 		struct fthread *f = &ft[n++];
 		f->tid = tid;
-		const struct tthread *x = truth_thread(t, tid);
-		size_t k = 0;
-		int same = x != NULL;
+		struct fwalk fw = { f, truth_thread(t, tid), t, names, 0, 0 };
+		fw.same = fw.x != NULL;
 		struct jpb_reader *r;
 		struct jpb_record rec;
 		if (jpb_reader_open(b, streams[i], &r))
 			die("cannot open a flow stream");
-		while (jpb_reader_next(r, &rec) == 0) {
-			struct jpb_rec_flow_events ev;
-			if (rec.type != JPB_REC_FLOW_EVENTS ||
-			    jpb_rec_decode(jpb_rectype_find(rec.type), rec.payload,
-					   rec.size, &ev))
-				continue;
-			for (uint32_t o = 0; o + JPB_FLOW_EVENT_SIZE <= ev.events.len;
-			     o += JPB_FLOW_EVENT_SIZE) {
-				struct jpb_flow_event e;
-				jpb_flow_event_get(ev.events.ptr + o, &e);
-				f->events++;
-				f->unknown += e.method == 0 || e.status == JPB_FLOW_UNKNOWN;
-				while (same && k < x->n && x->ev[k].kind != JPB_TRUTH_BYTECODE)
-					k++;
-				const struct xm_method *fm = xmethods_get(names, e.method);
-				same = same && k < x->n && fm && x->ev[k].bci == e.bci &&
-				       strcmp(fm->name, name_of(t, x->ev[k].method_id)) == 0;
-				k++;
-			}
-		}
+		while (jpb_reader_next(r, &rec) == 0)
+			jpb_flow_events_each(&rec, fwalk_one, &fw);
 		jpb_reader_free(r);
-		while (same && k < x->n && x->ev[k].kind != JPB_TRUTH_BYTECODE)
+		const struct tthread *x = fw.x;
+		size_t k = fw.k;
+		while (fw.same && k < x->n && x->ev[k].kind != JPB_TRUTH_BYTECODE)
 			k++;
-		f->matches_truth = same && k == x->n;
+		f->matches_truth = fw.same && k == x->n;
 	}
 	xmethods_free(names);
 	*count = n;

@@ -11,6 +11,14 @@
 #include "flow/flow.h"
 #include "records_truth.h"
 
+static int print_flow_event(void *arg, const struct jpb_flow_event *fe)
+{
+	char **names = arg;
+	printf("%s %d %s %u\n", fe->method < (1 << 16) && names[fe->method] ? names[fe->method] : "?",
+	       fe->bci, jpb_flow_status_name(fe->status), fe->ncand);
+	return 0;
+}
+
 /* Print thread TID's truth bytecodes ("T cls name sig bci") or flow events
  * ("F cls name sig bci status ncand"), one per line. */
 static int seq(const char *dir, const char *what, unsigned tid)
@@ -58,15 +66,8 @@ static int seq(const char *dir, const char *what, unsigned tid)
 					else if (te.kind != JPB_TRUTH_BYTECODE)
 						printf("# kind %d %s %d\n", te.kind, te.method_id < (1 << 16) && names[te.method_id] ? names[te.method_id] : "?", te.bci);
 				}
-			} else if (pass && rec.type == JPB_REC_FLOW_EVENTS) {
-				struct jpb_rec_flow_events e;
-				jpb_rec_decode(t, rec.payload, rec.size, &e);
-				for (uint32_t o = 0; o + JPB_FLOW_EVENT_SIZE <= e.events.len; o += JPB_FLOW_EVENT_SIZE) {
-					struct jpb_flow_event fe;
-					jpb_flow_event_get(e.events.ptr + o, &fe);
-					printf("%s %d %s %u\n", fe.method < (1 << 16) && names[fe.method] ? names[fe.method] : "?",
-					       fe.bci, jpb_flow_status_name(fe.status), fe.ncand);
-				}
+			} else if (pass && jpb_rec_is_flow_events(rec.type)) {
+				jpb_flow_events_each(&rec, print_flow_event, names);
 			}
 		}
 		jpb_reader_free(r);

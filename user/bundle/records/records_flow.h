@@ -15,7 +15,15 @@ enum {
 	JPB_REC_FLOW_METHOD = 0x0601,
 	JPB_REC_FLOW_EVENTS = 0x0602,
 	JPB_REC_FLOW_THREAD = 0x0603,
+	JPB_REC_FLOW_EVENTS_PACKED = 0x0604,
 };
+
+/* Whether records of TYPE hold flow events (jpb_flow_events_each reads
+ * both forms: 0x0602 from older bundles, 0x0604 written now). */
+static inline int jpb_rec_is_flow_events(unsigned type)
+{
+	return type == JPB_REC_FLOW_EVENTS || type == JPB_REC_FLOW_EVENTS_PACKED;
+}
 
 /* A method named by flow events: `index` is dense from 1 within the
  * bundle (0 means "method unknown"). */
@@ -29,11 +37,23 @@ struct jpb_rec_flow_method {
 };
 
 /* Consecutive flow events of one thread: `events` is a packed array of
- * JPB_FLOW_EVENT_SIZE-byte entries (jpb_flow_event_get). */
+ * JPB_FLOW_EVENT_SIZE-byte entries (jpb_flow_event_get).  Read-only now:
+ * older bundles hold these. */
 struct jpb_rec_flow_events {
 	uint32_t tid;
 	uint32_t reserved;
 	uint64_t seq; /* index of the first event in the thread's flow */
+	struct jpb_bytes events;
+};
+
+/* The same, delta-coded: `count` events in `events`, each coded
+ * relative to the one before it in the record (the first to zeros), so
+ * a record decodes on its own (docs/FORMAT.md, 0x0604). */
+struct jpb_rec_flow_events_packed {
+	uint32_t tid;
+	uint32_t reserved;
+	uint64_t seq;
+	uint32_t count;
 	struct jpb_bytes events;
 };
 
@@ -78,12 +98,16 @@ static inline void jpb_flow_event_put(uint8_t *p, const struct jpb_flow_event *e
 	jpb_st64(p + 16, e->tsc);
 }
 
-/* A flow_events record of the N events V (thread TID, first event SEQ)
- * written to W, as jpb_writer_put_rec would write it from the packed
- * events (SCRATCH is reused): on a little-endian host the events are
- * already in their packed layout and go to the writer from V. */
-struct jpb_writer;
+/* The N events V delta-coded as a flow_events_packed record's `events`
+ * field, appended to BUF. */
 struct jpb_buf;
+int jpb_flow_events_pack(struct jpb_buf *buf, const struct jpb_flow_event *v,
+			 size_t n);
+
+/* A flow_events_packed record of the N events V (thread TID, first event
+ * SEQ) written to W, as jpb_writer_put_rec would write it with
+ * jpb_flow_events_pack's bytes (SCRATCH is reused). */
+struct jpb_writer;
 int jpb_flow_events_write(struct jpb_writer *w, uint32_t tid, uint64_t seq,
 			  const struct jpb_flow_event *v, size_t n,
 			  struct jpb_buf *scratch);
@@ -104,13 +128,22 @@ struct jpb_rec_flow_thread {
 
 const char *jpb_flow_status_name(unsigned status);
 
-/* Each flow event of record REC (a jpb_record from a flow/tidN reader)
- * to FN, in order, stopping at FN's first nonzero result, which is
- * returned.  A record of another type or one that does not decode holds
- * no events: 0. */
+/* Each flow event of record REC (a jpb_record from a flow/tidN reader,
+ * either form) to FN, in order, stopping at FN's first nonzero result,
+ * which is returned.  A record of another type holds no events: 0.  A
+ * damaged one (fields or an event running past its end, a count that
+ * disagrees with its bytes) gives jpb_err_corrupt after FN has seen the
+ * events before the damage. */
 struct jpb_record;
 int jpb_flow_events_each(const struct jpb_record *rec,
 			 int (*fn)(void *arg, const struct jpb_flow_event *e),
 			 void *arg);
+
+/* As jpb_flow_events_each, and on jpb_err_corrupt ERRMSG (SIZE bytes)
+ * says where, e.g. "flow_events_packed at offset 4096: event 17 of 4096:
+ * tsc runs past the end". */
+int jpb_flow_events_each_msg(const struct jpb_record *rec,
+			     int (*fn)(void *arg, const struct jpb_flow_event *e),
+			     void *arg, char *errmsg, size_t size);
 
 #endif /* JPBPF_RECORDS_FLOW_H */

@@ -53,9 +53,12 @@ static int one_thread(struct run *r, const struct xthread *th, char *errmsg,
 	}
 	err = xflow_begin(r->fmt, th->tid, th->name);
 	while (!err && jpb_reader_next(rd, &rec) == 0) {
-		if (rec.type != JPB_REC_FLOW_EVENTS)
+		char bad[160];
+		if (!jpb_rec_is_flow_events(rec.type))
 			continue;
-		jpb_flow_events_each(&rec, format_one, r->fmt);
+		if (jpb_flow_events_each_msg(&rec, format_one, r->fmt, bad,
+					     sizeof(bad)) == jpb_err_corrupt)
+			fprintf(stderr, "jpbpf: warning: %s: %s\n", name, bad);
 		tick(r, r->done + rec.offset);
 	}
 	if (jpb_reader_bad_offset(rd) >= 0)

@@ -638,6 +638,7 @@ static int load_flow(struct jpb_bundle *b, struct keys *k, struct seqs *out,
 		err = jpb_bundle_list_streams(b, &names, &count);
 	char **tn = err ? NULL : calloc(count + 1, sizeof(*tn));
 	size_t nt = 0;
+	int msg_set = 0;
 	for (size_t i = 0; tn && i < count; i++)
 		if (!strncmp(names[i], "flow/tid", 8))
 			tn[nt++] = strdup(names[i]);
@@ -646,16 +647,22 @@ static int load_flow(struct jpb_bundle *b, struct keys *k, struct seqs *out,
 		if (!s || (err = jpb_reader_open(b, tn[i], &r)))
 			break;
 		struct flow_into in = { s, &ids };
+		char msg[256] = "";
 		while (!err && (err = jpb_reader_next(r, &rec)) == 0)
-			err = jpb_flow_events_each(&rec, add_flow_event, &in);
+			err = jpb_flow_events_each_msg(&rec, add_flow_event, &in,
+						       msg, sizeof(msg));
 		jpb_reader_free(r);
 		err = err == jpb_err_eos ? 0 : err;
+		if (err && msg[0]) {
+			snprintf(errmsg, size, "eval: %s: %s", tn[i], msg);
+			msg_set = 1;
+		}
 	}
 	for (size_t i = 0; tn && i < nt; i++)
 		free(tn[i]);
 	free(tn);
 	free(ids.v);
-	if (err)
+	if (err && !msg_set)
 		snprintf(errmsg, size, "eval: flow: %s", jpb_errstr(err));
 	return err;
 }

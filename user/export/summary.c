@@ -37,6 +37,13 @@ static void note_damage(struct tally *t, struct jpb_reader *r, int err)
 		json_array_append_new(t->damaged, json_string(jpb_reader_errmsg(r)));
 }
 
+static void note_record_damage(struct tally *t, const char *stream, const char *msg)
+{
+	char line[320];
+	snprintf(line, sizeof(line), "%s: %s", stream, msg);
+	json_array_append_new(t->damaged, json_string(line));
+}
+
 static struct mcount *method_count(struct tally *t, uint32_t m)
 {
 	if (m >= t->capc) {
@@ -103,11 +110,18 @@ static int count_stream(struct jpb_bundle *b, const char *name, struct tally *t)
 	int err = jpb_reader_open(b, name, &r);
 	if (err)
 		return err;
-	while ((err = jpb_reader_next(r, &rec)) == 0)
-		if (jpb_flow_events_each(&rec, count_next, &p)) {
+	while ((err = jpb_reader_next(r, &rec)) == 0) {
+		char msg[256];
+		int rc = jpb_flow_events_each_msg(&rec, count_next, &p, msg, sizeof(msg));
+		if (rc == jpb_err_nomem) {
 			jpb_reader_free(r);
-			return jpb_err_nomem;
+			return rc;
 		}
+		/* A damaged record's events before the damage are counted;
+		 * the damage is listed like the stream's own. */
+		if (rc)
+			note_record_damage(t, name, msg);
+	}
 	note_damage(t, r, err);
 	jpb_reader_free(r);
 	if (p.have && count_event(t, &p.prev, NULL))

@@ -165,6 +165,19 @@ static inline void jpb_st64(uint8_t *p, uint64_t v)
 	jpb_st32(p + 4, (uint32_t)(v >> 32));
 }
 
+/* An unsigned LEB128 of V at P (at most 10 bytes); returns its length.
+ * The packed decoded and flow events both use it. */
+static inline size_t jpb_put_uleb(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
 #ifdef __cplusplus
 }
 #endif

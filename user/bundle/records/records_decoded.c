@@ -76,17 +76,6 @@ void jpb_rectypes_decoded(const struct jpb_rectype **types, size_t *count)
 
 /* ---- packed events: kind u8, zigzag LEB128 time delta, then per kind -- */
 
-static size_t put_uleb(uint8_t *p, uint64_t v)
-{
-	size_t n = 0;
-	while (v >= 0x80) {
-		p[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (uint8_t)v;
-	return n;
-}
-
 /* Bounds-checked: never reads past the cursor's end. */
 static int get_uleb_long(struct jpb_cur *c, uint64_t *v)
 {
@@ -174,24 +163,24 @@ static size_t put_tail(uint8_t *tmp, const struct jpb_decoded_event *e)
 	case JPB_DEV_COMPILED: {
 		uint32_t nf = e->nframes < JPB_DECODED_MAX_FRAMES ? e->nframes
 								  : JPB_DECODED_MAX_FRAMES;
-		n += put_uleb(tmp + n, e->ip);
-		n += put_uleb(tmp + n, nf);
+		n += jpb_put_uleb(tmp + n, e->ip);
+		n += jpb_put_uleb(tmp + n, nf);
 		for (uint32_t i = 0; i < nf; i++) {
-			n += put_uleb(tmp + n, e->frames[i].method_id);
-			n += put_uleb(tmp + n, zigzag(e->frames[i].bci));
+			n += jpb_put_uleb(tmp + n, e->frames[i].method_id);
+			n += jpb_put_uleb(tmp + n, zigzag(e->frames[i].bci));
 		}
 		break;
 	}
 	case JPB_DEV_TRANSITION:
 		tmp[n++] = e->what;
-		n += put_uleb(tmp + n, e->ip);
-		n += put_uleb(tmp + n, e->arg);
+		n += jpb_put_uleb(tmp + n, e->ip);
+		n += jpb_put_uleb(tmp + n, e->arg);
 		break;
 	case JPB_DEV_GAP:
 		tmp[n++] = e->what;
-		n += put_uleb(tmp + n, e->end_tsc - e->tsc);
-		n += put_uleb(tmp + n, e->ip);
-		n += put_uleb(tmp + n, e->arg);
+		n += jpb_put_uleb(tmp + n, e->end_tsc - e->tsc);
+		n += jpb_put_uleb(tmp + n, e->ip);
+		n += jpb_put_uleb(tmp + n, e->arg);
 		break;
 	}
 	return n;

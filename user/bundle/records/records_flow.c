@@ -100,17 +100,6 @@ enum {
 	PK_MAX_EVENT = 1 + 1 + 1 + 5 + 5 + 3 + 10 + 5,
 };
 
-static inline size_t put_uvar(uint8_t *p, uint64_t v)
-{
-	size_t n = 0;
-	while (v >= 0x80) {
-		p[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (uint8_t)v;
-	return n;
-}
-
 static inline uint32_t zigzag32(int32_t d)
 {
 	return ((uint32_t)d << 1) ^ (uint32_t)(d >> 31);
@@ -130,17 +119,17 @@ static size_t pack_any(uint8_t *p, const struct jpb_flow_event *e,
 	if ((flags & PK_STATUS) == PK_STATUS_ESC)
 		p[n++] = e->status;
 	p[n++] = e->opcode;
-	n += put_uvar(p + n, zigzag32(db));
+	n += jpb_put_uleb(p + n, zigzag32(db));
 	if (flags & PK_METHOD)
-		n += put_uvar(p + n, e->method);
+		n += jpb_put_uleb(p + n, e->method);
 	if (flags & PK_NCAND)
-		n += put_uvar(p + n, e->ncand);
+		n += jpb_put_uleb(p + n, e->ncand);
 	if (flags & PK_TSC) {
 		int64_t dt = (int64_t)(e->tsc - prev->tsc);
-		n += put_uvar(p + n, ((uint64_t)dt << 1) ^ (uint64_t)(dt >> 63));
+		n += jpb_put_uleb(p + n, ((uint64_t)dt << 1) ^ (uint64_t)(dt >> 63));
 	}
 	if (flags & PK_RESERVED)
-		n += put_uvar(p + n, e->reserved);
+		n += jpb_put_uleb(p + n, e->reserved);
 	return n;
 }
 

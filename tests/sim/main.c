@@ -55,6 +55,10 @@ static const char usage[] =
 	"    --osr               on-stack replacement: the back edge that compiles a\n"
 	"                        method moves its interpreted frame into the code\n"
 	"    --inline-size N     max inlined callee bytecode size (default 35)\n"
+	"    --pcmap all|safepoints\n"
+	"                        pc maps of every bytecode's code (default), or\n"
+	"                        only of calls and safepoint polls, as HotSpot\n"
+	"                        writes them with -XX:-DebugNonSafepoints\n"
 	"    --code-cache BYTES  code cache size; when full, old code is flushed,\n"
 	"                        unloaded and its addresses reused (default 48 MiB)\n"
 	"    --cost-interp NS    time per interpreted bytecode (default 20)\n"
@@ -262,14 +266,14 @@ static int cmd_truth(int argc, char **argv, const char *argv0)
 
 enum { O_SEED = 256, O_CPUS, O_LOSS, O_AUX, O_DRAIN, O_PSB, O_NORET, O_NOTSC,
        O_JITTER, O_QUANTUM, O_BLOCK, O_NOJIT, O_JINV, O_JBE, O_INL, O_CI, O_CJ,
-       O_NOIT, O_CACHE, O_IRQ, O_MTC, O_CYC, O_OSR };
+       O_NOIT, O_CACHE, O_IRQ, O_MTC, O_CYC, O_OSR, O_PCMAP };
 
 static int synth_opt(struct sim_opts *o, int c, const char *arg)
 {
 	uint64_t v = 0;
 	double d = 0;
 	int num = c != O_NORET && c != O_NOTSC && c != O_NOJIT && c != O_NOIT &&
-		  c != O_MTC && c != O_CYC && c != O_OSR;
+		  c != O_MTC && c != O_CYC && c != O_OSR && c != O_PCMAP;
 	int dbl = c == O_LOSS || c == O_BLOCK || c == O_DRAIN;
 	if (num && (dbl ? parse_double(arg, &d) : parse_u64(arg, &v)))
 		return bad_usage("option needs a number");
@@ -324,6 +328,11 @@ static int synth_opt(struct sim_opts *o, int c, const char *arg)
 	case O_MTC: o->pt.mtc = 1; break;
 	case O_CYC: o->pt.cyc = 1; break;
 	case O_OSR: o->jit.osr = 1; break;
+	case O_PCMAP:
+		if (strcmp(arg, "all") && strcmp(arg, "safepoints"))
+			return bad_usage("--pcmap: all or safepoints");
+		o->coarse_pcmaps = !strcmp(arg, "safepoints");
+		break;
 	case O_CACHE:
 		if (v < 256 || v > (48u << 20))
 			return bad_usage("--code-cache: 256 to 50331648 bytes");
@@ -459,6 +468,7 @@ static int cmd_synth(int argc, char **argv)
 		{ "mtc", no_argument, NULL, O_MTC },
 		{ "cyc", no_argument, NULL, O_CYC },
 		{ "osr", no_argument, NULL, O_OSR },
+		{ "pcmap", required_argument, NULL, O_PCMAP },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};

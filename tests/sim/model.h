@@ -68,6 +68,7 @@ struct scope {
 struct nblock {
 	uint32_t scope;
 	uint16_t bci;
+	uint8_t safepoint; /* holds a call or a safepoint poll */
 	uint64_t start, end;
 };
 

@@ -87,6 +87,13 @@ static const struct sim_method *inline_target(struct cctx *c, uint32_t scope,
 
 static void emit_scope(struct cctx *c, uint32_t scope);
 
+/* The bytecode being emitted calls out or polls: HotSpot records a pc
+ * there even without DebugNonSafepoints. */
+static void mark_safepoint(struct nmethod *nm)
+{
+	nm->blocks[nm->nblocks - 1].safepoint = 1;
+}
+
 static void emit_branch(struct cctx *c, uint32_t scope, uint32_t mid,
 			const struct sim_method *m, uint16_t bci)
 {
@@ -112,6 +119,7 @@ static void emit_invoke(struct cctx *c, uint32_t scope, uint16_t bci,
 	struct cg_region *r = &nm->r;
 	const struct sim_method *cm = inline_target(c, scope, bci);
 	if (!cm) {
+		mark_safepoint(nm);
 		cg_plain(r, V_MOV); /* load the inline cache */
 		cg_call_ind(r, CR_INVOKE);
 		cg_plain(r, V_LEA); /* use the result */
@@ -146,8 +154,10 @@ static void emit_bytecode(struct cctx *c, uint32_t scope, uint16_t bci,
 	case JBC_GOTO:
 	case JBC_JSR: {
 		long target = jbc_branch_target(m->code, m->code_len, bci);
-		if (target <= bci)
+		if (target <= bci) {
+			mark_safepoint(nm);
 			cg_plain(r, V_POLL); /* safepoint poll on back edges */
+		}
 		if (target < 0)
 			fixup(c, cg_jmp(r, 0), TRAP_SCOPE, bci);
 		else
@@ -161,6 +171,7 @@ static void emit_bytecode(struct cctx *c, uint32_t scope, uint16_t bci,
 		break;
 	case JBC_RETURN:
 		if (nm->scopes[scope].parent < 0) {
+			mark_safepoint(nm);
 			cg_plain(r, V_ADDSP);
 			cg_plain(r, V_POPBP);
 			cg_plain(r, V_POLL);
@@ -176,6 +187,7 @@ static void emit_bytecode(struct cctx *c, uint32_t scope, uint16_t bci,
 		}
 		break;
 	case JBC_ATHROW:
+		mark_safepoint(nm);
 		cg_plain(r, V_MOV);
 		cg_call(r, RT_THROW, CR_RT);
 		break;
@@ -201,7 +213,7 @@ static void emit_scope(struct cctx *c, uint32_t scope)
 		GROW(nm->blocks, nm->nblocks, nm->cblocks);
 		nm->scopes[scope].block[bci] = (int32_t)nm->nblocks;
 		nm->blocks[nm->nblocks++] =
-			(struct nblock){ scope, (uint16_t)bci, cg_here(&nm->r), 0 };
+			(struct nblock){ scope, (uint16_t)bci, 0, cg_here(&nm->r), 0 };
 		size_t bi = nm->nblocks - 1;
 		emit_bytecode(c, scope, (uint16_t)bci, (unsigned)len);
 		if (!nm->blocks[bi].end)

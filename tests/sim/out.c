@@ -116,11 +116,14 @@ static void put_interp(struct w *w, const struct sim *s, uint64_t t)
 	}
 }
 
-/* pc map: per block, innermost frame first. */
-static void pcmap(const struct nmethod *nm, struct jpb_buf *b)
+/* pc map: per block, innermost frame first; COARSE: only the blocks that
+ * call out or poll. */
+static void pcmap(const struct nmethod *nm, int coarse, struct jpb_buf *b)
 {
 	for (size_t i = 0; i < nm->nblocks; i++) {
 		const struct nblock *bl = &nm->blocks[i];
+		if (coarse && !bl->safepoint)
+			continue;
 		uint32_t depth = 0;
 		for (int32_t sc = (int32_t)bl->scope; sc >= 0; sc = nm->scopes[sc].parent)
 			depth++;
@@ -135,11 +138,13 @@ static void pcmap(const struct nmethod *nm, struct jpb_buf *b)
 	}
 }
 
-static void put_nmethod(struct w *w, const struct nmethod *nm, uint64_t start_ns)
+static void put_nmethod(struct w *w, const struct nmethod *nm, int coarse,
+			uint64_t start_ns)
 {
 	struct jpb_buf map = { 0 };
-	pcmap(nm, &map);
+	pcmap(nm, coarse, &map);
 	struct jpb_rec_jvm_nmethod_load l = { 0 };
+	l.flags = coarse ? JPB_NM_F_COARSE : 0;
 	l.method_id = nm->method_id;
 	l.code_addr = nm->r.base;
 	l.code_size = nm->r.bytes.len;
@@ -319,7 +324,7 @@ static void put_code_events(struct w *w, const struct sim *s, uint64_t t0)
 	for (size_t e = 0; e < k; e++) {
 		const struct nmethod *nm = nms[ev[e].i];
 		if (ev[e].load) {
-			put_nmethod(w, nm, t0);
+			put_nmethod(w, nm, s->o.coarse_pcmaps, t0);
 		} else {
 			struct jpb_rec_jvm_nmethod_unload u = { nm->method_id,
 								nm->r.base };
@@ -354,6 +359,7 @@ int out_jvm(struct jpb_bundle *b, const struct sim *s, char *err, size_t n)
 	info.vm_version = jpb_str_c(JPBPF_VERSION);
 	info.libjvm = jpb_str_c("/usr/lib/jvm/sim/lib/server/libjvm.so");
 	info.libjvm_base = CG_RUNTIME_BASE;
+	info.flags = s->o.coarse_pcmaps ? JPB_JVM_F_COARSE_PCMAPS : 0;
 	w_put(&w, JPB_REC_JVM_INFO, t0, &info);
 	put_kept(&w, &k);
 	if (!k.threads)

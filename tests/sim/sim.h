@@ -24,6 +24,7 @@ struct sim_opts {
 	int64_t jitter_ns;      /* max |BPF clock - PT clock| per record */
 	double loss_pct;        /* <0: off; else the --loss target */
 	int itruth;             /* keep instruction-level truth */
+	int coarse_pcmaps;      /* pc maps of safepoint pcs only */
 	uint64_t irq_every;     /* mean instructions between interrupts, 0 off */
 	uint64_t start_ns;      /* CLOCK_MONOTONIC of simulated time 0 */
 	uint32_t pid;

@@ -41,9 +41,11 @@ static void print_summary(const struct jpd_summary *s)
 	       s->decode_seconds,
 	       s->decode_seconds > 0 ? mb / s->decode_seconds : 0,
 	       s->seconds - s->decode_seconds);
-	printf("image: %llu compiled methods (%llu without pc map, %llu unload "
-	       "mismatches), %llu files mapped, %llu not found\n",
+	printf("image: %llu compiled methods (%llu without pc map, %llu with "
+	       "coarse pc maps, %llu unload mismatches), %llu files mapped, "
+	       "%llu not found\n",
 	       (unsigned long long)s->nmethods, (unsigned long long)s->missing_pcmaps,
+	       (unsigned long long)s->coarse_pcmaps,
 	       (unsigned long long)s->unload_mismatch, (unsigned long long)s->files,
 	       (unsigned long long)s->files_missing);
 	printf("threads: %u\n", s->threads);

@@ -617,6 +617,7 @@ int jpd_decode(struct jpb_bundle *b, const struct jpd_options *opt,
 	sum->chunks = p.nchunks;
 	sum->nmethods = ctx->img.nnm;
 	sum->missing_pcmaps = ctx->img.missing_pcmaps;
+	sum->coarse_pcmaps = ctx->img.coarse_pcmaps;
 	sum->unload_mismatch = ctx->img.unload_mismatch;
 	sum->files = ctx->img.nfiles;
 	sum->files_missing = ctx->img.files_missing;

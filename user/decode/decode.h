@@ -42,6 +42,7 @@ struct jpd_summary {
 	uint64_t gaps_by_cause[8];
 	uint64_t aux_truncated;
 	uint64_t nmethods, missing_pcmaps, unload_mismatch, files, files_missing;
+	uint64_t coarse_pcmaps; /* methods whose maps hold only safepoint pcs */
 	double seconds;        /* all of it */
 	double decode_seconds; /* the workers: gather, scan, block decode */
 };

@@ -85,6 +85,7 @@ struct jpd_image {
 	int *static_isids; /* blobs and files, mapped from the start */
 	size_t nstatic;
 	uint64_t missing_pcmaps, unload_mismatch;
+	uint64_t coarse_pcmaps; /* JPB_NM_F_COARSE: only safepoint pcs */
 	uint64_t codelen; /* bytes in codefile */
 	char **files;     /* paths of file sections (maps stream) */
 	size_t nfiles, files_missing;

@@ -174,6 +174,7 @@ static int on_nmethod(struct loader *l, const struct jpb_rec_jvm_nmethod_load *n
 	nm->end = n->code_addr + n->code_size;
 	nm->load_tsc = jpd_ns_to_tsc(l->clk, ns);
 	nm->unload_tsc = UINT64_MAX;
+	im->coarse_pcmaps += (n->flags & JPB_NM_F_COARSE) != 0;
 	int rc = parse_pcmap(nm, &n->pcmap);
 	if (rc == jpb_err_corrupt || !nm->npcs) {
 		/* Its code still decodes; its events just carry no frames. */

@@ -67,6 +67,8 @@ static void on_info(struct jvm_state *s, const struct jpb_rec_jvm_info *r)
 	json_object_set_new(s->info, "debug_nonsafepoints",
 			    json_boolean(r->flags &
 					 JPB_JVM_F_DEBUG_NONSAFEPOINTS));
+	json_object_set_new(s->info, "coarse_pcmaps",
+			    json_boolean(r->flags & JPB_JVM_F_COARSE_PCMAPS));
 }
 
 static void jvm_record(void *p, const char *stream,

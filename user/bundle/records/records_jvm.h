@@ -42,6 +42,8 @@ struct jpb_rec_jvm_info {
 enum {
 	JPB_JVM_F_TRUTH = 1u << 0,          /* ground-truth mode on */
 	JPB_JVM_F_DEBUG_NONSAFEPOINTS = 1u << 1, /* full pc maps for all */
+	JPB_JVM_F_COARSE_PCMAPS = 1u << 2, /* DebugNonSafepoints set off: every
+					    * compiled method's map is coarse */
 };
 
 /* One interpreter codelet (template or other generated interpreter code). */
@@ -104,8 +106,8 @@ struct jpb_rec_jvm_method {
 };
 
 enum {
-	JPB_NM_F_COARSE = 1u << 0, /* compiled before the agent asked for
-				    * DebugNonSafepoints: pc map has fewer pcs */
+	JPB_NM_F_COARSE = 1u << 0, /* compiled without DebugNonSafepoints:
+				    * the pc map holds only safepoint pcs */
 	JPB_NM_F_REPLAY = 1u << 1, /* from GenerateEvents on attach */
 	JPB_NM_F_OSR = 1u << 2,    /* an on-stack-replacement compile */
 };

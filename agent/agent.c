@@ -224,7 +224,8 @@ static void put_info(struct agent *a)
 		.late_attach = (uint32_t)a->late_attach,
 		.flags = (a->opts.truth ? JPB_JVM_F_TRUTH : 0) |
 			 (a->debug_nonsafepoints ? JPB_JVM_F_DEBUG_NONSAFEPOINTS
-						 : 0),
+						 : 0) |
+			 (a->coarse_pcmaps ? JPB_JVM_F_COARSE_PCMAPS : 0),
 		.jdk_version = jpb_str_c(version),
 		.vm_name = jpb_str_c(vm),
 		.vm_version = jpb_str_c(vmv),
@@ -233,6 +234,12 @@ static void put_info(struct agent *a)
 		.libjvm_base = vms_libjvm_base(),
 	};
 	aq_put_rec(&a->q, AS_JVM, JPB_REC_JVM_INFO, agent_now(), &r);
+	if (a->coarse_pcmaps)
+		aq_note(&a->q, JPB_NOTE_WARN,
+			"DebugNonSafepoints is set off: compiled methods' pc "
+			"maps hold only calls and safepoint polls, so most "
+			"compiled bytecodes cannot be decoded (flag "
+			"JPB_NM_F_COARSE on every method)");
 	void *meta = NULL;
 	if (jpb_meta_load(a->q.bundle, &meta) == jpb_err_not_found) {
 		json_t *m = jpb_meta_new_base();
@@ -649,6 +656,11 @@ static int session_prepare(struct agent *a, char *options, char *err,
 	if (open_bundle(a, err, size) != 0)
 		return -1;
 	a->debug_nonsafepoints = read_debug_nonsafepoints();
+	/* HotSpot's compilers record non-safepoint pcs while an agent listens
+	 * to CompiledMethodLoad, unless the flag was set: set off, every map
+	 * is coarse. */
+	a->coarse_pcmaps = !a->debug_nonsafepoints &&
+			   vms_flag_is_default("DebugNonSafepoints") == 0;
 	return 0;
 }
 

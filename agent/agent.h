@@ -98,6 +98,8 @@ struct agent {
 	struct agent_opts opts;
 	int late_attach;
 	int debug_nonsafepoints; /* -XX:+DebugNonSafepoints given */
+	int coarse_pcmaps;       /* -XX:-DebugNonSafepoints given: every
+				  * compiled method's pc map is coarse */
 	int stopped;  /* nothing more is recorded */
 	int finished; /* streams closed */
 	int published; /* g_agent pointed at it: never freed */

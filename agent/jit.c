@@ -173,6 +173,8 @@ void JNICALL jit_on_load(jvmtiEnv *e, jmethodID m, jint size,
 		if (!a->debug_nonsafepoints)
 			flags |= JPB_NM_F_COARSE;
 	}
+	if (a->coarse_pcmaps)
+		flags |= JPB_NM_F_COARSE;
 	int32_t osr_bci;
 	int level = nml_level_for(a, addr, size, &flags, &osr_bci);
 	struct jpb_rec_jvm_nmethod_load r = {

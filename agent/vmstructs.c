@@ -257,28 +257,55 @@ int vms_type_size(const char *type, uint64_t *size)
 	}
 }
 
-int vms_flag_addr(const char *name, uint64_t *addr)
+/* The address of flag NAME's JVMFlag entry, and the name of its class. */
+static int flag_entry(const char *name, uint64_t *entry, const char **cls)
 {
-	uint64_t flags_p, num_p, flags, num, size, off_name, off_addr;
+	uint64_t flags_p, num_p, flags, num, size, off_name;
 	/* The flag class is "JVMFlag" since JDK 11, "Flag" before. */
-	const char *cls = vms_type_size("JVMFlag", &size) == 0 ? "JVMFlag"
-							       : "Flag";
-	if (vms_static_addr(cls, "flags", &flags_p) != 0 ||
-	    vms_static_addr(cls, "numFlags", &num_p) != 0 ||
+	*cls = vms_type_size("JVMFlag", &size) == 0 ? "JVMFlag" : "Flag";
+	if (vms_static_addr(*cls, "flags", &flags_p) != 0 ||
+	    vms_static_addr(*cls, "numFlags", &num_p) != 0 ||
 	    vms_read_u64(flags_p, &flags) != 0 ||
 	    vms_read_u64(num_p, &num) != 0 ||
-	    vms_type_size(cls, &size) != 0 ||
-	    vms_field_offset(cls, "_name", &off_name) != 0 ||
-	    vms_field_offset(cls, "_addr", &off_addr) != 0)
+	    vms_type_size(*cls, &size) != 0 ||
+	    vms_field_offset(*cls, "_name", &off_name) != 0)
 		return -1;
 	for (uint64_t i = 0; i < num && i < 100000; i++) {
 		uint64_t f = flags + i * size, np;
 		if (vms_read_u64(f + off_name, &np) != 0)
 			return -1;
-		if (np && str_eq(np, name))
-			return vms_read_u64(f + off_addr, addr);
+		if (np && str_eq(np, name)) {
+			*entry = f;
+			return 0;
+		}
 	}
 	return -1;
+}
+
+int vms_flag_addr(const char *name, uint64_t *addr)
+{
+	uint64_t f, off_addr;
+	const char *cls;
+	if (flag_entry(name, &f, &cls) != 0 ||
+	    vms_field_offset(cls, "_addr", &off_addr) != 0)
+		return -1;
+	return vms_read_u64(f + off_addr, addr);
+}
+
+int vms_flag_is_default(const char *name)
+{
+	uint64_t f, off_flags, size;
+	uint8_t b[8] = { 0 };
+	const char *cls;
+	/* An enum before JDK 16, a short since. */
+	if (flag_entry(name, &f, &cls) != 0 ||
+	    vms_field_info(cls, "_flags", &off_flags, &size) != 0 ||
+	    size == 0 || size > sizeof(b) || vms_read(f + off_flags, b, size) != 0)
+		return -1;
+	uint8_t bits = b[0]; /* little-endian: the low byte */
+	/* The value's origin is the low 4 bits, 0 for the built-in default
+	 * (JVMFlag::VALUE_ORIGIN_MASK, the same since JDK 8). */
+	return (bits & 0xf) == 0;
 }
 
 uint32_t vms_thread_tid(JNIEnv *jni, jobject thread)

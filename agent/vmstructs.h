@@ -36,6 +36,9 @@ VMS_LOCAL int vms_field_info(const char *type, const char *field,
 VMS_LOCAL int vms_int_constant(const char *name, int32_t *v);
 /* Address of a -XX flag's value. */
 VMS_LOCAL int vms_flag_addr(const char *name, uint64_t *addr);
+/* 1 if flag NAME still has its built-in default (not set on the command
+ * line, by ergonomics or otherwise), 0 if not, -1 if unknown. */
+VMS_LOCAL int vms_flag_is_default(const char *name);
 
 /* Copy LEN bytes at ADDR of this process; 0 or -1 if unmapped. */
 VMS_LOCAL int vms_read(uint64_t addr, void *buf, size_t len);

@@ -57,6 +57,8 @@ run_jdk() {
 	v=$(agent_json "$s" nmethods)
 	t_check "$name: compiled methods recorded ($v)" [ "${v:-0}" -gt 20 ]
 	t_check "$name: every pc lies in its nmethod" [ "$(agent_json "$s" bad_pcs)" = 0 ]
+	t_check "$name: JVM's defaults: no method flagged coarse" \
+		[ "$(agent_json "$s" coarse)" = 0 ]
 	t_check "$name: every method id resolves to a name" \
 		[ "$(agent_json "$s" unresolved)" = 0 ]
 	"$CHECK" inlines "$out" 2>/dev/null >"$out.inl"
@@ -100,6 +102,43 @@ run_jdk() {
 		[ "$(agent_json "$out/meta.json" jvm.late_attach)" = False ]
 }
 
+# pcs per compiled method in summary S, times 1000.
+pcs_per_method() {
+	awk -v p="$(agent_json "$1" pcs)" -v n="$(agent_json "$1" nmethods)" \
+		'BEGIN { if (n > 0) printf "%d", 1000 * p / n; else print 0 }'
+}
+
+# -XX:-DebugNonSafepoints: HotSpot then maps only safepoint pcs, and the
+# agent must say so for every method (docs/AGENT.md, "Overhead").
+run_coarse() {
+	local name=$1 java=$2 out=$TESTTMP/coarse-$1
+	local s=$out.summary full=$TESTTMP/startup-$1.summary
+	"$java" -XX:+UnlockDiagnosticVMOptions -XX:-DebugNonSafepoints \
+		-agentpath:"$AGENT"=out="$out" -cp "$WL" HotInline 1.5 \
+		>"$out.stdout" 2>"$out.stderr"
+	t_check "$name: HotInline ran with DebugNonSafepoints off" \
+		grep -q "HotInline rounds=" "$out.stdout"
+	"$CHECK" summary "$out" >"$s" 2>"$out.notes"
+	local n c
+	n=$(agent_json "$s" nmethods)
+	c=$(agent_json "$s" coarse)
+	t_check "$name: DebugNonSafepoints off: all $n methods flagged coarse" \
+		[ "${n:-0}" -gt 20 -a "$c" = "$n" ]
+	t_check "$name: ... and a note says why" \
+		grep -q 'DebugNonSafepoints is set off' "$out.notes"
+	local pf pc
+	pf=$(pcs_per_method "$full")
+	pc=$(pcs_per_method "$s")
+	t_check "$name: ... with under 70% of the pcs per method ($pc vs $pf per 1000)" \
+		[ "${pc:-0}" -gt 0 -a "$((pc * 10))" -lt "$((pf * 7))" ]
+	if [ -x "$JPBPF_PLAIN" ]; then
+		t_check "$name: info says coarse_pcmaps" \
+			[ "$("$JPBPF_PLAIN" info "$out" --json | jq -r .jvm.coarse_pcmaps)" = true ]
+	else
+		t_skip "$name: jpbpf info coarse_pcmaps" "no $JPBPF_PLAIN"
+	fi
+}
+
 # Lambdas are hidden classes: rebuilt from JVMTI (agent_hidden tests more).
 lambda_rebuilt() {
 	"$CHECK" class_flags "$1" 2>/dev/null |
@@ -121,6 +160,7 @@ run_lambdas() {
 
 while read -r name java; do
 	run_jdk "$name" "$java"
+	run_coarse "$name" "$java"
 	run_lambdas "$name" "$java"
 done < <(agent_jdks)
 [ -z "$(agent_jdks)" ] && t_skip "agent at start-up" "no JDK found"

@@ -131,6 +131,17 @@ struct edge {
 	uint32_t next; /* + 1 */
 };
 
+/* A state held back until all of a method entry's states are known
+ * (flow_stage_begin / flow_stage_end). */
+struct staged {
+	struct frame *top, *below;
+	uint32_t from;
+	uint32_t seq;  /* order of staging */
+	uint32_t ev;   /* the evidence for its top method (choice rule) */
+	uint32_t rank; /* its place among FROM's successors, by evidence */
+	uint8_t lost;
+};
+
 struct step {
 	uint32_t first, n;
 	uint32_t ev;   /* index of the decoded event */
@@ -242,6 +253,12 @@ struct flow {
 	struct jpb_flow_event *all;
 	size_t nall, capall;
 	int win_trunc; /* a pending step was truncated */
+	/* a method entry's states before the cap (flow_stage_end) */
+	struct staged *stage;
+	size_t nstage, capstage;
+	uint32_t *stage_ord;
+	size_t capord;
+	int staging;
 	struct gapmark *gaps;
 	size_t ngaps, capg;
 	/* per method, events placed there for sure so far (decoded, certain) */
@@ -385,6 +402,12 @@ int flow_step_begin(struct flow *f, uint32_t ev, int emit, uint8_t op);
 int flow_add_node_below(struct flow *f, struct frame *top, int lost,
 			uint32_t from, struct frame *below);
 int flow_add_node(struct flow *f, struct frame *top, int lost, uint32_t from);
+/* Between the two, states added to the current step are held back; at
+ * the end they are added, as they came when they fit under max_states,
+ * else breadth-first over their predecessors (RECONSTRUCTION.md,
+ * "Pruning"). */
+void flow_stage_begin(struct flow *f);
+int flow_stage_end(struct flow *f);
 void flow_drop_lost(struct flow *f);
 int flow_flush_some(struct flow *f, uint32_t chosen, int all);
 int flow_flush_first(struct flow *f);

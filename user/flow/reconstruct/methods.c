@@ -228,6 +228,8 @@ void flow_free(struct flow *f)
 	free(f->proven);
 	free(f->nodes);
 	free(f->edges);
+	free(f->stage);
+	free(f->stage_ord);
 	free(f->steps);
 	flow_arena_free(f->arena);
 	free(f->out);

@@ -108,6 +108,9 @@ static int step_entry(struct flow *f, uint32_t i, unsigned codelet)
 		return 0;
 	uint32_t p0 = flow_cur_step(f)->first, pn = flow_cur_step(f)->n;
 	int err = flow_step_begin(f, i, 0, 0);
+	/* a virtual call may have hundreds of candidate callees: the cap
+	 * is applied once all are known (flow_stage_end) */
+	flow_stage_begin(f);
 	for (uint32_t k = p0; k < p0 + pn && !err; k++) {
 		struct frame *t = f->nodes[k].top;
 		if (!t) {
@@ -118,7 +121,7 @@ static int step_entry(struct flow *f, uint32_t i, unsigned codelet)
 			continue;
 		const struct jhier_method *c;
 		int nc = flow_call_targets(f, t, &c);
-		uint32_t before = flow_cur_step(f)->n;
+		size_t before = f->nstage;
 		for (int j = 0; j < nc && !err; j++) {
 			uint32_t m;
 			err = flow_meth_index(f, &c[j], &m);
@@ -133,12 +136,13 @@ static int step_entry(struct flow *f, uint32_t i, unsigned codelet)
 			err = flow_linkage_targets(f, t, k);
 		if (!err)
 			err = flow_hidden_targets(f, t, k);
-		if (!err && flow_cur_step(f)->n == before)
+		if (!err && f->nstage == before)
 			/* an unknown callee: found by resynchronisation, on top
 			 * of its caller's known frames */
 			err = flow_add_node_below(f, NULL, LOST_AT_ENTRY, k, t);
 	}
-	return err;
+	int end = flow_stage_end(f);
+	return err ? err : end;
 }
 
 /* An exception continues at a handler of the top frame or of a caller. */

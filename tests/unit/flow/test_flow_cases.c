@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "flow/flow.h"
+#include "event_script.h"
 #include "java_fixture.h"
 
 static const char *src =
@@ -59,8 +60,7 @@ enum { CL_ENTRY = 1, CL_EXC = 2 };
 struct fx {
 	struct jprog *p;
 	struct flow *f;
-	struct jpb_decoded_event ev[128];
-	size_t n;
+	struct event_script s;
 };
 
 static int setup(void **state)
@@ -96,43 +96,10 @@ static int teardown(void **state)
 	if (x) {
 		flow_free(x->f);
 		jprog_free(x->p);
+		script_fini(&x->s);
 		free(x);
 	}
 	return 0;
-}
-
-static struct jpb_decoded_event *add(struct fx *x, uint8_t kind)
-{
-	assert_true(x->n < 128);
-	struct jpb_decoded_event *e = &x->ev[x->n++];
-	memset(e, 0, sizeof(*e));
-	e->kind = kind;
-	e->tsc = 1000 + x->n;
-	return e;
-}
-
-/* Interpreted opcodes, then -1. */
-static void ops(struct fx *x, ...)
-{
-	va_list ap;
-	va_start(ap, x);
-	for (int op; (op = va_arg(ap, int)) >= 0;)
-		add(x, JPB_DEV_INTERP)->opcode = (uint8_t)op;
-	va_end(ap);
-}
-
-static void tr(struct fx *x, uint8_t what, uint64_t arg)
-{
-	struct jpb_decoded_event *e = add(x, JPB_DEV_TRANSITION);
-	e->what = what;
-	e->arg = arg;
-}
-
-static void compiled(struct fx *x, uint64_t id, int32_t bci)
-{
-	struct jpb_decoded_event *e = add(x, JPB_DEV_COMPILED);
-	e->nframes = 1;
-	e->frames[0] = (struct jpb_decoded_frame){ id, bci };
 }
 
 struct want {
@@ -160,7 +127,7 @@ static void check_flow(struct fx *x, struct flow *fl, const struct want *w,
 	const struct jpb_flow_event *out;
 	size_t n;
 	struct flow_summary s;
-	assert_int_equal(flow_thread(fl, x->ev, x->n, &out, &n, &s), 0);
+	assert_int_equal(flow_thread(fl, x->s.ev, x->s.n, &out, &n, &s), 0);
 	for (size_t i = 0; i < n && i < nw; i++) {
 		const struct flow_method_info *m = flow_method(fl, out[i].method);
 		char got[160];
@@ -193,9 +160,9 @@ static void test_straight(void **state)
 {
 	struct fx *x = *state;
 	SKIP_IF_NO_JAVAC(x);
-	x->n = 0;
-	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
-	ops(x, 0x1a, 0x1b, 0x60, 0x3d, 0x1c, 0x05, 0x68, 0xac, -1);
+	x->s.n = 0;
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	script_ops(&x->s, 0x1a, 0x1b, 0x60, 0x3d, 0x1c, 0x05, 0x68, 0xac, -1);
 	static const struct want w[] = {
 		{ "Cases.straight", 0, C, 1 }, { "Cases.straight", 1, C, 1 },
 		{ "Cases.straight", 2, C, 1 }, { "Cases.straight", 3, C, 1 },
@@ -209,10 +176,10 @@ static void test_loop_exit(void **state)
 {
 	struct fx *x = *state;
 	SKIP_IF_NO_JAVAC(x);
-	x->n = 0;
-	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	x->s.n = 0;
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
 	/* loop(1): one iteration, then the exit: both start with iload_1. */
-	ops(x, 0x03, 0x3c, 0x03, 0x3d, 0x1c, 0x1a, 0xa2, /* init, test */
+	script_ops(&x->s, 0x03, 0x3c, 0x03, 0x3d, 0x1c, 0x1a, 0xa2, /* init, test */
 	    0x1b, 0x1c, 0x60, 0x3c, 0x84, 0xa7,           /* body */
 	    0x1c, 0x1a, 0xa2, 0x1b, 0xac, -1);            /* test, exit */
 	static const struct want w[] = {
@@ -233,11 +200,11 @@ static void test_identical_getters(void **state)
 {
 	struct fx *x = *state;
 	SKIP_IF_NO_JAVAC(x);
-	x->n = 0;
-	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
-	ops(x, 0x2a, 0xb6, -1);
-	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
-	ops(x, 0x2a, 0xb4, 0xac, 0xac, -1);
+	x->s.n = 0;
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	script_ops(&x->s, 0x2a, 0xb6, -1);
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	script_ops(&x->s, 0x2a, 0xb4, 0xac, 0xac, -1);
 	static const struct want w[] = {
 		{ "Cases.callGet", 0, C, 1 }, { "Cases.callGet", 1, C, 1 },
 		{ "A|B", 0, CH, 2 }, { "A|B", 1, CH, 2 }, { "A|B", 4, CH, 2 },
@@ -250,21 +217,21 @@ static void test_exception_two_frames(void **state)
 {
 	struct fx *x = *state;
 	SKIP_IF_NO_JAVAC(x);
-	x->n = 0;
-	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
-	ops(x, 0x1a, 0xb8, -1); /* catcher */
-	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
-	ops(x, 0x1a, 0xb8, -1); /* middle */
-	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
-	ops(x, 0x1a, 0x9e, 0xbb, 0x59, 0xb7, -1); /* thrower */
+	x->s.n = 0;
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	script_ops(&x->s, 0x1a, 0xb8, -1); /* catcher */
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	script_ops(&x->s, 0x1a, 0xb8, -1); /* middle */
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	script_ops(&x->s, 0x1a, 0x9e, 0xbb, 0x59, 0xb7, -1); /* thrower */
 	/* IllegalStateException.<init> runs outside the traced code. */
-	tr(x, JPB_TR_DISABLED, 0);
-	tr(x, JPB_TR_ENABLED, 0);
-	ops(x, 0xbf, -1);
-	tr(x, JPB_TR_DISABLED, 0);
-	tr(x, JPB_TR_ENABLED, 0);
-	tr(x, JPB_TR_INTERP_STUB, CL_EXC);
-	ops(x, 0x4c, 0x02, 0xac, -1); /* catcher's handler */
+	script_transition(&x->s, JPB_TR_DISABLED, 0);
+	script_transition(&x->s, JPB_TR_ENABLED, 0);
+	script_ops(&x->s, 0xbf, -1);
+	script_transition(&x->s, JPB_TR_DISABLED, 0);
+	script_transition(&x->s, JPB_TR_ENABLED, 0);
+	script_transition(&x->s, JPB_TR_INTERP_STUB, CL_EXC);
+	script_ops(&x->s, 0x4c, 0x02, 0xac, -1); /* catcher's handler */
 	static const struct want w[] = {
 		{ "Cases.catcher", 0, CH, 2 }, { "Cases.catcher", 1, CH, 2 },
 		{ "Cases.middle", 0, CH, 2 }, { "Cases.middle", 1, CH, 2 },
@@ -281,16 +248,16 @@ static void test_compiled_anchor(void **state)
 {
 	struct fx *x = *state;
 	SKIP_IF_NO_JAVAC(x);
-	x->n = 0;
+	x->s.n = 0;
 	/* No entry seen: iload_0 invokestatic fits middle, catcher and
 	 * anchored; only anchored calls the compiled method that follows. */
-	ops(x, 0x1a, 0xb8, -1);
-	tr(x, JPB_TR_STUB, 1);
-	compiled(x, CALLEE_ID, 0);
-	compiled(x, CALLEE_ID, 1);
-	compiled(x, CALLEE_ID, 2);
-	compiled(x, CALLEE_ID, 3);
-	ops(x, 0x3c, 0x1b, 0x06, 0x68, 0xac, -1);
+	script_ops(&x->s, 0x1a, 0xb8, -1);
+	script_transition(&x->s, JPB_TR_STUB, 1);
+	script_compiled(&x->s, CALLEE_ID, 0);
+	script_compiled(&x->s, CALLEE_ID, 1);
+	script_compiled(&x->s, CALLEE_ID, 2);
+	script_compiled(&x->s, CALLEE_ID, 3);
+	script_ops(&x->s, 0x3c, 0x1b, 0x06, 0x68, 0xac, -1);
 	static const struct want w[] = {
 		{ "Cases.anchored", 0, CH, 2 }, { "Cases.anchored", 1, CH, 2 },
 		{ "Cases.compiledCallee", 0, DEC, 1 }, { "Cases.compiledCallee", 1, DEC, 1 },
@@ -311,19 +278,19 @@ static void test_recover_loop_iteration(void **state)
 {
 	struct fx *x = *state;
 	SKIP_IF_NO_JAVAC(x);
-	x->n = 0;
-	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
-	ops(x, 0x03, 0x3c, 0x03, 0x3d, 0x1c, 0x1a, 0xa2, -1);        /* init, test */
+	x->s.n = 0;
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	script_ops(&x->s, 0x03, 0x3c, 0x03, 0x3d, 0x1c, 0x1a, 0xa2, -1);        /* init, test */
 	for (int it = 0; it < 4; it++)
-		ops(x, 0x1b, 0x1c, 0x60, 0x3c, 0x84, 0xa7, 0x1c, 0x1a, 0xa2, -1);
-	add(x, JPB_DEV_GAP)->what = JPB_GAP_OVERFLOW;
+		script_ops(&x->s, 0x1b, 0x1c, 0x60, 0x3c, 0x84, 0xa7, 0x1c, 0x1a, 0xa2, -1);
+	script_add(&x->s, JPB_DEV_GAP)->what = JPB_GAP_OVERFLOW;
 	for (int it = 0; it < 2; it++)
-		ops(x, 0x1b, 0x1c, 0x60, 0x3c, 0x84, 0xa7, 0x1c, 0x1a, 0xa2, -1);
-	ops(x, 0x1b, 0xac, -1);                                        /* exit */
+		script_ops(&x->s, 0x1b, 0x1c, 0x60, 0x3c, 0x84, 0xa7, 0x1c, 0x1a, 0xa2, -1);
+	script_ops(&x->s, 0x1b, 0xac, -1);                                        /* exit */
 	const struct jpb_flow_event *out;
 	size_t n;
 	struct flow_summary s;
-	assert_int_equal(flow_thread(x->f, x->ev, x->n, &out, &n, &s), 0);
+	assert_int_equal(flow_thread(x->f, x->s.ev, x->s.n, &out, &n, &s), 0);
 	static const int32_t iter[] = { 9, 10, 11, 12, 13, 16, 4, 5, 6 };
 	/* 7 + 4 x 9 before the gap, 9 recovered, 2 x 9 + 2 after */
 	assert_int_equal(n, 7 + 36 + 9 + 18 + 2);
@@ -353,29 +320,29 @@ static void test_recover_recursion(void **state)
 {
 	struct fx *x = *state;
 	SKIP_IF_NO_JAVAC(x);
-	x->n = 0;
-	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
-	ops(x, 0x03, 0x3c, 0x03, 0x3d, 0x1c, 0x06, 0xa2, 0x1b, 0x1a, 0xb8, -1);
+	x->s.n = 0;
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	script_ops(&x->s, 0x03, 0x3c, 0x03, 0x3d, 0x1c, 0x06, 0xa2, 0x1b, 0x1a, 0xb8, -1);
 	for (int it = 0; it < 3; it++) {
-		tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
-		ops(x, F8, -1); /* fact(3) */
+		script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+		script_ops(&x->s, F8, -1); /* fact(3) */
 		if (it == 2) {
-			add(x, JPB_DEV_GAP)->what = JPB_GAP_OVERFLOW;
+			script_add(&x->s, JPB_DEV_GAP)->what = JPB_GAP_OVERFLOW;
 		} else {
-			tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
-			ops(x, F8, -1); /* fact(2) */
-			tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
-			ops(x, 0x1a, 0x04, 0xa3, 0x04, 0xac, 0x68, 0xac, -1);
+			script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+			script_ops(&x->s, F8, -1); /* fact(2) */
+			script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+			script_ops(&x->s, 0x1a, 0x04, 0xa3, 0x04, 0xac, 0x68, 0xac, -1);
 		}
-		ops(x, 0x68, 0xac, 0x60, 0x3c, 0x84, 0xa7, 0x1c, 0x06, 0xa2, -1);
-		ops(x, 0x1b, it == 2 ? 0xac : 0x1a, -1);
+		script_ops(&x->s, 0x68, 0xac, 0x60, 0x3c, 0x84, 0xa7, 0x1c, 0x06, 0xa2, -1);
+		script_ops(&x->s, 0x1b, it == 2 ? 0xac : 0x1a, -1);
 		if (it < 2)
-			ops(x, 0xb8, -1);
+			script_ops(&x->s, 0xb8, -1);
 	}
 	const struct jpb_flow_event *out;
 	size_t n;
 	struct flow_summary s;
-	assert_int_equal(flow_thread(x->f, x->ev, x->n, &out, &n, &s), 0);
+	assert_int_equal(flow_thread(x->f, x->s.ev, x->s.n, &out, &n, &s), 0);
 	static const int32_t lost[] = { 0, 1, 2, 7, 8, 9, 10, 11, /* fact(2) */
 					0, 1, 2, 5, 6,              /* fact(1) */
 					14, 15 };                   /* fact(2) */
@@ -411,15 +378,15 @@ static void test_recover_lost_loop_exit(void **state)
 {
 	struct fx *x = *state;
 	SKIP_IF_NO_JAVAC(x);
-	x->n = 0;
-	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
-	ops(x, 0x1a, 0xb8, -1);
-	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
-	ops(x, 0x03, 0x3c, 0x03, 0x3d, 0x1c, 0x1a, 0xa2, -1);
+	x->s.n = 0;
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	script_ops(&x->s, 0x1a, 0xb8, -1);
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	script_ops(&x->s, 0x03, 0x3c, 0x03, 0x3d, 0x1c, 0x1a, 0xa2, -1);
 	for (int it = 0; it < 2; it++)
-		ops(x, 0x1b, 0x1c, 0x60, 0x3c, 0x84, 0xa7, -1);
-	add(x, JPB_DEV_GAP)->what = JPB_GAP_OVERFLOW;
-	ops(x, 0xac, 0x10, 0x68, 0xac, -1);
+		script_ops(&x->s, 0x1b, 0x1c, 0x60, 0x3c, 0x84, 0xa7, -1);
+	script_add(&x->s, JPB_DEV_GAP)->what = JPB_GAP_OVERFLOW;
+	script_ops(&x->s, 0xac, 0x10, 0x68, 0xac, -1);
 	static const struct want w[] = {
 		{ "Cases.callLoop", 0, CH, 2 }, { "Cases.callLoop", 1, CH, 2 },
 		{ "Cases.loop", 0, CH, 2 }, { "Cases.loop", 1, CH, 2 },
@@ -450,15 +417,15 @@ static void test_resync_twins_until_pin(void **state)
 {
 	struct fx *x = *state;
 	SKIP_IF_NO_JAVAC(x);
-	x->n = 0;
-	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
-	ops(x, 0x1a, 0x06, 0x68, 0x04, 0x60, 0xac, -1); /* twin */
-	ops(x, 0x3c, 0x1b, 0x10, 0x64, 0xac, -1);       /* viaP after the call */
-	compiled(x, ANCHORED_ID, 0);
-	compiled(x, ANCHORED_ID, 1);
-	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
-	ops(x, 0x1a, 0x04, 0x60, 0xac, -1);             /* compiledCallee */
-	compiled(x, ANCHORED_ID, 4);
+	x->s.n = 0;
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	script_ops(&x->s, 0x1a, 0x06, 0x68, 0x04, 0x60, 0xac, -1); /* twin */
+	script_ops(&x->s, 0x3c, 0x1b, 0x10, 0x64, 0xac, -1);       /* viaP after the call */
+	script_compiled(&x->s, ANCHORED_ID, 0);
+	script_compiled(&x->s, ANCHORED_ID, 1);
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	script_ops(&x->s, 0x1a, 0x04, 0x60, 0xac, -1);             /* compiledCallee */
+	script_compiled(&x->s, ANCHORED_ID, 4);
 #define TW "Cases$P.twin|Cases$Q.twin"
 	static const struct want w[] = {
 		{ TW, 0, CH, 2 }, { TW, 1, CH, 2 }, { TW, 2, CH, 2 },
@@ -486,10 +453,10 @@ static void test_return_matches_call(void **state)
 {
 	struct fx *x = *state;
 	SKIP_IF_NO_JAVAC(x);
-	x->n = 0;
-	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
-	ops(x, 0x1a, 0x06, 0x68, 0x04, 0x60, 0xac, -1); /* twin */
-	ops(x, 0x3c, 0x1b, 0x08, 0x68, 0xac, -1);       /* viaQ after the call */
+	x->s.n = 0;
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	script_ops(&x->s, 0x1a, 0x06, 0x68, 0x04, 0x60, 0xac, -1); /* twin */
+	script_ops(&x->s, 0x3c, 0x1b, 0x08, 0x68, 0xac, -1);       /* viaQ after the call */
 	static const struct want w[] = {
 		{ "Cases$Q.twin", 0, CH, 2 }, { "Cases$Q.twin", 1, CH, 2 },
 		{ "Cases$Q.twin", 2, CH, 2 }, { "Cases$Q.twin", 3, CH, 2 },
@@ -510,15 +477,15 @@ static void test_state_cap_not_certain(void **state)
 {
 	struct fx *x = *state;
 	SKIP_IF_NO_JAVAC(x);
-	x->n = 0;
-	compiled(x, OUTER_ID, 0);
-	compiled(x, OUTER_ID, 1);
-	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
-	ops(x, 0x2a, 0xb6, -1);       /* callGet */
-	tr(x, JPB_TR_METHOD_ENTRY, CL_ENTRY);
-	ops(x, 0x2a, 0xb4, 0xac, -1); /* a getter */
-	ops(x, 0xac, -1);             /* callGet returns */
-	compiled(x, OUTER_ID, 4);
+	x->s.n = 0;
+	script_compiled(&x->s, OUTER_ID, 0);
+	script_compiled(&x->s, OUTER_ID, 1);
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	script_ops(&x->s, 0x2a, 0xb6, -1);       /* callGet */
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	script_ops(&x->s, 0x2a, 0xb4, 0xac, -1); /* a getter */
+	script_ops(&x->s, 0xac, -1);             /* callGet returns */
+	script_compiled(&x->s, OUTER_ID, 4);
 	static const struct want all[] = {
 		{ "Cases.outer", 0, DEC, 1 }, { "Cases.outer", 1, DEC, 1 },
 		{ "Cases.callGet", 0, C, 1 }, { "Cases.callGet", 1, C, 1 },
@@ -545,12 +512,12 @@ static void test_unexplained_is_unknown(void **state)
 {
 	struct fx *x = *state;
 	SKIP_IF_NO_JAVAC(x);
-	x->n = 0;
+	x->s.n = 0;
 	/* monitorenter appears in no loaded method: never placed. */
-	ops(x, 0xc2, -1);
+	script_ops(&x->s, 0xc2, -1);
 	const struct jpb_flow_event *out;
 	size_t n;
-	assert_int_equal(flow_thread(x->f, x->ev, x->n, &out, &n, NULL), 0);
+	assert_int_equal(flow_thread(x->f, x->s.ev, x->s.n, &out, &n, NULL), 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(out[0].status, JPB_FLOW_UNKNOWN);
 	assert_int_equal(out[0].method, 0);

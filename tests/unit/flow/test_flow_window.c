@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "flow/flow.h"
+#include "event_script.h"
 #include "java_fixture.h"
 
 static const char *src =
@@ -32,8 +33,7 @@ static const char *src =
 
 struct fx {
 	struct jprog *p;
-	struct jpb_decoded_event *ev;
-	size_t n, cap;
+	struct event_script s;
 };
 
 static int setup(void **state)
@@ -56,40 +56,10 @@ static int teardown(void **state)
 	struct fx *x = *state;
 	if (x) {
 		jprog_free(x->p);
-		free(x->ev);
+		script_fini(&x->s);
 		free(x);
 	}
 	return 0;
-}
-
-static struct jpb_decoded_event *add(struct fx *x, uint8_t kind)
-{
-	if (x->n == x->cap) {
-		x->cap = x->cap ? x->cap * 2 : 256;
-		x->ev = realloc(x->ev, x->cap * sizeof(*x->ev));
-		assert_non_null(x->ev);
-	}
-	struct jpb_decoded_event *e = &x->ev[x->n++];
-	memset(e, 0, sizeof(*e));
-	e->kind = kind;
-	e->tsc = 1000 + x->n;
-	return e;
-}
-
-static void ops(struct fx *x, ...)
-{
-	va_list ap;
-	va_start(ap, x);
-	for (int op; (op = va_arg(ap, int)) >= 0;)
-		add(x, JPB_DEV_INTERP)->opcode = (uint8_t)op;
-	va_end(ap);
-}
-
-static void entry(struct fx *x)
-{
-	struct jpb_decoded_event *e = add(x, JPB_DEV_TRANSITION);
-	e->what = JPB_TR_METHOD_ENTRY;
-	e->arg = CL_ENTRY;
 }
 
 /* down(DEPTH) interpreted: each level runs iload_0 ifne iload_0 iconst_1
@@ -97,15 +67,15 @@ static void entry(struct fx *x)
  * ireturn (0 1 4 5), then every level iconst_1 iadd ireturn (12 13 14). */
 static void build(struct fx *x)
 {
-	x->n = 0;
-	entry(x);
+	x->s.n = 0;
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
 	for (int i = 0; i < DEPTH; i++) {
-		ops(x, 0x1a, 0x9a, 0x1a, 0x04, 0x64, 0xb8, -1);
-		entry(x);
+		script_ops(&x->s, 0x1a, 0x9a, 0x1a, 0x04, 0x64, 0xb8, -1);
+		script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
 	}
-	ops(x, 0x1a, 0x9a, 0x03, 0xac, -1);
+	script_ops(&x->s, 0x1a, 0x9a, 0x03, 0xac, -1);
 	for (int i = 0; i < DEPTH; i++)
-		ops(x, 0x04, 0x60, 0xac, -1);
+		script_ops(&x->s, 0x04, 0x60, 0xac, -1);
 }
 
 /* The flow of the events with flow_opts.window WINDOW, copied. */
@@ -117,7 +87,7 @@ static struct jpb_flow_event *run(struct fx *x, unsigned window, size_t *n,
 	assert_int_equal(flow_alloc(&f, x->p, &o), 0);
 	assert_int_equal(flow_set_codelet(f, CL_ENTRY, "zerolocals"), 0);
 	const struct jpb_flow_event *out;
-	assert_int_equal(flow_thread(f, x->ev, x->n, &out, n, s), 0);
+	assert_int_equal(flow_thread(f, x->s.ev, x->s.n, &out, n, s), 0);
 	struct jpb_flow_event *v = malloc((*n + 1) * sizeof(*v));
 	assert_non_null(v);
 	memcpy(v, out, *n * sizeof(*v));
@@ -206,10 +176,10 @@ static void test_windows_same_as_one(void **state)
 	/* a gap in the middle of the unwinding: the position is found again
 	 * by resynchronisation, identically whatever the window */
 	build(x);
-	add(x, JPB_DEV_TRANSITION); /* room for one more event */
-	size_t at = x->n - 1 - 3 * (DEPTH / 2);
-	memmove(&x->ev[at + 1], &x->ev[at], (x->n - 1 - at) * sizeof(*x->ev));
-	struct jpb_decoded_event *g = &x->ev[at];
+	script_add(&x->s, JPB_DEV_TRANSITION); /* room for one more event */
+	size_t at = x->s.n - 1 - 3 * (DEPTH / 2);
+	memmove(&x->s.ev[at + 1], &x->s.ev[at], (x->s.n - 1 - at) * sizeof(*x->s.ev));
+	struct jpb_decoded_event *g = &x->s.ev[at];
 	memset(g, 0, sizeof(*g));
 	g->kind = JPB_DEV_GAP;
 	g->what = JPB_GAP_OVERFLOW;

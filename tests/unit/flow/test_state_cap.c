@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "flow/flow.h"
+#include "event_script.h"
 #include "java_fixture.h"
 
 static const char *src =
@@ -39,8 +40,7 @@ enum { CL_ENTRY = 1 };
 
 struct fx {
 	struct jprog *p;
-	struct jpb_decoded_event ev[64];
-	size_t n;
+	struct event_script s;
 };
 
 static int setup(void **state)
@@ -68,43 +68,10 @@ static int teardown(void **state)
 	struct fx *x = *state;
 	if (x) {
 		jprog_free(x->p);
+		script_fini(&x->s);
 		free(x);
 	}
 	return 0;
-}
-
-static struct jpb_decoded_event *add(struct fx *x, uint8_t kind)
-{
-	assert_true(x->n < 64);
-	struct jpb_decoded_event *e = &x->ev[x->n++];
-	memset(e, 0, sizeof(*e));
-	e->kind = kind;
-	e->tsc = 1000 + x->n;
-	return e;
-}
-
-/* Interpreted opcodes, then -1. */
-static void ops(struct fx *x, ...)
-{
-	va_list ap;
-	va_start(ap, x);
-	for (int op; (op = va_arg(ap, int)) >= 0;)
-		add(x, JPB_DEV_INTERP)->opcode = (uint8_t)op;
-	va_end(ap);
-}
-
-static void entry(struct fx *x)
-{
-	struct jpb_decoded_event *e = add(x, JPB_DEV_TRANSITION);
-	e->what = JPB_TR_METHOD_ENTRY;
-	e->arg = CL_ENTRY;
-}
-
-static void compiled(struct fx *x, uint64_t id, int32_t bci)
-{
-	struct jpb_decoded_event *e = add(x, JPB_DEV_COMPILED);
-	e->nframes = 1;
-	e->frames[0] = (struct jpb_decoded_frame){ id, bci };
 }
 
 struct want {
@@ -124,7 +91,7 @@ static void check(struct fx *x, unsigned max_states, const struct want *w, size_
 	assert_int_equal(flow_set_codelet(f, CL_ENTRY, "zerolocals"), 0);
 	const struct jpb_flow_event *out;
 	size_t n;
-	assert_int_equal(flow_thread(f, x->ev, x->n, &out, &n, NULL), 0);
+	assert_int_equal(flow_thread(f, x->s.ev, x->s.n, &out, &n, NULL), 0);
 	for (size_t i = 0; i < n && i < nw; i++) {
 		const struct flow_method_info *m = flow_method(f, out[i].method);
 		char got[160];
@@ -155,10 +122,10 @@ static void test_one_callee_not_crowded_out(void **state)
 {
 	struct fx *x = *state;
 	SKIP_IF_NO_JAVAC(x);
-	x->n = 0;
-	ops(x, 0x2a, 0xb6, -1);
-	entry(x);
-	ops(x, 0x2a, 0xb4, 0x05, 0x68, 0xac, 0xac, -1); /* Str.len, callLen returns */
+	x->s.n = 0;
+	script_ops(&x->s, 0x2a, 0xb6, -1);
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	script_ops(&x->s, 0x2a, 0xb4, 0x05, 0x68, 0xac, 0xac, -1); /* Str.len, callLen returns */
 	static const struct want w[] = {
 		{ "Cap.callLen", 0, CH, 2 },   { "Cap.callLen", 1, CH, 2 },
 		{ "Cap$Str.len", 0, CH, 2 },   { "Cap$Str.len", 1, CH, 2 },
@@ -179,17 +146,17 @@ static void test_cap_keeps_evidence(void **state)
 {
 	struct fx *x = *state;
 	SKIP_IF_NO_JAVAC(x);
-	x->n = 0;
-	compiled(x, BGET_ID, 0);
-	compiled(x, BGET_ID, 1);
-	compiled(x, BGET_ID, 4);
-	compiled(x, OUTER_ID, 0);
-	compiled(x, OUTER_ID, 1);
-	entry(x);
-	ops(x, 0x2a, 0xb6, -1); /* callGet */
-	entry(x);
-	ops(x, 0x2a, 0xb4, 0xac, 0xac, -1); /* a getter, callGet returns */
-	compiled(x, OUTER_ID, 4);
+	x->s.n = 0;
+	script_compiled(&x->s, BGET_ID, 0);
+	script_compiled(&x->s, BGET_ID, 1);
+	script_compiled(&x->s, BGET_ID, 4);
+	script_compiled(&x->s, OUTER_ID, 0);
+	script_compiled(&x->s, OUTER_ID, 1);
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	script_ops(&x->s, 0x2a, 0xb6, -1); /* callGet */
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	script_ops(&x->s, 0x2a, 0xb4, 0xac, 0xac, -1); /* a getter, callGet returns */
+	script_compiled(&x->s, OUTER_ID, 4);
 	static const struct want capped[] = {
 		{ "Cap$B.get", 0, DEC, 1 },   { "Cap$B.get", 1, DEC, 1 },
 		{ "Cap$B.get", 4, DEC, 1 },   { "Cap.outer", 0, DEC, 1 },

@@ -402,10 +402,10 @@ int flow_step_begin(struct flow *f, uint32_t ev, int emit, uint8_t op);
 int flow_add_node_below(struct flow *f, struct frame *top, int lost,
 			uint32_t from, struct frame *below);
 int flow_add_node(struct flow *f, struct frame *top, int lost, uint32_t from);
-/* Between the two, states added to the current step are held back; at
- * the end they are added, as they came when they fit under max_states,
- * else breadth-first over their predecessors (RECONSTRUCTION.md,
- * "Pruning"). */
+/* Between the two (begun right after flow_step_begin), states added to
+ * the current step are held back; at the end they are added as they
+ * came, or, if max_states drops one, all again breadth-first over their
+ * predecessors (RECONSTRUCTION.md, "Pruning"). */
 void flow_stage_begin(struct flow *f);
 int flow_stage_end(struct flow *f);
 void flow_drop_lost(struct flow *f);

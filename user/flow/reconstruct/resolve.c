@@ -153,17 +153,38 @@ static const uint32_t *stage_order(struct flow *f)
 	return ord;
 }
 
+/* Add the staged states to the current step, in ORD's order (NULL: as
+ * staged, up to the first the cap drops). */
+static int add_staged(struct flow *f, const uint32_t *ord)
+{
+	int err = 0;
+	const struct step *s = flow_cur_step(f);
+	for (size_t i = 0; i < f->nstage && !err && (ord || !s->trunc); i++) {
+		const struct staged *g = &f->stage[ord ? ord[i] : i];
+		err = flow_add_node_below(f, g->top, g->lost, g->from, g->below);
+	}
+	return err;
+}
+
 int flow_stage_end(struct flow *f)
 {
 	f->staging = 0;
-	size_t n = f->nstage;
-	const uint32_t *ord = NULL;
-	if (n > f->o.max_states - flow_cur_step(f)->n && !(ord = stage_order(f)))
-		return jpb_err_nomem;
-	int err = 0;
-	for (size_t i = 0; i < n && !err; i++) {
-		const struct staged *g = &f->stage[ord ? ord[i] : i];
-		err = flow_add_node_below(f, g->top, g->lost, g->from, g->below);
+	struct step *s = flow_cur_step(f);
+	/* staging begins with its step (flow_step_begin): S is empty */
+	size_t nedges0 = f->nedges;
+	int wtrunc0 = f->win_trunc;
+	int err = s->n ? jpb_err_internal : add_staged(f, NULL);
+	if (!err && s->trunc) {
+		/* The cap dropped one (merged states may fit however many
+		 * were staged): all again, by rank.  The step's states and
+		 * edges are all new, so they go back whole. */
+		const uint32_t *ord = stage_order(f);
+		f->nnodes = s->first;
+		s->n = 0;
+		f->nedges = nedges0;
+		s->trunc = 0;
+		f->win_trunc = wtrunc0;
+		err = ord ? add_staged(f, ord) : jpb_err_nomem;
 	}
 	f->nstage = 0;
 	return err;

@@ -91,6 +91,9 @@ static int step_interp(struct flow *f, uint32_t i, uint8_t op, int emit)
 {
 	uint32_t p0 = flow_cur_step(f)->first, pn = flow_cur_step(f)->n;
 	int err = flow_step_begin(f, i, emit, op);
+	/* a switch's cases times its candidate classes may exceed the cap
+	 * (flow_stage_end) */
+	flow_stage_begin(f);
 	for (uint32_t k = p0; k < p0 + pn && !err; k++) {
 		struct node *n = &f->nodes[k];
 		if (n->lost)
@@ -98,7 +101,8 @@ static int step_interp(struct flow *f, uint32_t i, uint8_t op, int emit)
 		else
 			err = interp_from(f, i, n->top, op, k);
 	}
-	return err;
+	int end = flow_stage_end(f);
+	return err ? err : end;
 }
 
 static int step_entry(struct flow *f, uint32_t i, unsigned codelet)

@@ -131,7 +131,7 @@ struct edge {
 	uint32_t next; /* + 1 */
 };
 
-/* A state held back until all of a method entry's states are known
+/* A state held back until all of a step's states are known
  * (flow_stage_begin / flow_stage_end). */
 struct staged {
 	struct frame *top, *below;
@@ -253,7 +253,7 @@ struct flow {
 	struct jpb_flow_event *all;
 	size_t nall, capall;
 	int win_trunc; /* a pending step was truncated */
-	/* a method entry's states before the cap (flow_stage_end) */
+	/* a step's states before the cap (flow_stage_end) */
 	struct staged *stage;
 	size_t nstage, capstage;
 	uint32_t *stage_ord;
@@ -402,10 +402,11 @@ int flow_step_begin(struct flow *f, uint32_t ev, int emit, uint8_t op);
 int flow_add_node_below(struct flow *f, struct frame *top, int lost,
 			uint32_t from, struct frame *below);
 int flow_add_node(struct flow *f, struct frame *top, int lost, uint32_t from);
-/* Between the two (begun right after flow_step_begin), states added to
- * the current step are held back; at the end they are added as they
- * came, or, if max_states drops one, all again breadth-first over their
- * predecessors (RECONSTRUCTION.md, "Pruning"). */
+/* Between the two (begun right after flow_step_begin, by method entries
+ * and interpreted steps), states added to the current step are held back;
+ * at the end they are added as they came, or, if max_states drops one,
+ * all again by rank: every predecessor's likeliest successor before any
+ * one's second (RECONSTRUCTION.md, "Pruning"). */
 void flow_stage_begin(struct flow *f);
 int flow_stage_end(struct flow *f);
 void flow_drop_lost(struct flow *f);

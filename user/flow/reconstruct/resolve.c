@@ -92,12 +92,19 @@ int flow_step_begin(struct flow *f, uint32_t ev, int emit, uint8_t op)
 	return 0;
 }
 
+/* The evidence for a state whose top frame is TOP: events placed for sure
+ * in its method so far (the choice rule's, and the cap's rank). */
+static uint32_t top_evidence(const struct flow *f, const struct frame *top)
+{
+	return top && top->meth < f->nproven ? f->proven[top->meth] : 0;
+}
+
 static int stage(struct flow *f, struct frame *top, int lost, uint32_t from,
 		 struct frame *below)
 {
 	if (JPB_GROW(f->stage, f->nstage, f->capstage))
 		return jpb_err_nomem;
-	uint32_t ev = top && top->meth < f->nproven ? f->proven[top->meth] : 0;
+	uint32_t ev = top_evidence(f, top);
 	f->stage[f->nstage] = (struct staged){ top, below, from, (uint32_t)f->nstage, ev, 0,
 					       (uint8_t)lost };
 	f->nstage++;
@@ -226,8 +233,7 @@ int flow_add_node_below(struct flow *f, struct frame *top, int lost,
 	n->doubt |= f->nodes[from].doubt;
 	/* The first edge is the chosen predecessor: the one with the most
 	 * evidence, the earliest on ties. */
-	uint64_t sc = f->nodes[from].score +
-		      (top && top->meth < f->nproven ? f->proven[top->meth] : 0);
+	uint64_t sc = f->nodes[from].score + top_evidence(f, top);
 	struct edge e = { from, 0 };
 	if (n->edge && sc > n->score) {
 		e.next = n->edge;

@@ -25,7 +25,7 @@ extern "C" {
  * with the same major version; minor versions only add record types or
  * append fields to the end of a payload. */
 #define JPB_FORMAT_MAJOR 1
-#define JPB_FORMAT_MINOR 0
+#define JPB_FORMAT_MINOR 1
 
 /* Largest payload a record may carry.  A larger length field is corruption,
  * never a reason to allocate. */

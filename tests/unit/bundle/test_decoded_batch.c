@@ -39,6 +39,9 @@ static void make_events(struct jpb_decoded_event *ev, size_t n)
 		} else if (e->kind == JPB_DEV_TRANSITION) {
 			e->what = (uint8_t)(1 + i % 8);
 			e->arg = i * 1000;
+			/* only a method entry carries it; some need two bytes */
+			if (e->what == JPB_TR_METHOD_ENTRY)
+				e->entry_locals = (uint32_t)(i % 3 ? i % 5 : i * 7);
 		} else {
 			e->what = (uint8_t)(1 + i % 5);
 			e->end_tsc = e->tsc + i;
@@ -76,6 +79,8 @@ static void same_head(const struct jpb_decoded_head *a, const struct jpb_decoded
 		assert_int_equal(a->what, b->what);
 		assert_int_equal(a->arg, b->arg);
 	}
+	if (a->kind == JPB_DEV_TRANSITION)
+		assert_int_equal(a->entry_locals, b->entry_locals);
 	if (a->kind == JPB_DEV_GAP)
 		assert_int_equal(a->end_tsc, b->end_tsc);
 }
@@ -103,6 +108,9 @@ static void check_batches(size_t batch, size_t room)
 			assert_int_equal(jpb_decoded_event_next_noip(&c1, &e, one, &p1), 0);
 			same_head(&h[k], &e);
 			assert_int_equal(h[k].nframes, ev[done + k].nframes);
+			if (h[k].kind == JPB_DEV_TRANSITION)
+				assert_int_equal(h[k].entry_locals,
+						 ev[done + k].entry_locals);
 			for (uint32_t f = 0; f < e.nframes; f++) {
 				assert_int_equal(fr[used + f].method_id, one[f].method_id);
 				assert_int_equal(fr[used + f].bci, one[f].bci);

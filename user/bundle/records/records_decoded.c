@@ -175,6 +175,8 @@ static size_t put_tail(uint8_t *tmp, const struct jpb_decoded_event *e)
 		tmp[n++] = e->what;
 		n += jpb_put_uleb(tmp + n, e->ip);
 		n += jpb_put_uleb(tmp + n, e->arg);
+		if (e->what == JPB_TR_METHOD_ENTRY)
+			n += jpb_put_uleb(tmp + n, e->entry_locals);
 		break;
 	case JPB_DEV_GAP:
 		tmp[n++] = e->what;
@@ -266,6 +268,12 @@ event_next(struct jpb_cur *c, struct jpb_decoded_head *h,
 		if (jpb_cur_u8(c, &h->what) || get_ip(c, &h->ip, want_ip) ||
 		    get_uleb(c, &h->arg))
 			return jpb_err_corrupt;
+		h->entry_locals = 0;
+		if (h->what == JPB_TR_METHOD_ENTRY) {
+			if (get_uleb(c, &v) || v > UINT32_MAX)
+				return jpb_err_corrupt;
+			h->entry_locals = (uint32_t)v;
+		}
 		return 0;
 	case JPB_DEV_GAP:
 		if (jpb_cur_u8(c, &h->what) || get_uleb(c, &v) ||
@@ -333,6 +341,7 @@ int jpb_decoded_event_get(struct jpb_cur *c, struct jpb_decoded_event *e,
 		e->what = h.what;
 		e->ip = h.ip;
 		e->arg = h.arg;
+		e->entry_locals = h.entry_locals;
 	} else if (h.kind == JPB_DEV_GAP) {
 		e->what = h.what;
 		e->ip = h.ip;

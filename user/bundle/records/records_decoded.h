@@ -97,7 +97,8 @@ enum jpb_decoded_kind {
 };
 
 enum jpb_decoded_transition {
-	JPB_TR_METHOD_ENTRY = 1, /* interpreter method entry; arg = codelet index */
+	JPB_TR_METHOD_ENTRY = 1, /* interpreter method entry; arg = codelet index,
+				  * entry_locals as below */
 	JPB_TR_INTERP_STUB = 2,  /* other interpreter code (return entry,
 				  * exception/deopt continuation); arg = codelet */
 	JPB_TR_STUB = 3,         /* generated stub or adapter; arg = blob index */
@@ -125,8 +126,19 @@ struct jpb_decoded_event {
 	uint64_t end_tsc; /* GAP */
 	uint64_t ip;      /* COMPILED pc, TRANSITION ip, GAP pt offset */
 	uint64_t arg;     /* TRANSITION */
+	/* TRANSITION METHOD_ENTRY: 1 + the locals the entry's loop zeroed
+	 * (HotSpot's max_locals minus the parameters' slots), which tells
+	 * methods apart where the opcodes cannot; 0 when not known (no such
+	 * loop, or the decoder could not count it). */
+	uint32_t entry_locals;
 	struct jpb_decoded_frame frames[JPB_DECODED_MAX_FRAMES];
 };
+
+/* The locals an entry event says its method zeroed, or -1 if unknown. */
+static inline int jpb_entry_zeroed_locals(uint32_t entry_locals)
+{
+	return entry_locals ? (int)(entry_locals - 1) : -1;
+}
 
 /* Append E to BUF; its time is coded relative to *prev_tsc, which is
  * updated. */
@@ -178,6 +190,7 @@ struct jpb_decoded_head {
 	uint64_t end_tsc; /* GAP */
 	uint64_t ip;
 	uint64_t arg;     /* TRANSITION */
+	uint32_t entry_locals; /* METHOD_ENTRY, as in jpb_decoded_event */
 };
 
 /* As jpb_decoded_event_get, but a compiled event's frames are stored at

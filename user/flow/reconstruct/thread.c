@@ -196,7 +196,8 @@ int flow_push(struct flow *f, const struct jpb_decoded_event *e)
 							   JPB_DECODED_MAX_FRAMES;
 	memcpy(fr, e->frames, nf * sizeof(*fr));
 	struct jpb_decoded_head h = { e->kind, e->opcode, e->tos, e->what, nf,
-				      e->tsc, e->end_tsc, e->ip, e->arg };
+				      e->tsc, e->end_tsc, e->ip, e->arg,
+				      e->entry_locals };
 	return flow_push_head(f, &h);
 }
 

@@ -29,7 +29,7 @@ BASEFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 LDSAN     := -fsanitize=address,undefined
 endif
 ALL_CFLAGS := $(BASEFLAGS) $(CFLAGS)
-LIBS     := -lbpf -lelf -ldw -lipt -ljansson -lz -ldeflate -lpthread -lm
+LIBS     := -lbpf -lelf -ldw -lipt -lcapstone -ljansson -lz -ldeflate -lpthread -lm
 
 # ---- sources -----------------------------------------------------------
 BUNDLE_SRCS := $(sort $(shell find user/bundle -name '*.c'))

@@ -34,6 +34,10 @@ struct jpd_codelet {
 	int32_t bytecode;
 	uint32_t index;
 	uint8_t what; /* transition kind when entered at begin */
+	uint8_t zerolocals; /* a zerolocals method entry (its description) */
+	/* zerolocals: the jcc of its locals-zeroing loop, 0 if not found
+	 * (entryloop.c; DECODER.md "Entry locals") */
+	uint64_t loop_jcc;
 };
 
 struct jpd_dispatch {
@@ -86,6 +90,7 @@ struct jpd_image {
 	size_t nstatic;
 	uint64_t missing_pcmaps, unload_mismatch;
 	uint64_t coarse_pcmaps; /* JPB_NM_F_COARSE: only safepoint pcs */
+	uint32_t zl_entries, zl_loops; /* zerolocals entries, loops found */
 	uint64_t codelen; /* bytes in codefile */
 	char **files;     /* paths of file sections (maps stream) */
 	size_t nfiles, files_missing;
@@ -110,6 +115,11 @@ const struct jpd_dispatch *jpd_find_dispatch(const struct jpd_image *im,
 					     uint64_t ip);
 const struct jpd_codelet *jpd_find_codelet(const struct jpd_image *im,
 					   uint64_t ip);
+/* The locals-zeroing loop of a zerolocals method entry's CODE (LEN bytes
+ * at ADDR): *JCC = the address of its backward jcc, or 0 when the first
+ * backward conditional jump inside the code is not a short loop with a
+ * push (entryloop.c).  Returns 0, or jpb_err_internal if Capstone fails. */
+int jpd_entry_loop(const uint8_t *code, size_t len, uint64_t addr, uint64_t *jcc);
 /* First pc map entry at or after pc, or npcs. */
 uint32_t jpd_pc_lower(const struct jpd_nmethod *nm, uint64_t pc);
 

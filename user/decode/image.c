@@ -8,6 +8,7 @@
  * which a read callback would defeat.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -69,8 +70,12 @@ static int on_codelet(struct loader *l, const struct jpb_rec_jvm_codelet *c)
 		return 0;
 	if (JPB_GROW(im->codelets, im->ncodelets, l->capcl))
 		return jpb_err_nomem;
+	uint8_t what = codelet_what(&c->description);
 	im->codelets[im->ncodelets++] = (struct jpd_codelet){
-		c->begin, c->end, c->bytecode, c->index, codelet_what(&c->description)
+		c->begin, c->end, c->bytecode, c->index, what,
+		what == JPB_TR_METHOD_ENTRY &&
+			memmem(c->description.ptr, c->description.len, "zerolocals", 10),
+		0
 	};
 	return 0;
 }
@@ -183,7 +188,8 @@ static int on_nmethod(struct loader *l, const struct jpb_rec_jvm_nmethod_load *n
 	}
 	if (rc)
 		return rc;
-	qsort(nm->pcs, nm->npcs, sizeof(*nm->pcs), cmp_pc);
+	if (nm->npcs) /* qsort's array must not be NULL (UBSan) */
+		qsort(nm->pcs, nm->npcs, sizeof(*nm->pcs), cmp_pc);
 	rc = encode_tails(nm);
 	if (rc)
 		return rc;
@@ -242,6 +248,49 @@ static int on_record(struct loader *l, const struct jpb_record *rec)
 		return 0;
 	}
 	return 0;
+}
+
+/* The interpreter code holding [BEGIN, END), read from the code file
+ * into BUF: 0, or 1 if no interpreter blob holds it all. */
+static int interp_bytes(const struct loader *l, int fd, uint64_t begin,
+			uint64_t end, uint8_t *buf)
+{
+	for (size_t i = 0; i < l->npend; i++) {
+		const struct pending *p = &l->pend[i];
+		if (p->kind != SK_INTERP || begin < p->vaddr || end > p->vaddr + p->size)
+			continue;
+		ssize_t want = (ssize_t)(end - begin);
+		return pread(fd, buf, (size_t)want, (off_t)(p->off + begin - p->vaddr)) != want;
+	}
+	return 1;
+}
+
+/* Each zerolocals entry's locals loop, found in its bytes (entryloop.c):
+ * the decoder counts the loop's jcc at every interpreted entry. */
+static int find_entry_loops(struct loader *l)
+{
+	struct jpd_image *im = l->im;
+	int fd = open(im->codefile, O_RDONLY | O_CLOEXEC), rc = 0;
+	if (fd < 0) {
+		snprintf(l->err, l->errsize, "decode: %s: %s", im->codefile, strerror(errno));
+		return jpb_err_io;
+	}
+	for (size_t i = 0; i < im->ncodelets && !rc; i++) {
+		struct jpd_codelet *c = &im->codelets[i];
+		uint8_t buf[8192];
+		if (!c->zerolocals)
+			continue;
+		im->zl_entries++;
+		if (c->end - c->begin > sizeof(buf) ||
+		    interp_bytes(l, fd, c->begin, c->end, buf))
+			continue; /* not known: counted as not found */
+		rc = jpd_entry_loop(buf, c->end - c->begin, c->begin, &c->loop_jcc);
+		im->zl_loops += c->loop_jcc != 0;
+	}
+	close(fd);
+	if (rc)
+		snprintf(l->err, l->errsize, "decode: capstone: cannot open an x86-64 disassembler");
+	return rc;
 }
 
 static int cmp_codelet(const void *a, const void *b)
@@ -475,7 +524,9 @@ int jpd_image_load(struct jpd_image *im, struct jpb_bundle *b,
 			qsort(im->dispatch, im->ndispatch, sizeof(*im->dispatch),
 			      cmp_dispatch);
 		dedupe_dispatch(im);
-		rc = jpd_image_hash_dispatch(im);
+		rc = find_entry_loops(&l);
+		if (!rc)
+			rc = jpd_image_hash_dispatch(im);
 		if (!rc)
 			rc = mark_reuse(im);
 	}

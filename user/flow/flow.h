@@ -51,6 +51,11 @@ struct flow_summary {
 	uint64_t by_status[6]; /* indexed by enum jpb_flow_status */
 	uint64_t gaps;
 	uint64_t resyncs;
+	/* method entries whose locals count (entry_locals) left fewer
+	 * candidate callees; and those where, for some state, it matched
+	 * none, so all were kept (RECONSTRUCTION.md, "The locals of a
+	 * method entry") */
+	uint64_t entries_narrowed, entries_mismatched;
 	uint64_t time_ns; /* reconstruction wall time */
 };
 
@@ -101,7 +106,9 @@ int flow_reconstruct_bundle(struct jpb_bundle *b, const struct flow_opts *o,
 
 /* The summary line `jpbpf decode` prints after reconstruction:
  * "flow: T threads, E events: decoded x%, certain y%, chosen z%,
- * recovered r%, unknown u%; G gaps, R resyncs; S s". */
+ * recovered r%, unknown u%; G gaps, R resyncs; S s", with "N entries
+ * narrowed by their locals, M mismatched; " before the time when either
+ * is not 0. */
 void flow_summary_print(FILE *out, const struct flow_summary *s);
 
 #endif /* JPBPF_FLOW_FLOW_H */

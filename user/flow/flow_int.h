@@ -26,15 +26,17 @@ struct rcache {
 	uint64_t h;
 	uint8_t used, lost, n;
 	uint8_t ops[64];
+	int32_t zl; /* LOST_AT_ENTRY: the locals the entry zeroed, or -1 */
 	uint32_t off, cnt;
 };
 
-/* A decoded event as reconstruction keeps it: 24 bytes, its frames at
+/* A decoded event as reconstruction keeps it: 32 bytes, its frames at
  * f->fr[fr] (struct jpb_decoded_event carries room for 64 frames). */
 struct flow_ev {
 	uint8_t kind, opcode, what;
 	uint8_t nframes; /* <= JPB_DECODED_MAX_FRAMES */
 	uint32_t fr;
+	uint32_t locals; /* TRANSITION: entry_locals (records_decoded.h) */
 	uint64_t tsc;
 	uint64_t arg; /* TRANSITION: arg; GAP: end_tsc */
 };
@@ -90,6 +92,10 @@ struct fmeth {
 	int cfg_tried; /* cfg was asked for (CFGs are built on first use) */
 	struct flow_method_info info;
 	int used; /* named by an output event */
+	/* 1 + the locals a zerolocals entry zeroes for it (max_locals minus
+	 * the parameters' slots), 0 not yet asked, -1 unknown: see
+	 * flow_meth_zeroed */
+	int32_t zeroed1;
 	/* A method of a class the program lacks (jvm_method_code): owned
 	 * copies; hm.cls is NULL. */
 	struct jcf_method *own;
@@ -265,6 +271,10 @@ struct flow {
 	uint32_t *proven;
 	size_t nproven;
 	int no_recover;
+	/* the locals the last method entry with a step zeroed (-1 unknown):
+	 * the entry of any LOST_AT_ENTRY state, as only step_entry makes
+	 * them and the next step with a step consumes them */
+	int entry_zl;
 	struct flow_summary sum;
 };
 
@@ -279,11 +289,20 @@ enum {
 	CODELET_NO_BYTECODE = 1, /* a native or intrinsic method entry */
 	CODELET_EXCEPTION = 2,
 	CODELET_DEOPT = 4,
+	/* a zerolocals method entry (with or without synchronized): its
+	 * loop zeroes the method's non-parameter locals, which the decoder
+	 * counts (entry_locals) */
+	CODELET_ZEROLOCALS = 8,
 };
 static inline unsigned flow_codelet_kind(const struct flow *f, uint64_t index)
 {
 	return index < f->ncodelets ? f->clkind[index] : 0;
 }
+/* The locals a zerolocals entry of meths[M] zeroes: max_locals minus the
+ * parameters' slots (`this` included), or -1 when not known (no Code
+ * attribute, a hidden-class method known by its bytecode only, or a
+ * max_locals below the parameters'). */
+int flow_meth_zeroed(struct flow *f, uint32_t m);
 /* The CFG of meths[M], built on first use (jprog caches it); NULL when
  * the method has no code or its code is bad.  Inline: asked at every
  * step; the build is out of line. */
@@ -379,6 +398,7 @@ static inline int flow_push_head(struct flow *f, const struct jpb_decoded_head *
 	e->fr = (uint32_t)f->nfr;
 	e->tsc = h->tsc;
 	e->arg = h->kind == JPB_DEV_GAP ? h->end_tsc : h->arg;
+	e->locals = h->kind == JPB_DEV_TRANSITION ? h->entry_locals : 0;
 	f->nfr += nf;
 	return f->nev - f->next > LOOKAHEAD_EV + RUN_BATCH ? flow_run_ready(f) : 0;
 }

@@ -324,6 +324,8 @@ static int run_threads(struct jpb_bundle *b, struct flow *f,
 			total->by_status[k] += s.by_status[k];
 		total->gaps += s.gaps;
 		total->resyncs += s.resyncs;
+		total->entries_narrowed += s.entries_narrowed;
+		total->entries_mismatched += s.entries_mismatched;
 		if (f->o.progress) {
 			done += jpb_bundle_stream_size(b, tids[i]);
 			f->o.progress(f->o.progress_arg, done, all);
@@ -379,13 +381,19 @@ void flow_summary_print(FILE *out, const struct flow_summary *s)
 	double n = s->events ? (double)s->events / 100.0 : 1.0;
 	fprintf(out, "flow: %llu threads, %llu events: decoded %.1f%%, certain %.1f%%, "
 		"chosen %.1f%%, recovered %.1f%%, unknown %.1f%%; %llu gaps, "
-		"%llu resyncs; %.3f s\n",
+		"%llu resyncs; ",
 		(unsigned long long)s->threads, (unsigned long long)s->events,
 		(double)s->by_status[JPB_FLOW_DECODED] / n,
 		(double)s->by_status[JPB_FLOW_CERTAIN] / n,
 		(double)s->by_status[JPB_FLOW_CHOSEN] / n,
 		(double)s->by_status[JPB_FLOW_RECOVERED] / n,
 		(double)s->by_status[JPB_FLOW_UNKNOWN] / n,
-		(unsigned long long)s->gaps, (unsigned long long)s->resyncs,
-		(double)s->time_ns / 1e9);
+		(unsigned long long)s->gaps, (unsigned long long)s->resyncs);
+	/* only when the decoder counted entry loops: the line is unchanged
+	 * for bundles without */
+	if (s->entries_narrowed || s->entries_mismatched)
+		fprintf(out, "%llu entries narrowed by their locals, %llu mismatched; ",
+			(unsigned long long)s->entries_narrowed,
+			(unsigned long long)s->entries_mismatched);
+	fprintf(out, "%.3f s\n", (double)s->time_ns / 1e9);
 }

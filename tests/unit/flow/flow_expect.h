@@ -23,19 +23,22 @@ struct flow_want {
 };
 
 /* Reconstruct S over program P with at most MAX_STATES states per step
- * (ENTRY_CODELET is the zerolocals method entry) and fail unless the
- * flow is exactly W. */
-static inline void flow_expect_exact(struct jprog *p, const struct event_script *s,
-				     unsigned max_states, unsigned entry_codelet,
-				     const struct flow_want *w, size_t nw)
+ * (codelets FIRST_CODELET on described by DESC, a NULL-terminated list,
+ * e.g. "method entry point (kind = zerolocals)") and fail unless the
+ * flow is exactly W.  SUM (may be NULL) gets the thread's counts. */
+static inline void flow_expect_exact_desc(struct jprog *p, const struct event_script *s,
+					  unsigned max_states, unsigned first_codelet,
+					  const char *const *desc, struct flow_summary *sum,
+					  const struct flow_want *w, size_t nw)
 {
 	struct flow_opts o = { .max_states = max_states };
 	struct flow *f;
 	assert_int_equal(flow_alloc(&f, p, &o), 0);
-	assert_int_equal(flow_set_codelet(f, entry_codelet, "zerolocals"), 0);
+	for (unsigned k = 0; desc[k]; k++)
+		assert_int_equal(flow_set_codelet(f, first_codelet + k, desc[k]), 0);
 	const struct jpb_flow_event *out;
 	size_t n;
-	assert_int_equal(flow_thread(f, s->ev, s->n, &out, &n, NULL), 0);
+	assert_int_equal(flow_thread(f, s->ev, s->n, &out, &n, sum), 0);
 	for (size_t i = 0; i < n && i < nw; i++) {
 		const struct flow_method_info *m = flow_method(f, out[i].method);
 		char got[160];
@@ -49,6 +52,15 @@ static inline void flow_expect_exact(struct jprog *p, const struct event_script 
 	}
 	assert_int_equal(n, nw);
 	flow_free(f);
+}
+
+/* As flow_expect_exact_desc, ENTRY_CODELET the zerolocals method entry. */
+static inline void flow_expect_exact(struct jprog *p, const struct event_script *s,
+				     unsigned max_states, unsigned entry_codelet,
+				     const struct flow_want *w, size_t nw)
+{
+	static const char *const desc[] = { "zerolocals", NULL };
+	flow_expect_exact_desc(p, s, max_states, entry_codelet, desc, NULL, w, nw);
 }
 
 #endif

@@ -152,6 +152,50 @@ uint32_t flow_method_count(const struct flow *f)
 	return (uint32_t)f->nmeths;
 }
 
+/* The slots of the parameters of method DESCRIPTOR "(...)R": 2 for long
+ * and double, 1 for any other; -1 when it is not a method descriptor. */
+static int param_slots(const char *d)
+{
+	int n = 0;
+	if (!d || *d++ != '(')
+		return -1;
+	while (*d && *d != ')') {
+		int wide = *d == 'J' || *d == 'D';
+		while (*d == '[')
+			d++;
+		if (*d == 'L' && !(d = strchr(d, ';')))
+			return -1;
+		if (!*d || !strchr("BCDFIJSZ;", *d))
+			return -1;
+		d++;
+		n += wide ? 2 : 1;
+	}
+	return *d == ')' ? n : -1;
+}
+
+static int32_t zeroed_of(const struct fmeth *fm)
+{
+	const struct jcf_method *m = fm->hm.m;
+	/* a hidden-class method known by its bytecode only: no max_locals */
+	if (fm->own || !m || !m->code)
+		return -1;
+	int slots = param_slots(m->descriptor);
+	if (slots < 0)
+		return -1;
+	slots += !(m->access_flags & JCF_ACC_STATIC);
+	return m->max_locals >= slots ? m->max_locals - slots : -1;
+}
+
+int flow_meth_zeroed(struct flow *f, uint32_t m)
+{
+	struct fmeth *fm = &f->meths[m];
+	if (!fm->zeroed1) {
+		int32_t z = zeroed_of(fm);
+		fm->zeroed1 = z < 0 ? -1 : z + 1;
+	}
+	return fm->zeroed1 < 0 ? -1 : fm->zeroed1 - 1;
+}
+
 const struct jcfg *flow_meth_cfg_build(struct flow *f, uint32_t m)
 {
 	struct fmeth *fm = &f->meths[m];
@@ -261,10 +305,11 @@ int flow_set_codelet(struct flow *f, uint32_t index, const char *description)
 	free(f->codelets[index]);
 	const char *d = description ? description : "";
 	f->codelets[index] = strdup(d);
-	f->clkind[index] = (strstr(d, "native") || strstr(d, "intrinsic") ?
-			    CODELET_NO_BYTECODE : 0) |
+	int nobc = strstr(d, "native") || strstr(d, "intrinsic");
+	f->clkind[index] = (nobc ? CODELET_NO_BYTECODE : 0) |
 			   (strstr(d, "exception") ? CODELET_EXCEPTION : 0) |
-			   (strstr(d, "deopt") ? CODELET_DEOPT : 0);
+			   (strstr(d, "deopt") ? CODELET_DEOPT : 0) |
+			   (!nobc && strstr(d, "zerolocals") ? CODELET_ZEROLOCALS : 0);
 	return f->codelets[index] ? 0 : jpb_err_nomem;
 }
 

@@ -25,18 +25,28 @@ static int is_jcc(csh h, const cs_insn *in)
 	       in->detail->x86.operands[0].type == X86_OP_IMM;
 }
 
-/* Whether [TARGET, JCC] holds few instructions, one a push, starting at an
- * instruction boundary: INS[0..N) is the codelet up to the jcc. */
-static int short_loop(const cs_insn *ins, size_t n, uint64_t target)
+/* The last instructions before a jcc, as a ring: enough to tell whether
+ * the loop it closes is short and pushes. */
+struct recent {
+	uint64_t addr[LOOP_MAX_INSNS];
+	uint8_t push[LOOP_MAX_INSNS];
+	unsigned n; /* instructions seen */
+};
+
+/* Whether the jcc just added to R closes a loop from TARGET of at most
+ * LOOP_MAX_INSNS instructions (an instruction starts at TARGET) with a
+ * push in it. */
+static int short_loop(const struct recent *r, uint64_t target)
 {
-	size_t first = n;
-	while (first > 0 && ins[first - 1].address >= target)
-		first--;
-	if (first == n || ins[first].address != target || n - first > LOOP_MAX_INSNS)
-		return 0;
-	for (size_t i = first; i < n; i++)
-		if (ins[i].id == X86_INS_PUSH)
-			return 1;
+	int push = 0;
+	for (unsigned k = 1; k <= LOOP_MAX_INSNS && k <= r->n; k++) {
+		unsigned i = (r->n - k) % LOOP_MAX_INSNS;
+		push |= r->push[i];
+		if (r->addr[i] == target)
+			return push;
+		if (r->addr[i] < target)
+			return 0;
+	}
 	return 0;
 }
 
@@ -47,22 +57,27 @@ int jpd_entry_loop(const uint8_t *code, size_t len, uint64_t addr, uint64_t *jcc
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
 		return jpb_err_internal;
 	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
-	cs_insn *ins = NULL;
+	cs_insn *in = cs_malloc(h);
+	struct recent r = { .n = 0 };
+	uint64_t at = addr;
 	/* stops at the first byte that is no instruction: the loop comes
 	 * early in the codelet, before any data */
-	size_t n = cs_disasm(h, code, len, addr, 0, &ins);
-	for (size_t i = 0; i < n; i++) {
-		if (!is_jcc(h, &ins[i]))
+	while (in && cs_disasm_iter(h, &code, &len, &at, in)) {
+		unsigned i = r.n++ % LOOP_MAX_INSNS;
+		r.addr[i] = in->address;
+		r.push[i] = in->id == X86_INS_PUSH;
+		if (!is_jcc(h, in))
 			continue;
-		uint64_t t = (uint64_t)ins[i].detail->x86.operands[0].imm;
-		if (t >= ins[i].address || t < addr)
+		uint64_t t = (uint64_t)in->detail->x86.operands[0].imm;
+		if (t >= in->address || t < addr)
 			continue;
-		if (short_loop(ins, i + 1, t))
-			*jcc = ins[i].address;
+		if (short_loop(&r, t))
+			*jcc = in->address;
 		break;
 	}
-	if (n)
-		cs_free(ins, n);
+	int rc = in ? 0 : jpb_err_nomem;
+	if (in)
+		cs_free(in, 1);
 	cs_close(&h);
-	return 0;
+	return rc;
 }

@@ -289,7 +289,8 @@ static int find_entry_loops(struct loader *l)
 	}
 	close(fd);
 	if (rc)
-		snprintf(l->err, l->errsize, "decode: capstone: cannot open an x86-64 disassembler");
+		snprintf(l->err, l->errsize, "decode: x86 disassembler (capstone): %s",
+			 jpb_errstr(rc));
 	return rc;
 }
 

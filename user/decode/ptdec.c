@@ -42,8 +42,22 @@ struct trtail {
 struct iblock {
 	uint64_t ip;
 	const struct jpd_dispatch *d;
+	const struct jpd_codelet *loop; /* an entry with a locals loop */
 	uint8_t valid, trlen;
 	uint8_t tr[22];
+};
+
+/* A zerolocals method entry held back while its locals loop runs: the
+ * blocks holding the loop's jcc are counted, and the event goes out with
+ * entry_locals = count + 1 (its time and place unchanged) once a block
+ * runs past the jcc, or with 0 (not known) if anything else comes first
+ * (DECODER.md, "Entry locals"). */
+struct held_entry {
+	const struct jpd_codelet *c; /* NULL: none held */
+	uint64_t tsc;
+	uint32_t count;
+	uint8_t trlen;
+	uint8_t tr[22]; /* its tail with entry_locals 0 */
 };
 
 #define IB_SLOTS 512u
@@ -95,7 +109,10 @@ struct sdec {
 	struct trtail trs[TR_SLOTS];
 	struct iblock ibs[IB_SLOTS];
 	struct jpb_buf scratch; /* a transition's tail, encoded */
+	struct held_entry held;
 };
+
+static int flush_held(struct sdec *s, int complete);
 
 /* ---- pieces and events ------------------------------------------- */
 
@@ -186,7 +203,9 @@ static int emit_gap(struct sdec *s, const struct jpb_decoded_event *e)
 {
 	if (s->silent)
 		return 0;
-	int rc = open_piece(s, e->tsc);
+	int rc = s->held.c ? flush_held(s, 0) : 0;
+	if (!rc)
+		rc = open_piece(s, e->tsc);
 	if (rc)
 		return rc;
 	if (jpb_decoded_event_put(&s->w->out, e, &s->piece_prev_tsc))
@@ -199,20 +218,30 @@ static int emit_gap(struct sdec *s, const struct jpb_decoded_event *e)
 /* Apply the switches due: placed at or before the last gap passed, or
  * (the time baseline) stamped at or before the decoder's time.  A new
  * thread opens a new piece. */
-static void apply_switches(struct sdec *s)
+static int apply_switches(struct sdec *s)
 {
 	if (s->fixed_tid)
-		return;
+		return 0;
 	uint32_t old = s->a.tid;
 	uint64_t n = 0;
 	jpd_attr_apply(s->st, &s->a, s->by_time, s->now, &n);
 	s->n->switches += n;
+	if (n && s->held.c) {
+		/* the held entry was the thread's that left */
+		uint32_t next = s->a.tid;
+		s->a.tid = old;
+		int rc = flush_held(s, 0);
+		s->a.tid = next;
+		if (rc)
+			return rc;
+	}
 	/* Out and back in: the thread may have run on another CPU meanwhile,
 	 * so its next events are a new piece (merged by time). */
 	if (n)
 		close_piece(s);
 	if (s->a.tid != old)
 		s->skip_armed = 0; /* the bytecode reported was another thread's */
+	return 0;
 }
 
 static uint64_t dec_offset(const struct sdec *s)
@@ -226,6 +255,8 @@ static int open_gap(struct sdec *s, uint8_t cause, int err, uint64_t offset)
 {
 	if (s->gap_open)
 		return 0; /* one gap until trace resumes */
+	/* an entry held across lost trace: its loop's count is not known */
+	int rc = s->held.c ? flush_held(s, 0) : 0;
 	s->gap_open = 1;
 	s->gap_item = dec_offset(s);
 	s->gap.kind = JPB_DEV_GAP;
@@ -234,7 +265,7 @@ static int open_gap(struct sdec *s, uint8_t cause, int err, uint64_t offset)
 	s->gap.end_tsc = s->last_tsc;
 	s->gap.ip = offset;
 	s->gap.arg = (uint64_t)(err < 0 ? -err : err);
-	return 0;
+	return rc;
 }
 
 /* The gap ends where trace resumes: the time known there.  It belongs to
@@ -283,7 +314,8 @@ static int close_gap(struct sdec *s)
 	for (; !rc && lo < s->nsw && s->sw[lo].tsc <= s->gap.end_tsc; lo++)
 		if (s->sw[lo].next_tid)
 			rc = gap_for(s, s->sw[lo].next_tid, given, &ngiven);
-	apply_switches(s);
+	if (!rc)
+		rc = apply_switches(s);
 	return rc ? rc : gap_for(s, s->a.tid, given, &ngiven);
 }
 
@@ -316,16 +348,19 @@ static int map_nmethods(struct sdec *s)
 	return 0;
 }
 
-/* An event (KIND) from its pre-encoded tail, at the current time: the hot
- * path, without building a jpb_decoded_event. */
-static int emit_tail(struct sdec *s, uint8_t kind, const uint8_t *tail, size_t len)
+/* An event (KIND) from its pre-encoded tail, at TSC: the hot path,
+ * without building a jpb_decoded_event. */
+static int emit_tail_at(struct sdec *s, uint8_t kind, uint64_t tsc,
+			const uint8_t *tail, size_t len)
 {
 	if (s->silent)
 		return 0;
-	int rc = open_piece(s, s->now);
+	int rc = s->held.c ? flush_held(s, 0) : 0;
+	if (!rc)
+		rc = open_piece(s, tsc);
 	if (rc)
 		return rc;
-	if (jpb_decoded_event_put_tail(&s->w->out, kind, s->now, &s->piece_prev_tsc,
+	if (jpb_decoded_event_put_tail(&s->w->out, kind, tsc, &s->piece_prev_tsc,
 				       tail, len))
 		return jpb_err_nomem;
 	struct jpd_piece *p = s->piece;
@@ -337,6 +372,32 @@ static int emit_tail(struct sdec *s, uint8_t kind, const uint8_t *tail, size_t l
 	else
 		p->transitions++;
 	return event_written(s);
+}
+
+static int emit_tail(struct sdec *s, uint8_t kind, const uint8_t *tail, size_t len)
+{
+	return emit_tail_at(s, kind, s->now, tail, len);
+}
+
+/* The held entry goes out: with its count if its loop was seen to end
+ * (COMPLETE), else as not known. */
+static int flush_held(struct sdec *s, int complete)
+{
+	struct held_entry h = s->held;
+	s->held.c = NULL;
+	uint32_t locals = complete ? h.count + 1 : 0;
+	if (locals < 0x80) {
+		/* entry_locals is the tail's last byte, a one-byte LEB128 */
+		h.tr[h.trlen - 1] = (uint8_t)locals;
+		return emit_tail_at(s, JPB_DEV_TRANSITION, h.tsc, h.tr, h.trlen);
+	}
+	struct jpb_decoded_event e = { .kind = JPB_DEV_TRANSITION,
+				       .what = JPB_TR_METHOD_ENTRY, .ip = h.c->begin,
+				       .arg = h.c->index, .entry_locals = locals };
+	jpb_buf_reset(&s->scratch);
+	if (jpb_decoded_event_tail(&s->scratch, &e))
+		return jpb_err_nomem;
+	return emit_tail_at(s, JPB_DEV_TRANSITION, h.tsc, s->scratch.data, s->scratch.len);
 }
 
 static const struct trtail *trtail(struct sdec *s, uint8_t what, uint64_t ip,
@@ -383,7 +444,9 @@ static int emit_compiled_run(struct sdec *s, const struct jpd_nmethod *nm,
 {
 	if (s->silent || k == m)
 		return 0;
-	int rc = open_piece(s, s->now);
+	int rc = s->held.c ? flush_held(s, 0) : 0;
+	if (!rc)
+		rc = open_piece(s, s->now);
 	if (rc)
 		return rc;
 	uint32_t a = nm->tail_off[k], len = nm->tail_off[m] - 2 - a;
@@ -434,10 +497,38 @@ static const struct iblock *iblock(struct sdec *s, uint64_t ip)
 	if (c && c->begin == ip && c->bytecode < 0 &&
 	    !(t = trtail(s, c->what, ip, c->index)))
 		return NULL;
-	*e = (struct iblock){ ip, d, 1, t ? t->len : 0, { 0 } };
+	*e = (struct iblock){ ip, d, NULL, 1, t ? t->len : 0, { 0 } };
+	if (t && c->what == JPB_TR_METHOD_ENTRY && c->loop_jcc)
+		e->loop = c;
 	if (t)
 		memcpy(e->tr, t->tail, t->len);
 	return e;
+}
+
+/* A block of the held entry's codelet: its loop's jcc ran once more if the
+ * block holds it (libipt ends a block at every conditional branch, and an
+ * interrupted block resumes after its last instruction, so each execution
+ * of the jcc is in one block: DECODER.md); past the jcc, the loop is over. */
+static int held_block(struct sdec *s, const struct pt_block *b)
+{
+	uint64_t jcc = s->held.c->loop_jcc;
+	if (b->ip <= jcc && jcc <= b->end_ip)
+		s->held.count++;
+	return b->end_ip > jcc ? flush_held(s, 1) : 0;
+}
+
+/* An interpreter block at an entry with a locals loop: its event waits
+ * for the loop's count. */
+static int hold_entry(struct sdec *s, const struct iblock *ib, const struct pt_block *b)
+{
+	if (s->silent)
+		return 0;
+	s->held.c = ib->loop;
+	s->held.tsc = s->now;
+	s->held.count = 0;
+	s->held.trlen = ib->trlen;
+	memcpy(s->held.tr, ib->tr, ib->trlen);
+	return held_block(s, b);
 }
 
 static int on_nmethod_block(struct sdec *s, const struct jpd_nmethod *nm,
@@ -466,6 +557,15 @@ static int classify(struct sdec *s, const struct pt_block *b)
 	const struct jpd_sect *sec =
 		b->isid > 0 && (size_t)b->isid < im->nsects ? &im->sects[b->isid] : NULL;
 	int prev = s->prev_isid, rc = 0;
+	if (s->held.c) {
+		const struct jpd_codelet *c = s->held.c;
+		if (sec && sec->kind == SK_INTERP && b->ip > c->begin && b->ip < c->end)
+			rc = held_block(s, b);
+		else
+			rc = flush_held(s, 0);
+		if (rc)
+			return rc;
+	}
 	int prev_op = s->prev_op;
 	uint64_t prev_end = s->prev_end;
 	int straight = s->prev_iclass == ptic_other || s->prev_iclass == ptic_error;
@@ -488,6 +588,8 @@ static int classify(struct sdec *s, const struct pt_block *b)
 			s->prev_op = d->opcode;
 			return emit_interp(s, d);
 		}
+		if (ib->loop)
+			return hold_entry(s, ib, b);
 		return ib->trlen ? emit_tail(s, JPB_DEV_TRANSITION, ib->tr, ib->trlen) : 0;
 	}
 	case SK_STUB:
@@ -555,12 +657,13 @@ static int on_event(struct sdec *s, const struct pt_event *ev)
 	update_time(s);
 	uint64_t evt = ev->has_tsc ? ev->tsc : s->now;
 	switch (ev->type) {
-	case ptev_enabled:
+	case ptev_enabled: {
 		jpd_attr_gap(&s->a, evt);
 		close_gap(s);
-		apply_switches(s);
+		int rc = apply_switches(s);
 		s->prev_isid = -1;
-		return transition(s, JPB_TR_ENABLED, ev->variant.enabled.ip, 0);
+		return rc ? rc : transition(s, JPB_TR_ENABLED, ev->variant.enabled.ip, 0);
+	}
 	case ptev_disabled:
 		return transition(s, JPB_TR_DISABLED, ev->variant.disabled.ip, 0);
 	case ptev_async_disabled:
@@ -613,10 +716,11 @@ static int on_block(struct sdec *s, const struct pt_block *b)
 	update_time(s);
 	if (s->gap_open)
 		close_gap(s);
-	if (s->by_time)
-		apply_switches(s);
+	int rc = s->by_time ? apply_switches(s) : 0;
+	if (rc)
+		return rc;
 	s->n->blocks++;
-	int rc = classify(s, b);
+	rc = classify(s, b);
 	s->last_tsc = s->now;
 	return rc;
 }
@@ -702,7 +806,7 @@ static int sync_start(struct sdec *s)
 }
 
 /* A run's start: the gap the scan named there, the hole before it. */
-static void run_start(struct sdec *s)
+static int run_start(struct sdec *s)
 {
 	uint64_t t0 = 0;
 	uint32_t lm, lc;
@@ -712,7 +816,7 @@ static void run_start(struct sdec *s)
 		s->gap_open = 0;
 		open_gap(s, JPB_GAP_AUX_HOLE, 0, s->rn->begin);
 	}
-	apply_switches(s);
+	return apply_switches(s);
 }
 
 /* Past the chunk's end, a gap still open was opened either where the
@@ -720,6 +824,10 @@ static void run_start(struct sdec *s)
  * ending it now). */
 static int finish(struct sdec *s)
 {
+	/* the chunk ends: what follows is the next chunk's */
+	int rc = s->held.c ? flush_held(s, 0) : 0;
+	if (rc)
+		return rc;
 	if (!s->done || !s->gap_open)
 		return close_gap(s);
 	if (s->gap_item > s->c->next_warm)
@@ -756,9 +864,10 @@ static int decode_chunk(struct sdec *s)
 	if (!rc && status >= 0) {
 		update_time(s);
 		if (s->c->first_in_run)
-			run_start(s);
+			rc = run_start(s);
 		s->last_tsc = s->now;
-		rc = decode_loop(s, status);
+		if (!rc)
+			rc = decode_loop(s, status);
 	} else if (!rc && s->c->first_in_run && s->rn->end > s->rn->begin) {
 		s->n->gaps_by_cause[JPB_GAP_NO_SYNC]++; /* no PSB in the run */
 	}

@@ -506,9 +506,9 @@ static const struct iblock *iblock(struct sdec *s, uint64_t ip)
 }
 
 /* A block of the held entry's codelet: its loop's jcc ran once more if the
- * block holds it (libipt ends a block at every conditional branch, and an
- * interrupted block resumes after its last instruction, so each execution
- * of the jcc is in one block: DECODER.md); past the jcc, the loop is over. */
+ * block holds it (libipt ends a block at every conditional branch, and the
+ * block after a cut starts where the cut one stopped, so each execution of
+ * the jcc is in one block: DECODER.md); past the jcc, the loop is over. */
 static int held_block(struct sdec *s, const struct pt_block *b)
 {
 	uint64_t jcc = s->held.c->loop_jcc;

@@ -61,8 +61,28 @@ size_t cg_plain(struct cg_region *r, unsigned variant)
 
 size_t cg_jcc(struct cg_region *r, uint8_t role)
 {
-	uint8_t b[6] = { 0x0f, 0x85, 0, 0, 0, 0 }; /* jne rel32 */
+	return cg_jcc_cc(r, 0x5, role); /* jne rel32 */
+}
+
+size_t cg_jcc_cc(struct cg_region *r, uint8_t cc, uint8_t role)
+{
+	uint8_t b[6] = { 0x0f, (uint8_t)(0x80 | (cc & 0xf)), 0, 0, 0, 0 };
 	return add_insn(r, b, 6, CK_JCC, role, 0);
+}
+
+size_t cg_jcc8(struct cg_region *r, uint8_t cc, uint8_t role, uint64_t target)
+{
+	int64_t rel = (int64_t)(target - (cg_here(r) + 2));
+	if (rel != (int8_t)rel)
+		die("codegen: short branch at %#llx cannot reach %#llx",
+		    (unsigned long long)cg_here(r), (unsigned long long)target);
+	uint8_t b[2] = { (uint8_t)(0x70 | (cc & 0xf)), (uint8_t)(int8_t)rel };
+	return add_insn(r, b, 2, CK_JCC, role, target);
+}
+
+size_t cg_raw(struct cg_region *r, const uint8_t *b, size_t n)
+{
+	return add_insn(r, b, n, CK_PLAIN, CR_NONE, 0);
 }
 
 static void put_rel32(struct cg_region *r, size_t i, uint64_t target)

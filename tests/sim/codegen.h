@@ -43,6 +43,10 @@ enum cg_role {
 	CR_SWITCH,    /* compiled tableswitch: target = next block */
 	CR_PUSH_RET,  /* interpreter pushes its return entry (data) */
 	CR_FAULT,     /* first memory access: implicit exceptions fault here */
+	CR_LOCALS_SKIP, /* method entry's jle: taken iff the method has no
+			 * locals beyond its parameters */
+	CR_LOCALS_LOOP, /* method entry's jg: taken while locals remain to
+			 * be zeroed */
 };
 
 struct cg_insn {
@@ -76,6 +80,12 @@ struct cg_region {
 /* Append to R; each returns the new instruction's index. */
 size_t cg_plain(struct cg_region *r, unsigned variant);
 size_t cg_jcc(struct cg_region *r, uint8_t role);        /* target later */
+/* jCC rel32 (0f 80+CC) with its target later; jCC rel8 (70+CC) to TARGET,
+ * which must be within reach. */
+size_t cg_jcc_cc(struct cg_region *r, uint8_t cc, uint8_t role);
+size_t cg_jcc8(struct cg_region *r, uint8_t cc, uint8_t role, uint64_t target);
+/* An ordinary instruction given by its bytes (no transfer). */
+size_t cg_raw(struct cg_region *r, const uint8_t *b, size_t n);
 size_t cg_jmp(struct cg_region *r, uint64_t target);
 /* reg: 0 (%r10,%rbx,8), 1 %r11, 2 %rbx, 3 %rcx, 4 %r13 */
 size_t cg_jmp_ind(struct cg_region *r, uint8_t role, unsigned reg);

@@ -22,6 +22,9 @@ struct xctx {
 	uint64_t block_lo, block_hi; /* if set: stop on leaving [lo, hi) */
 	int taken, check_fail, allow_ret, allow_rt, rt_return, fault;
 	int fault_armed;
+	/* an interpreted entry: locals its loop has yet to zero, -1 unknown */
+	int32_t locals;
+	uint32_t entry_mid; /* the method entered */
 };
 
 enum stop { S_DISPATCH, S_INVOKE, S_RET, S_RT, S_STOPIP, S_OUT };
@@ -87,6 +90,13 @@ static void truth_ip(struct sim *s, struct sim_cpu *c, uint64_t ip)
 	uint64_t v = ip | (c->mark_resume ? 1ull << 63 : 0);
 	c->mark_resume = 0;
 	if (jpb_buf_u64(&c->itruth, v))
+		die_nomem();
+}
+
+/* The oracle's list of interpreted entries per CPU (sim/entries/cpuN). */
+static void truth_entry(struct sim *s, struct sim_cpu *c, const struct xctx *x)
+{
+	if (s->o.itruth && jpb_buf_u32(&c->entries, x->entry_mid))
 		die_nomem();
 }
 
@@ -265,9 +275,13 @@ static int step(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 	case CK_JCC:
 		taken = in->role == CR_BRANCH  ? x->taken
 			: in->role == CR_CHECK ? x->check_fail
-					       : 0;
+			: in->role == CR_LOCALS_SKIP ? x->locals == 0
+			: in->role == CR_LOCALS_LOOP ? --x->locals > 0
+						     : 0;
 		if (in->role == CR_CHECK)
 			x->check_fail = 0;
+		if (in->role == CR_LOCALS_SKIP)
+			truth_entry(s, c, x);
 		ptenc_tnt(c->pe, taken);
 		if (taken)
 			next = in->target;
@@ -308,14 +322,32 @@ static int step(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 	return 1;
 }
 
+/* A method whose max_locals no class file gives: the real entry's loop
+ * would run a count the model cannot know, so the loop runs untraced
+ * (FUP + TIP.PGD at its jle, TIP.PGE after it), as any code the model
+ * cannot follow. */
+static void unknown_locals(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
+			   const struct xctx *x, const struct cg_insn *in)
+{
+	truth_entry(s, c, x);
+	async_out(c, th);
+	s->unknown_locals++;
+	pge(c, th, in->target);
+}
+
 static enum stop run(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 		     struct xctx *x)
 {
-	for (unsigned budget = RUN_BUDGET;; budget--) {
+	unsigned loop = x->locals > 0 ? 3u * (unsigned)x->locals : 0;
+	for (unsigned budget = RUN_BUDGET + loop;; budget--) {
 		const struct cg_insn *in = NULL;
 		enum stop why;
 		if (stop_before(s, c, th, x, budget, &in, &why))
 			return why;
+		if (in->role == CR_LOCALS_SKIP && x->locals < 0) {
+			unknown_locals(s, c, th, x, in);
+			continue;
+		}
 		interrupt(s, c, th);
 		ptenc_insn(c->pe, in->ip);
 		note_resume(c);
@@ -740,6 +772,8 @@ static void on_entry(struct sim *s, struct sim_cpu *c, struct sim_thr *th,
 							       : jit_code(s->jit, m->id);
 	struct xctx x = { 0 };
 	call_targets(s, &x, nm, from_compiled, kind);
+	x.locals = m->zero_locals; /* the zerolocals entries' loop */
+	x.entry_mid = m->id;
 	if (compile_now) { /* the entry's counter check calls the runtime */
 		x.check_fail = 1;
 		x.allow_rt = 1;

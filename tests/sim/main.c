@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "locals.h"
 #include "out.h"
 #include "records_jvm.h"
 #include "scenario.h"
@@ -501,6 +502,14 @@ static int cmd_synth(int argc, char **argv)
 		jpb_bundle_free(b);
 		return 1;
 	}
+	long unknown = locals_load(b, &t, err, sizeof(err));
+	if (unknown < 0) {
+		fprintf(stderr, "jpbpf-sim: %s: %s\n", argv[optind], err);
+		truth_fini(&t);
+		jpb_bundle_free(b);
+		return 1;
+	}
+	t.unknown_locals = (size_t)unknown;
 	if (!t.nthreads) {
 		fprintf(stderr, "jpbpf-sim: %s: the truth has no threads\n", argv[optind]);
 		truth_fini(&t);

@@ -68,6 +68,26 @@ static void dispatch_tail(struct cg_region *r)
 	cg_jmp_ind(r, CR_DISPATCH, 0);
 }
 
+/* HotSpot's generate_normal_entry zeroes the locals beyond the
+ * parameters (edx = max_locals - size_of_parameters) before it builds the
+ * frame and checks the invocation counter; the bytes are JDK 17's
+ * (-XX:+PrintInterpreter), whose jle has a rel32 (JDK 25: 7e 09). */
+static void locals_loop(struct cg_region *r)
+{
+	static const uint8_t lea[] = { 0x4c, 0x8d, 0x74, 0xcc, 0xf8 }; /* lea -8(%rsp,%rcx,8),%r14 */
+	static const uint8_t test[] = { 0x85, 0xd2 };                   /* test %edx,%edx */
+	static const uint8_t push0[] = { 0x68, 0, 0, 0, 0 };            /* push $0 */
+	static const uint8_t dec[] = { 0xff, 0xca };                    /* dec %edx */
+	cg_raw(r, lea, sizeof(lea));
+	cg_raw(r, test, sizeof(test));
+	size_t skip = cg_jcc_cc(r, 0xe, CR_LOCALS_SKIP); /* jle exit */
+	uint64_t loop = cg_here(r);
+	cg_raw(r, push0, sizeof(push0));
+	cg_raw(r, dec, sizeof(dec));
+	cg_jcc8(r, 0xf, CR_LOCALS_LOOP, loop); /* jg loop */
+	cg_patch(r, skip, cg_here(r));
+}
+
 static void build_entries(struct interp *in)
 {
 	static const char *names[MK_N] = { "zerolocals", "zerolocals_synchronized",
@@ -76,6 +96,8 @@ static void build_entries(struct interp *in)
 	for (int k = 0; k < MK_N; k++) {
 		uint64_t start = cg_here(r);
 		in->entry[k] = start;
+		if (k == MK_NORMAL || k == MK_SYNC)
+			locals_loop(r);
 		cg_plain(r, V_PUSHBP);
 		cg_plain(r, V_MOVBP);
 		cg_plain(r, V_SUBSP);

@@ -438,7 +438,8 @@ static int remove_stale(struct jpb_bundle *b, unsigned cpus, int itruth,
 		unsigned cpu;
 		char tail;
 		int pt = sscanf(names[i], "pt/cpu%u%c", &cpu, &tail) == 1;
-		int it = !pt && sscanf(names[i], "sim/itruth/cpu%u%c", &cpu, &tail) == 1;
+		int it = !pt && (sscanf(names[i], "sim/itruth/cpu%u%c", &cpu, &tail) == 1 ||
+				 sscanf(names[i], "sim/entries/cpu%u%c", &cpu, &tail) == 1);
 		if ((pt && cpu >= cpus) || (it && (cpu >= cpus || !itruth)))
 			snprintf(stale[k++], sizeof(stale[0]), "%s.jpb", names[i]);
 	}
@@ -622,6 +623,15 @@ int out_sched(struct jpb_bundle *b, const struct sim *s, char *err, size_t n)
 
 /* ---- sim/ (oracle only) ---- */
 
+/* A packed array in records of at most 1 MiB. */
+static void put_chunks(struct w *w, uint16_t type, const struct jpb_buf *a)
+{
+	for (size_t off = 0; off < a->len; off += 1u << 20) {
+		size_t len = a->len - off < (1u << 20) ? a->len - off : 1u << 20;
+		w_raw(w, type, 0, a->data + off, (uint32_t)len);
+	}
+}
+
 int out_sim(struct jpb_bundle *b, const struct sim *s, char *err, size_t n)
 {
 	struct w w;
@@ -648,11 +658,13 @@ int out_sim(struct jpb_bundle *b, const struct sim *s, char *err, size_t n)
 		snprintf(name, sizeof(name), "sim/itruth/cpu%u", c);
 		if ((rc = w_open(b, name, &w, err, n)))
 			return rc;
-		const struct jpb_buf *it = &s->cpus[c].itruth;
-		for (size_t off = 0; off < it->len; off += 1u << 20) {
-			size_t len = it->len - off < (1u << 20) ? it->len - off : 1u << 20;
-			w_raw(&w, SIM_REC_ITRUTH, 0, it->data + off, (uint32_t)len);
-		}
+		put_chunks(&w, SIM_REC_ITRUTH, &s->cpus[c].itruth);
+		if ((rc = w_close(&w, name, err, n)))
+			return rc;
+		snprintf(name, sizeof(name), "sim/entries/cpu%u", c);
+		if ((rc = w_open(b, name, &w, err, n)))
+			return rc;
+		put_chunks(&w, SIM_REC_ENTRIES, &s->cpus[c].entries);
 		if ((rc = w_close(&w, name, err, n)))
 			return rc;
 	}
@@ -700,6 +712,9 @@ int out_meta(struct jpb_bundle *b, const struct sim *s, char *err, size_t n)
 	json_object_set_new(sim, "restored_steps", json_integer((json_int_t)s->restored));
 	json_object_set_new(sim, "window_frames", json_integer((json_int_t)s->window_frames));
 	json_object_set_new(sim, "osr_entries", json_integer((json_int_t)s->osr_entries));
+	json_object_set_new(sim, "unknown_locals", json_integer((json_int_t)s->unknown_locals));
+	json_object_set_new(sim, "unknown_locals_methods",
+			    json_integer((json_int_t)s->t->unknown_locals));
 	json_object_set_new(sim, "mid_stack_threads", json_integer((json_int_t)s->t->mid_stack));
 	json_object_set_new(sim, "interrupts", json_integer((json_int_t)s->irqs));
 	json_object_set_new(sim, "compressed_returns", json_integer((json_int_t)rc_n));

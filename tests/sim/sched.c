@@ -74,6 +74,7 @@ void sim_fini(struct sim *s)
 	for (unsigned i = 0; s->cpus && i < s->o.cpus; i++) {
 		ptenc_free(s->cpus[i].pe);
 		jpb_buf_fini(&s->cpus[i].itruth);
+		jpb_buf_fini(&s->cpus[i].entries);
 		if (s->plan)
 			free(s->plan[i].win);
 	}

@@ -50,6 +50,7 @@ struct sim_cpu {
 	uint64_t now;     /* simulated ns since start_ns */
 	uint64_t base_ns; /* start_ns */
 	struct jpb_buf itruth; /* u64 ip, bit 63: decoder resumes here */
+	struct jpb_buf entries; /* u32 method id per interpreted entry */
 	int mark_resume;
 	uint64_t irq_left; /* instructions to the next interrupt */
 	long cur; /* thread index or -1 */
@@ -94,6 +95,7 @@ struct sim {
 	uint64_t resyncs, deopts, traps, blind, intrinsics, restored, irqs;
 	uint64_t osr_entries; /* interpreted frames moved into compiled code */
 	uint64_t window_frames; /* caller frames set up from window starts */
+	uint64_t unknown_locals; /* entries whose locals loop ran untraced */
 	/* scheduling records for the sched writer */
 	struct sched_ev *sev;
 	size_t nsev, csev;

@@ -9,12 +9,16 @@
  *   stream "sim/lost", SIM_REC_LOST: u32 tid, u32 nstid, u64 first event,
  *     u64 count: truth events (indexes in the thread's sequence) whose
  *     trace fell into lost data.
+ *   stream "sim/entries/cpuN", SIM_REC_ENTRIES: packed little-endian u32,
+ *     the method id of each interpreted entry (zerolocals entries, whose
+ *     locals loop the CPU ran) in the order the CPU ran them.
  */
 #ifndef SIM_SIMREC_H
 #define SIM_SIMREC_H
 
 #define SIM_REC_ITRUTH 0x04f0
 #define SIM_REC_LOST 0x04f1
+#define SIM_REC_ENTRIES 0x04f2
 #define SIM_ITRUTH_RESUME (1ull << 63)
 #define SIM_ITRUTH_LOST_END (1ull << 62)
 

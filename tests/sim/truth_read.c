@@ -34,6 +34,7 @@ static int add_method(struct truth *t, const struct jpb_rec_truth_method *m)
 	sm->cls = dupstr(m->class_sig);
 	sm->name = dupstr(m->name);
 	sm->sig = dupstr(m->signature);
+	sm->zero_locals = -1; /* locals_load */
 	sm->code_len = m->bytecode.len;
 	sm->code = xrealloc(NULL, m->bytecode.len + 1u);
 	memcpy(sm->code, m->bytecode.ptr, m->bytecode.len);

@@ -17,6 +17,9 @@ struct sim_method {
 	char *cls, *name, *sig;
 	uint8_t *code;
 	uint32_t code_len;
+	/* locals beyond the parameters (max_locals - parameter slots), which
+	 * the interpreted entry zeroes; -1 unknown (locals.h) */
+	int32_t zero_locals;
 };
 
 struct sim_tthread {
@@ -39,8 +42,10 @@ struct truth {
 	size_t nthreads, cthreads;
 	uint64_t nbytecodes;
 	size_t mid_stack; /* threads whose window starts with callers */
+	size_t unknown_locals; /* methods with code but no zero_locals */
 };
 
+#define ACC_STATIC 0x0008
 #define ACC_SYNCHRONIZED 0x0020
 #define ACC_NATIVE 0x0100
 #define ACC_ABSTRACT 0x0400

@@ -17,7 +17,13 @@
  *         n0=A n1=B nmore=C
  * hist_equal: 1 if per thread the known values' histogram equals the
  * truth's (exact when every invocation is interpreted and nothing is
- * lost); n0, n1, nmore: the truth's invocations by n.
+ * lost); n0, n1, nmore: the truth's invocations by n.  A simulated bundle
+ * also says which entries ran interpreted (sim/entries/cpuN: the method
+ * of each, by CPU): then a second line
+ *   sim entries=E entries_hist_equal=H
+ * with E its entries of methods with a known n, and H 1 if over all
+ * threads the known decoded values' histogram equals theirs (exact with
+ * compiled code too, when nothing is lost).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,6 +219,33 @@ static void read_decoded(struct jpb_bundle *b, struct thr *t)
 	jpb_reader_free(r);
 }
 
+/* The n of every entry the simulator ran interpreted (simulator bundles
+ * only; 0 if there is no such stream). */
+static size_t sim_entries(struct jpb_bundle *b, unsigned long *h)
+{
+	const char *const *names;
+	size_t nn, total = 0;
+	memset(h, 0, MAXN * sizeof(*h));
+	if (jpb_bundle_list_streams(b, &names, &nn))
+		return 0;
+	for (size_t i = 0; i < nn; i++) {
+		struct jpb_reader *r;
+		struct jpb_record rec;
+		if (strncmp(names[i], "sim/entries/cpu", 15) || jpb_reader_open(b, names[i], &r))
+			continue;
+		while (!jpb_reader_next(r, &rec))
+			for (uint32_t k = 0; k + 4 <= rec.size; k += 4) {
+				uint32_t m = jpb_le32(rec.payload + k);
+				if (m < nnloc && nloc[m] >= 0) {
+					h[nloc[m] < MAXN ? nloc[m] : MAXN - 1]++;
+					total++;
+				}
+			}
+		jpb_reader_free(r);
+	}
+	return total;
+}
+
 static void hist(const struct seq *s, int shift, unsigned long *h)
 {
 	memset(h, 0, MAXN * sizeof(*h));
@@ -238,6 +271,7 @@ int main(int argc, char **argv)
 	read_truth(b, p);
 	unsigned long T = 0, D = 0, K = 0, U = 0, M = 0, n0 = 0, n1 = 0, nm = 0;
 	int equal = 1;
+	static unsigned long hall[MAXN], hsim[MAXN];
 	for (size_t i = 0; i < nthr; i++) {
 		struct thr *t = &thr[i];
 		read_decoded(b, t);
@@ -258,6 +292,8 @@ int main(int argc, char **argv)
 		hist(&t->truth, 0, ht);
 		hist(&t->dec, 1, hd);
 		int eq = !memcmp(ht, hd, sizeof(ht));
+		for (size_t k = 0; k < MAXN; k++)
+			hall[k] += hd[k];
 		for (size_t k = 0; k < t->truth.n; k++) {
 			n0 += t->truth.v[k] == 0;
 			n1 += t->truth.v[k] == 1;
@@ -276,6 +312,10 @@ int main(int argc, char **argv)
 	}
 	printf("total truth=%lu decoded=%lu known=%lu unknown=%lu unmatched=%lu hist_equal=%d "
 	       "n0=%lu n1=%lu nmore=%lu\n", T, D, K, U, M, equal, n0, n1, nm);
+	size_t E = sim_entries(b, hsim);
+	if (E)
+		printf("sim entries=%zu entries_hist_equal=%d\n", E,
+		       !memcmp(hall, hsim, sizeof(hall)));
 	jprog_free(p);
 	jpb_bundle_free(b);
 	return 0;

@@ -2,6 +2,7 @@
 /* Each method's count of non-parameter locals (see locals.h). */
 #include "locals.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,6 +214,27 @@ static int from_class_files(struct jpb_reader *r, struct truth *t, char *err,
 	return rc;
 }
 
+/* `jpbpf-sim scenario` marks its hand-made truths in meta.json. */
+static int hand_made(struct jpb_bundle *b)
+{
+	void *meta = NULL; /* owned by the bundle */
+	if (jpb_meta_load(b, &meta) || !meta)
+		return 0;
+	const char *src = json_string_value(json_object_get(meta, "truth_source"));
+	return src && !strcmp(src, "scenario");
+}
+
+/* A hand-made truth's bytecodes are the whole program. */
+static void from_code(struct truth *t)
+{
+	for (size_t i = 0; i < t->nmethods; i++) {
+		struct sim_method *m = &t->methods[i];
+		int params = locals_param_slots(m->sig, !!(m->access & ACC_STATIC));
+		if (m->id && m->code_len && params >= 0)
+			m->zero_locals = locals_from_code(m->code, m->code_len, params) - params;
+	}
+}
+
 long locals_load(struct jpb_bundle *b, struct truth *t, char *err, size_t n)
 {
 	if (n)
@@ -220,16 +242,9 @@ long locals_load(struct jpb_bundle *b, struct truth *t, char *err, size_t n)
 	for (size_t i = 0; i < t->nmethods; i++)
 		t->methods[i].zero_locals = -1;
 	struct jpb_reader *r;
-	if (jpb_reader_open(b, "jvm", &r)) {
-		/* a hand-made truth: its bytecodes are the whole program */
-		for (size_t i = 0; i < t->nmethods; i++) {
-			struct sim_method *m = &t->methods[i];
-			int params = locals_param_slots(m->sig, !!(m->access & ACC_STATIC));
-			if (m->id && m->code_len && params >= 0)
-				m->zero_locals =
-					locals_from_code(m->code, m->code_len, params) - params;
-		}
-	} else {
+	if (hand_made(b)) {
+		from_code(t);
+	} else if (!jpb_reader_open(b, "jvm", &r)) {
 		int rc = from_class_files(r, t, err, n);
 		jpb_reader_free(r);
 		if (rc)

@@ -25,8 +25,8 @@ int locals_from_code(const uint8_t *code, uint32_t len, int params);
 /* Set every method's `zero_locals` from the class files in B's jvm stream
  * (the agent's jvm_class records): the Code attribute's max_locals of the
  * method with the same class, name, descriptor and bytecodes, minus its
- * parameter slots; -1 where no class file has it.  A hand-made truth (no
- * jvm stream: `jpbpf-sim scenario`) defines its methods by their
+ * parameter slots; -1 where no class file has it.  A hand-made truth
+ * (meta.json "truth_source": "scenario") defines its methods by their
  * bytecodes alone, so theirs come from locals_from_code.  Returns the
  * number of methods with code left unknown, or a negative jpb_error with
  * a message in ERR. */

@@ -48,6 +48,8 @@ for wl in SimLoop SimWork; do
 	fi
 	o=$TESTTMP/el-$wl-nojit.out
 	T=$(f "$o" truth)
+	t_check "$wl: decode's image line: the loop found in both zerolocals entries" \
+		grep -q '^image: .*, locals loops in 2 of 2 zerolocals entries$' "$TESTTMP/el-$wl-nojit.dec"
 	t_check "$wl, all interpreted, no loss: every entry's count decoded and equal to the truth's, in order ($T)" \
 		[ "${T:-0}" -gt 100 -a "$(f "$o" decoded)" = "$T" -a "$(f "$o" known)" = "$T" \
 		  -a "$(f "$o" unknown)" = 0 -a "$(f "$o" unmatched)" = 0 -a "$(f "$o" hist_equal)" = 1 ]

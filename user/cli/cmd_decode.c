@@ -43,11 +43,11 @@ static void print_summary(const struct jpd_summary *s)
 	       s->seconds - s->decode_seconds);
 	printf("image: %llu compiled methods (%llu without pc map, %llu with "
 	       "coarse pc maps, %llu unload mismatches), %llu files mapped, "
-	       "%llu not found\n",
+	       "%llu not found, locals loops in %u of %u zerolocals entries\n",
 	       (unsigned long long)s->nmethods, (unsigned long long)s->missing_pcmaps,
 	       (unsigned long long)s->coarse_pcmaps,
 	       (unsigned long long)s->unload_mismatch, (unsigned long long)s->files,
-	       (unsigned long long)s->files_missing);
+	       (unsigned long long)s->files_missing, s->zl_loops, s->zl_entries);
 	printf("threads: %u\n", s->threads);
 	printf("events: %llu (interpreted %llu, compiled %llu, transitions %llu)\n",
 	       (unsigned long long)s->events, (unsigned long long)s->interp,

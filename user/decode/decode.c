@@ -618,6 +618,8 @@ int jpd_decode(struct jpb_bundle *b, const struct jpd_options *opt,
 	sum->nmethods = ctx->img.nnm;
 	sum->missing_pcmaps = ctx->img.missing_pcmaps;
 	sum->coarse_pcmaps = ctx->img.coarse_pcmaps;
+	sum->zl_entries = ctx->img.zl_entries;
+	sum->zl_loops = ctx->img.zl_loops;
 	sum->unload_mismatch = ctx->img.unload_mismatch;
 	sum->files = ctx->img.nfiles;
 	sum->files_missing = ctx->img.files_missing;

@@ -43,6 +43,9 @@ struct jpd_summary {
 	uint64_t aux_truncated;
 	uint64_t nmethods, missing_pcmaps, unload_mismatch, files, files_missing;
 	uint64_t coarse_pcmaps; /* methods whose maps hold only safepoint pcs */
+	/* zerolocals method entries, and those whose locals loop was found
+	 * (the others' entry_locals stay 0) */
+	uint32_t zl_entries, zl_loops;
 	double seconds;        /* all of it */
 	double decode_seconds; /* the workers: gather, scan, block decode */
 };

@@ -26,7 +26,7 @@ struct rcache {
 	uint64_t h;
 	uint8_t used, lost, n;
 	uint8_t ops[64];
-	int32_t zl; /* LOST_AT_ENTRY: the locals the entry zeroed, or -1 */
+	int32_t want; /* LOST_AT_ENTRY: what the entry says (flow_entry_want) */
 	uint32_t off, cnt;
 };
 
@@ -94,7 +94,7 @@ struct fmeth {
 	int used; /* named by an output event */
 	/* 1 + the locals a zerolocals entry zeroes for it (max_locals minus
 	 * the parameters' slots), 0 not yet asked, -1 unknown: see
-	 * flow_meth_zeroed */
+	 * flow_entry_fits */
 	int32_t zeroed1;
 	/* A method of a class the program lacks (jvm_method_code): owned
 	 * copies; hm.cls is NULL. */
@@ -271,10 +271,10 @@ struct flow {
 	uint32_t *proven;
 	size_t nproven;
 	int no_recover;
-	/* the locals the last method entry with a step zeroed (-1 unknown):
-	 * the entry of any LOST_AT_ENTRY state, as only step_entry makes
-	 * them and the next step with a step consumes them */
-	int entry_zl;
+	/* what the last method entry with a step says of its method
+	 * (flow_entry_want): the entry of any LOST_AT_ENTRY state, as only
+	 * step_entry makes them and the next step consumes them */
+	int entry_want;
 	struct flow_summary sum;
 };
 
@@ -293,16 +293,28 @@ enum {
 	 * loop zeroes the method's non-parameter locals, which the decoder
 	 * counts (entry_locals) */
 	CODELET_ZEROLOCALS = 8,
+	CODELET_SYNC = 16, /* zerolocals_synchronized */
 };
 static inline unsigned flow_codelet_kind(const struct flow *f, uint64_t index)
 {
 	return index < f->ncodelets ? f->clkind[index] : 0;
 }
-/* The locals a zerolocals entry of meths[M] zeroes: max_locals minus the
- * parameters' slots (`this` included), or -1 when not known (no Code
- * attribute, a hidden-class method known by its bytecode only, or a
- * max_locals below the parameters'). */
-int flow_meth_zeroed(struct flow *f, uint32_t m);
+/* What a method entry of kind CODELET with entry_locals LOCALS says of
+ * the method entered: -1 nothing (not a zerolocals entry, or the count
+ * unknown), else the locals its loop zeroed << 1 | 1 for the
+ * synchronized entry (RECONSTRUCTION.md, "The locals of a method
+ * entry"). */
+static inline int flow_entry_want(unsigned codelet, uint32_t locals)
+{
+	int n = codelet & CODELET_ZEROLOCALS ? jpb_entry_zeroed_locals(locals) : -1;
+	return n < 0 ? -1 : n << 1 | !!(codelet & CODELET_SYNC);
+}
+/* May meths[M] be the method an entry that says WANT entered?  Its
+ * locals (max_locals minus the parameters' slots, `this` included) and
+ * its synchronized flag must match, each unless unknown (no Code
+ * attribute, a hidden-class method known by its bytecode only, a
+ * max_locals below the parameters'); yes when WANT is -1. */
+int flow_entry_fits(struct flow *f, uint32_t m, int want);
 /* The CFG of meths[M], built on first use (jprog caches it); NULL when
  * the method has no code or its code is bad.  Inline: asked at every
  * step; the build is out of line. */

@@ -24,17 +24,31 @@
 
 /* A.get and B.get are aload_0 getfield ireturn both; javac gives B's
  * unused local a slot (max_locals 2: n = 1), A has none (n = 0).  call
- * is static with one parameter: n = 0. */
+ * is static with one parameter: n = 0.  P.one and Q.two are getstatic
+ * ireturn both, n = 0 and 1; pick's two branches call them with the
+ * same opcodes (invokestatic, ireturn).  C.get and D.get differ only in
+ * D's synchronized, which HotSpot enters by zerolocals_synchronized. */
 static const char *loc_src =
 	"public class Loc {\n"
 	"    static abstract class S { abstract int get(); }\n"
 	"    static class A extends S { int v; int get() { return v; } }\n"
 	"    static class B extends S { int v; int get() { int u; return v; } }\n"
+	"    static class P { static int f; static int one() { return f; } }\n"
+	"    static class Q { static int g; static int two() { int u; return g; } }\n"
 	"    static int call(S s) { return s.get(); }\n"
 	"    static int outer(S s) { return call(s) + 1; }\n"
+	"    static int pick(boolean b) { if (b) return P.one(); return Q.two(); }\n"
+	"    static int outer2(boolean b) { return pick(b) + 1; }\n"
+	"    static abstract class T { abstract int get(); }\n"
+	"    static class C extends T { int v; int get() { return v; } }\n"
+	"    static class D extends T { int v; synchronized int get() { return v; } }\n"
+	"    static int callT(T t) { return t.get(); }\n"
+	"    static int outer3(T t) { return callT(t) + 1; }\n"
 	"}\n";
 
 #define OUTER_ID 0x7301u
+#define OUTER2_ID 0x7302u
+#define OUTER3_ID 0x7303u
 /* call's entry, and the getter's (whose kind each case sets) */
 enum { CL_ENTRY = 1, CL_GET = 2 };
 
@@ -57,10 +71,13 @@ static int setup(void **state)
 	assert_non_null(x);
 	assert_int_equal(jprog_alloc(&x->p), 0);
 	/* A loads before B: the hierarchy's candidate order */
-	static const char *cls[] = { "Loc", "Loc$S", "Loc$A", "Loc$B" };
-	for (size_t i = 0; i < 4; i++)
+	static const char *cls[] = { "Loc",   "Loc$S", "Loc$A", "Loc$B", "Loc$P",
+				     "Loc$Q", "Loc$T", "Loc$C", "Loc$D" };
+	for (size_t i = 0; i < 9; i++)
 		assert_int_equal(java_fixture_load(x->p, dir, cls[i]), 0);
 	assert_int_equal(jprog_add_method_id(x->p, OUTER_ID, "LLoc;", "outer", "(LLoc$S;)I"), 0);
+	assert_int_equal(jprog_add_method_id(x->p, OUTER2_ID, "LLoc;", "outer2", "(Z)I"), 0);
+	assert_int_equal(jprog_add_method_id(x->p, OUTER3_ID, "LLoc;", "outer3", "(LLoc$T;)I"), 0);
 	*state = x;
 	return 0;
 }
@@ -217,19 +234,22 @@ static void test_other_entries_not_filtered(void **state)
 
 /* After a gap, a method entry whose callee is unknown (no state to call
  * it from): the callee is found by resynchronisation at a method's first
- * instruction, among the methods whose locals the entry zeroed.  aload_0
- * getfield ireturn starts A.get and B.get: chosen among 2 without a
- * count, the one that fits with it (certain: the search covered the
- * whole program and left one); a count that fits neither keeps both. */
+ * instruction, among the methods the entry fits.  aload_0 getfield
+ * ireturn starts A.get, B.get, C.get and D.get: chosen among 4 without a
+ * count; n = 0 at a zerolocals entry leaves A.get and C.get (D.get is
+ * synchronized, B.get has n = 1); n = 1 B.get alone (certain: the search
+ * covered the whole program and left one); a count that fits none keeps
+ * all four.  The getter returns into call, or into callT for C.get and
+ * D.get: chosen among 2 unless B.get alone is left. */
 static void test_resync_at_entry(void **state)
 {
 	struct fx *x = *state;
 	SKIP_IF_NO_JAVAC(x);
 	struct flow_summary sum;
 	static const struct { uint32_t locals; const char *get; uint8_t st; uint16_t nc;
-			      uint64_t mismatched; } c[] = {
-		{ 0, "Loc$A.get", CH, 2, 0 }, { 1, "Loc$A.get", CE, 1, 0 },
-		{ 2, "Loc$B.get", CE, 1, 0 }, { 5, "Loc$A.get", CH, 2, 1 },
+			      uint8_t rst; uint16_t rnc; uint64_t mismatched; } c[] = {
+		{ 0, "Loc$A.get", CH, 4, CH, 2, 0 }, { 1, "Loc$A.get", CH, 2, CH, 2, 0 },
+		{ 2, "Loc$B.get", CE, 1, CE, 1, 0 }, { 5, "Loc$A.get", CH, 4, CH, 2, 1 },
 	};
 	for (size_t k = 0; k < NW(c); k++) {
 		x->s.n = 0;
@@ -239,11 +259,93 @@ static void test_resync_at_entry(void **state)
 		script_ops(&x->s, 0x2a, 0xb4, 0xac, 0xac, -1); /* a getter, call returns */
 		const struct flow_want w[] = {
 			{ c[k].get, 0, c[k].st, c[k].nc }, { c[k].get, 1, c[k].st, c[k].nc },
-			{ c[k].get, 4, c[k].st, c[k].nc }, { "Loc.call", 4, CE, 1 },
+			{ c[k].get, 4, c[k].st, c[k].nc }, { "Loc.call", 4, c[k].rst, c[k].rnc },
 		};
 		run(x, ZEROLOCALS, 256, w, NW(w), &sum);
 		assert_int_equal(sum.entries_narrowed, 0); /* no candidates at the entry */
 		assert_int_equal(sum.entries_mismatched, c[k].mismatched);
+	}
+}
+
+/* Compiled outer2 calls interpreted pick, whose two branches call P.one
+ * or Q.two with the same opcodes: two states at the callee's entry, one
+ * candidate each.  Without a count both stay (chosen among 2 up to
+ * outer2's return).  With one, the state whose callee does not fit dies
+ * like any path the trace contradicts, and the other is certain: the
+ * fallback keeps all only when no state fits (n = 4). */
+static void test_locals_choose_branch(void **state)
+{
+	struct fx *x = *state;
+	SKIP_IF_NO_JAVAC(x);
+	static const struct { uint32_t locals; const char *callee; int32_t at;
+			      uint8_t st; uint16_t nc; uint64_t narrowed, mismatched; } c[] = {
+		{ 0, "Loc$P.one", 4, CH, 2, 0, 0 }, { 1, "Loc$P.one", 4, CE, 1, 1, 0 },
+		{ 2, "Loc$Q.two", 8, CE, 1, 1, 0 }, { 5, "Loc$P.one", 4, CH, 2, 0, 1 },
+	};
+	for (size_t k = 0; k < NW(c); k++) {
+		struct flow_summary sum;
+		x->s.n = 0;
+		script_compiled(&x->s, OUTER2_ID, 0);
+		script_compiled(&x->s, OUTER2_ID, 1);
+		script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+		x->s.ev[x->s.n - 1].entry_locals = 1; /* pick: n = 0 */
+		script_ops(&x->s, 0x1a, 0x99, 0xb8, -1); /* iload_0 ifeq invokestatic */
+		script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_GET);
+		x->s.ev[x->s.n - 1].entry_locals = c[k].locals;
+		script_ops(&x->s, 0xb2, 0xac, 0xac, -1); /* the callee, pick returns */
+		script_compiled(&x->s, OUTER2_ID, 4);
+		const struct flow_want w[] = {
+			{ "Loc.outer2", 0, DEC, 1 },
+			{ "Loc.outer2", 1, DEC, 1 },
+			{ "Loc.pick", 0, CE, 1 },
+			{ "Loc.pick", 1, CE, 1 },
+			{ "Loc.pick", c[k].at, c[k].st, c[k].nc },
+			{ c[k].callee, 0, c[k].st, c[k].nc },
+			{ c[k].callee, 3, c[k].st, c[k].nc },
+			{ "Loc.pick", c[k].at + 3, c[k].st, c[k].nc },
+			{ "Loc.outer2", 4, DEC, 1 },
+		};
+		run(x, ZEROLOCALS, 256, w, NW(w), &sum);
+		assert_int_equal(sum.entries_narrowed, c[k].narrowed);
+		assert_int_equal(sum.entries_mismatched, c[k].mismatched);
+	}
+}
+
+/* C.get and D.get have the same opcodes and locals (n = 0); D.get is
+ * synchronized.  With a count, the entry's kind tells them apart too:
+ * zerolocals enters C.get, zerolocals_synchronized D.get.  Without a
+ * count, nothing is read from the entry (chosen among 2). */
+static void test_synchronized_entry(void **state)
+{
+	struct fx *x = *state;
+	SKIP_IF_NO_JAVAC(x);
+	static const struct { const char *desc; uint32_t locals; const char *get;
+			      uint8_t st; uint16_t nc; } c[] = {
+		{ ZEROLOCALS, 0, "Loc$C.get", CH, 2 },
+		{ ZEROLOCALS, 1, "Loc$C.get", CE, 1 },
+		{ "method entry point (kind = zerolocals_synchronized)", 0, "Loc$C.get", CH, 2 },
+		{ "method entry point (kind = zerolocals_synchronized)", 1, "Loc$D.get", CE, 1 },
+	};
+	for (size_t k = 0; k < NW(c); k++) {
+		struct flow_summary sum;
+		x->s.n = 0;
+		script_compiled(&x->s, OUTER3_ID, 0);
+		script_compiled(&x->s, OUTER3_ID, 1);
+		script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+		script_ops(&x->s, 0x2a, 0xb6, -1); /* callT */
+		script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_GET);
+		x->s.ev[x->s.n - 1].entry_locals = c[k].locals;
+		script_ops(&x->s, 0x2a, 0xb4, 0xac, 0xac, -1); /* a getter, callT returns */
+		script_compiled(&x->s, OUTER3_ID, 4);
+		const struct flow_want w[] = {
+			{ "Loc.outer3", 0, DEC, 1 }, { "Loc.outer3", 1, DEC, 1 },
+			{ "Loc.callT", 0, CE, 1 },   { "Loc.callT", 1, CE, 1 },
+			{ c[k].get, 0, c[k].st, c[k].nc }, { c[k].get, 1, c[k].st, c[k].nc },
+			{ c[k].get, 4, c[k].st, c[k].nc }, { "Loc.callT", 4, CE, 1 },
+			{ "Loc.outer3", 4, DEC, 1 },
+		};
+		run(x, c[k].desc, 256, w, NW(w), &sum);
+		assert_int_equal(sum.entries_narrowed, c[k].locals != 0);
 	}
 }
 
@@ -254,6 +356,8 @@ int main(void)
 		cmocka_unit_test(test_locals_pick_a),
 		cmocka_unit_test(test_locals_pick_b),
 		cmocka_unit_test(test_locals_mismatch_keeps_all),
+		cmocka_unit_test(test_locals_choose_branch),
+		cmocka_unit_test(test_synchronized_entry),
 		cmocka_unit_test(test_other_entries_not_filtered),
 		cmocka_unit_test(test_resync_at_entry),
 	};

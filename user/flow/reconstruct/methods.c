@@ -186,14 +186,19 @@ static int32_t zeroed_of(const struct fmeth *fm)
 	return m->max_locals >= slots ? m->max_locals - slots : -1;
 }
 
-int flow_meth_zeroed(struct flow *f, uint32_t m)
+int flow_entry_fits(struct flow *f, uint32_t m, int want)
 {
 	struct fmeth *fm = &f->meths[m];
+	if (want < 0)
+		return 1;
 	if (!fm->zeroed1) {
 		int32_t z = zeroed_of(fm);
 		fm->zeroed1 = z < 0 ? -1 : z + 1;
 	}
-	return fm->zeroed1 < 0 ? -1 : fm->zeroed1 - 1;
+	/* a method of a class the program lacks has no access flags */
+	if (!fm->own && !(fm->hm.m->access_flags & JCF_ACC_SYNCHRONIZED) != !(want & 1))
+		return 0;
+	return fm->zeroed1 < 0 || fm->zeroed1 - 1 == want >> 1;
 }
 
 const struct jcfg *flow_meth_cfg_build(struct flow *f, uint32_t m)
@@ -309,7 +314,8 @@ int flow_set_codelet(struct flow *f, uint32_t index, const char *description)
 	f->clkind[index] = (nobc ? CODELET_NO_BYTECODE : 0) |
 			   (strstr(d, "exception") ? CODELET_EXCEPTION : 0) |
 			   (strstr(d, "deopt") ? CODELET_DEOPT : 0) |
-			   (!nobc && strstr(d, "zerolocals") ? CODELET_ZEROLOCALS : 0);
+			   (!nobc && strstr(d, "zerolocals") ? CODELET_ZEROLOCALS : 0) |
+			   (!nobc && strstr(d, "zerolocals_synchronized") ? CODELET_SYNC : 0);
 	return f->codelets[index] ? 0 : jpb_err_nomem;
 }
 

@@ -220,28 +220,27 @@ static int is_handler(const struct fmeth *fm, uint32_t bci)
 	return 0;
 }
 
-static uint64_t ops_hash(int lost, int zl, const uint8_t *ops, size_t n)
+static uint64_t ops_hash(int lost, int want, const uint8_t *ops, size_t n)
 {
-	uint64_t h = 1469598103934665603ull ^ (uint64_t)lost ^ (uint64_t)(uint32_t)(zl + 1) << 32;
+	uint64_t h = 1469598103934665603ull ^ (uint64_t)lost ^ (uint64_t)(uint32_t)(want + 1) << 32;
 	for (size_t i = 0; i < n; i++)
 		h = (h ^ ops[i]) * 1099511628211ull;
 	return (h ^ n) * 1099511628211ull;
 }
 
 /* The instructions where OPS (OPS[0] == OP) can run given LOST (at an
- * entry whose loop zeroed ZL locals, unless ZL is -1: methods with
- * another known count are left out), from the cache or a scan of the
- * opcode index: *CAND (into f->rpool) and *NC, or *NC = RCACHE_TOO_MANY
+ * entry that says WANT, unless -1: only methods that fit,
+ * flow_entry_fits), from the cache or a scan of the opcode index: *CAND (into f->rpool) and *NC, or *NC = RCACHE_TOO_MANY
  * when more than max_resync fit. */
-static int resync_candidates(struct flow *f, uint8_t op, int lost, int zl,
+static int resync_candidates(struct flow *f, uint8_t op, int lost, int want,
 			     const uint8_t *ops, size_t n, const uint64_t **cand,
 			     uint32_t *nc)
 {
 	if (!f->rc && !(f->rc = calloc(RCACHE_SIZE, sizeof(*f->rc))))
 		return jpb_err_nomem;
-	uint64_t h = ops_hash(lost, zl, ops, n);
+	uint64_t h = ops_hash(lost, want, ops, n);
 	struct rcache *e = &f->rc[h & (RCACHE_SIZE - 1)];
-	if (e->used && e->h == h && e->lost == lost && e->zl == zl && e->n == n &&
+	if (e->used && e->h == h && e->lost == lost && e->want == want && e->n == n &&
 	    !memcmp(e->ops, ops, n)) {
 		*cand = f->rpool + e->off;
 		*nc = e->cnt;
@@ -280,7 +279,7 @@ static int resync_candidates(struct flow *f, uint8_t op, int lost, int zl,
 		v = (uint64_t)m << 32 | pos;
 		if (lost == LOST_AT_ENTRY && pos != 0)
 			continue;
-		if (zl >= 0 && flow_meth_zeroed(f, m) >= 0 && flow_meth_zeroed(f, m) != zl)
+		if (!flow_entry_fits(f, m, want))
 			continue;
 		if (lost == LOST_AFTER_RET &&
 		    (pos == 0 || !jbc_is_invoke(jcfg_insn(g, pos - 1)->kind)))
@@ -297,7 +296,7 @@ static int resync_candidates(struct flow *f, uint8_t op, int lost, int zl,
 		}
 		out[cnt++] = v;
 	}
-	*e = (struct rcache){ h, 1, (uint8_t)lost, (uint8_t)n, { 0 }, zl,
+	*e = (struct rcache){ h, 1, (uint8_t)lost, (uint8_t)n, { 0 }, want,
 			      (uint32_t)f->nrpool, cnt };
 	memcpy(e->ops, ops, n);
 	if (cnt != RCACHE_TOO_MANY)
@@ -378,12 +377,11 @@ int flow_resync(struct flow *f, uint32_t i, uint8_t op, int lost, uint32_t from,
 	}
 	const uint64_t *cand;
 	uint32_t nc;
-	/* an unknown callee: the methods whose locals its entry zeroed
-	 * (RECONSTRUCTION.md, "The locals of a method entry"), or, if none
-	 * fits, all as without the count */
-	int zl = lost == LOST_AT_ENTRY ? f->entry_zl : -1;
-	int err = resync_candidates(f, op, lost, zl, ops, n, &cand, &nc);
-	if (!err && zl >= 0 && !nc) {
+	/* an unknown callee: the methods its entry fits (RECONSTRUCTION.md,
+	 * "The locals of a method entry"), or, if none, all as without */
+	int want = lost == LOST_AT_ENTRY ? f->entry_want : -1;
+	int err = resync_candidates(f, op, lost, want, ops, n, &cand, &nc);
+	if (!err && want >= 0 && !nc) {
 		f->sum.entries_mismatched++;
 		err = resync_candidates(f, op, lost, -1, ops, n, &cand, &nc);
 	}

@@ -105,30 +105,25 @@ static int step_interp(struct flow *f, uint32_t i, uint8_t op, int emit)
 	return err ? err : end;
 }
 
-/* May the zerolocals entry of the method on top of T have zeroed N
- * locals?  Yes when its count is N or unknown. */
-static int locals_fit(struct flow *f, const struct frame *t, int n)
+/* Of the step's staged states, keep those whose method the entry may
+ * have entered (WANT, flow_entry_fits; a lost state may be anywhere): a
+ * state none of whose callees fits dies, as any path the trace
+ * contradicts.  If no state fits at all, keep them all (the trace and
+ * the program model disagree: the thread must not lose its place
+ * because of the filter).  Returns 1 when some were dropped, -1 when
+ * none fitted, else 0. */
+static int stage_keep_fitting(struct flow *f, int want)
 {
-	int z = t ? flow_meth_zeroed(f, t->meth) : -1;
-	return z < 0 || z == n;
-}
-
-/* Of the callees staged from FIRST on (one state's), keep those whose
- * entry may have zeroed N locals; if none may, keep them all (the trace
- * and the program model disagree: the state must not die of it).
- * Returns 1 when some were dropped, -1 when none fitted, else 0. */
-static int stage_keep_locals(struct flow *f, size_t first, int n)
-{
-	size_t k = first;
-	for (size_t j = first; j < f->nstage; j++)
-		k += (size_t)locals_fit(f, f->stage[j].top, n);
-	if (k == first)
-		return first < f->nstage ? -1 : 0;
+	size_t k = 0;
+	for (size_t j = 0; j < f->nstage; j++)
+		k += !f->stage[j].top || flow_entry_fits(f, f->stage[j].top->meth, want);
+	if (!k)
+		return f->nstage ? -1 : 0;
 	if (k == f->nstage)
 		return 0;
-	k = first;
-	for (size_t j = first; j < f->nstage; j++) {
-		if (!locals_fit(f, f->stage[j].top, n))
+	k = 0;
+	for (size_t j = 0; j < f->nstage; j++) {
+		if (f->stage[j].top && !flow_entry_fits(f, f->stage[j].top->meth, want))
 			continue;
 		f->stage[k] = f->stage[j];
 		f->stage[k].seq = (uint32_t)k; /* staging order, as if alone */
@@ -143,11 +138,10 @@ static int step_entry(struct flow *f, uint32_t i, unsigned codelet)
 	/* Native and intrinsic entries run no bytecode of the callee. */
 	if (codelet & CODELET_NO_BYTECODE)
 		return 0;
-	/* the locals the entry zeroed tell callees apart (RECONSTRUCTION.md,
-	 * "The locals of a method entry") */
-	int zl = codelet & CODELET_ZEROLOCALS ? jpb_entry_zeroed_locals(f->ev[i].locals) : -1;
-	int narrowed = 0, mismatch = 0;
-	f->entry_zl = zl; /* for an unknown callee's resynchronisation */
+	/* the locals the entry zeroed, and its kind, tell callees apart
+	 * (RECONSTRUCTION.md, "The locals of a method entry") */
+	int want = flow_entry_want(codelet, f->ev[i].locals);
+	f->entry_want = want; /* for an unknown callee's resynchronisation */
 	uint32_t p0 = flow_cur_step(f)->first, pn = flow_cur_step(f)->n;
 	int err = flow_step_begin(f, i, 0, 0);
 	/* a virtual call may have hundreds of candidate callees: the cap
@@ -178,18 +172,17 @@ static int step_entry(struct flow *f, uint32_t i, unsigned codelet)
 			err = flow_linkage_targets(f, t, k);
 		if (!err)
 			err = flow_hidden_targets(f, t, k);
-		if (!err && zl >= 0) {
-			int r = stage_keep_locals(f, before, zl);
-			narrowed |= r > 0;
-			mismatch |= r < 0;
-		}
 		if (!err && f->nstage == before)
 			/* an unknown callee: found by resynchronisation, on top
 			 * of its caller's known frames */
 			err = flow_add_node_below(f, NULL, LOST_AT_ENTRY, k, t);
 	}
-	f->sum.entries_narrowed += narrowed;
-	f->sum.entries_mismatched += mismatch;
+	if (!err && want >= 0) {
+		/* before the cap ranks them: its room goes to callees that fit */
+		int r = stage_keep_fitting(f, want);
+		f->sum.entries_narrowed += r > 0;
+		f->sum.entries_mismatched += r < 0;
+	}
 	int end = flow_stage_end(f);
 	return err ? err : end;
 }

@@ -36,7 +36,7 @@ int flow_begin(struct flow *f, const struct flow_sink *sink)
 	f->nev = f->next = f->nfr = 0;
 	f->nev_final = 0;
 	f->ctop = NULL;
-	f->entry_zl = -1;
+	f->entry_want = -1;
 	f->nout = f->plen = 0;
 	f->ngaps = 0;
 	f->win_trunc = 0;

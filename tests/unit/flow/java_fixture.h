@@ -55,4 +55,26 @@ static inline int java_fixture_load(struct jprog *p, const char *dir,
 	return jprog_add_class(p, buf, len, 0, &d) < 0 ? -1 : 0;
 }
 
+/* A program of SRC's classes CLS[0..N), CLS[0] being the file's top-level
+ * class, loaded in that order (the hierarchy's candidate order), or NULL
+ * when there is no javac (the caller's cases skip).  A class that does
+ * not load aborts the test: the fixture itself is wrong. */
+static inline struct jprog *java_fixture_program(const char *src,
+						 const char *const *cls, size_t n)
+{
+	char dir[512];
+	struct jprog *p;
+	if (java_fixture_compile(cls[0], src, dir, sizeof(dir)))
+		return NULL;
+	if (jprog_alloc(&p))
+		abort();
+	for (size_t i = 0; i < n; i++) {
+		if (java_fixture_load(p, dir, cls[i])) {
+			fprintf(stderr, "java_fixture: %s/%s.class does not load\n", dir, cls[i]);
+			abort();
+		}
+	}
+	return p;
+}
+
 #endif

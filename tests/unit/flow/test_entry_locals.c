@@ -62,19 +62,16 @@ struct fx {
 
 static int setup(void **state)
 {
-	char dir[512];
-	if (java_fixture_compile("Loc", loc_src, dir, sizeof(dir))) {
-		*state = NULL; /* no javac: every case skips */
-		return 0;
-	}
+	/* A loads before B: the hierarchy's candidate order */
+	static const char *const cls[] = { "Loc",   "Loc$S", "Loc$A", "Loc$B", "Loc$P",
+					   "Loc$Q", "Loc$T", "Loc$C", "Loc$D" };
+	struct jprog *p = java_fixture_program(loc_src, cls, 9);
+	*state = NULL;
+	if (!p)
+		return 0; /* no javac: every case skips */
 	struct fx *x = calloc(1, sizeof(*x));
 	assert_non_null(x);
-	assert_int_equal(jprog_alloc(&x->p), 0);
-	/* A loads before B: the hierarchy's candidate order */
-	static const char *cls[] = { "Loc",   "Loc$S", "Loc$A", "Loc$B", "Loc$P",
-				     "Loc$Q", "Loc$T", "Loc$C", "Loc$D" };
-	for (size_t i = 0; i < 9; i++)
-		assert_int_equal(java_fixture_load(x->p, dir, cls[i]), 0);
+	x->p = p;
 	assert_int_equal(jprog_add_method_id(x->p, OUTER_ID, "LLoc;", "outer", "(LLoc$S;)I"), 0);
 	assert_int_equal(jprog_add_method_id(x->p, OUTER2_ID, "LLoc;", "outer2", "(Z)I"), 0);
 	assert_int_equal(jprog_add_method_id(x->p, OUTER3_ID, "LLoc;", "outer3", "(LLoc$T;)I"), 0);

@@ -65,18 +65,15 @@ struct fx {
 
 static int setup(void **state)
 {
-	char dir[512];
-	if (java_fixture_compile("Cases", src, dir, sizeof(dir))) {
-		*state = NULL; /* no javac: every case skips */
-		return 0;
-	}
+	static const char *const cls[] = { "Cases", "Cases$Shape", "Cases$A", "Cases$B",
+					   "Cases$P", "Cases$Q" };
+	struct jprog *p = java_fixture_program(src, cls, 6);
+	*state = NULL;
+	if (!p)
+		return 0; /* no javac: every case skips */
 	struct fx *x = calloc(1, sizeof(*x));
 	assert_non_null(x);
-	assert_int_equal(jprog_alloc(&x->p), 0);
-	static const char *cls[] = { "Cases", "Cases$Shape", "Cases$A", "Cases$B",
-				     "Cases$P", "Cases$Q" };
-	for (size_t i = 0; i < 6; i++)
-		assert_int_equal(java_fixture_load(x->p, dir, cls[i]), 0);
+	x->p = p;
 	assert_int_equal(jprog_add_method_id(x->p, CALLEE_ID, "LCases;",
 					     "compiledCallee", "(I)I"), 0);
 	assert_int_equal(jprog_add_method_id(x->p, ANCHORED_ID, "LCases;",

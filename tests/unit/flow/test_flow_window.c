@@ -38,15 +38,14 @@ struct fx {
 
 static int setup(void **state)
 {
-	char dir[512];
-	if (java_fixture_compile("Deep", src, dir, sizeof(dir))) {
-		*state = NULL; /* no javac: every case skips */
-		return 0;
-	}
+	static const char *const cls[] = { "Deep" };
+	struct jprog *p = java_fixture_program(src, cls, 1);
+	*state = NULL;
+	if (!p)
+		return 0; /* no javac: every case skips */
 	struct fx *x = calloc(1, sizeof(*x));
 	assert_non_null(x);
-	assert_int_equal(jprog_alloc(&x->p), 0);
-	assert_int_equal(java_fixture_load(x->p, dir, "Deep"), 0);
+	x->p = p;
 	*state = x;
 	return 0;
 }

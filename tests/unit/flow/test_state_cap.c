@@ -82,17 +82,14 @@ struct fx {
 
 static int setup_cap(void **state)
 {
-	char dir[512];
-	if (java_fixture_compile("Cap", cap_src, dir, sizeof(dir))) {
-		*state = NULL; /* no javac: every case skips */
-		return 0;
-	}
+	static const char *const cls[] = { "Cap", "Cap$Shape", "Cap$A", "Cap$B", "Cap$C", "Cap$Str" };
+	struct jprog *p = java_fixture_program(cap_src, cls, 6);
+	*state = NULL;
+	if (!p)
+		return 0; /* no javac: every case skips */
 	struct fx *x = calloc(1, sizeof(*x));
 	assert_non_null(x);
-	assert_int_equal(jprog_alloc(&x->p), 0);
-	static const char *cls[] = { "Cap", "Cap$Shape", "Cap$A", "Cap$B", "Cap$C", "Cap$Str" };
-	for (size_t i = 0; i < 6; i++)
-		assert_int_equal(java_fixture_load(x->p, dir, cls[i]), 0);
+	x->p = p;
 	assert_int_equal(jprog_add_method_id(x->p, OUTER_ID, "LCap;", "outer",
 					     "(LCap$Shape;)I"), 0);
 	assert_int_equal(jprog_add_method_id(x->p, BGET_ID, "LCap$B;", "get", "()I"), 0);
@@ -102,18 +99,15 @@ static int setup_cap(void **state)
 
 static int setup_switch(void **state)
 {
-	char dir[512];
-	if (java_fixture_compile("Sw", sw_src, dir, sizeof(dir))) {
-		*state = NULL; /* no javac: every case skips */
-		return 0;
-	}
+	/* T1 loads first: the hierarchy's candidate order */
+	static const char *const cls[] = { "Sw", "Sw$Tab", "Sw$T1", "Sw$T2" };
+	struct jprog *p = java_fixture_program(sw_src, cls, 4);
+	*state = NULL;
+	if (!p)
+		return 0; /* no javac: every case skips */
 	struct fx *x = calloc(1, sizeof(*x));
 	assert_non_null(x);
-	assert_int_equal(jprog_alloc(&x->p), 0);
-	/* T1 loads first: the hierarchy's candidate order */
-	static const char *cls[] = { "Sw", "Sw$Tab", "Sw$T1", "Sw$T2" };
-	for (size_t i = 0; i < 4; i++)
-		assert_int_equal(java_fixture_load(x->p, dir, cls[i]), 0);
+	x->p = p;
 	assert_int_equal(jprog_add_method_id(x->p, SW_OUTER_ID, "LSw;", "outer", "(LSw$Tab;)I"),
 			 0);
 	*state = x;

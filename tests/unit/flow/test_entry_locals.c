@@ -20,7 +20,7 @@
 #include "flow/flow.h"
 #include "event_script.h"
 #include "flow_expect.h"
-#include "java_fixture.h"
+#include "script_fixture.h"
 
 /* A.get and B.get are aload_0 getfield ireturn both; javac gives B's
  * unused local a slot (max_locals 2: n = 1), A has none (n = 0).  call
@@ -55,38 +55,18 @@ enum { CL_ENTRY = 1, CL_GET = 2 };
 #define ZEROLOCALS "method entry point (kind = zerolocals)"
 #define NATIVE "method entry point (kind = native)"
 
-struct fx {
-	struct jprog *p;
-	struct event_script s;
-};
-
 static int setup(void **state)
 {
 	/* A loads before B: the hierarchy's candidate order */
 	static const char *const cls[] = { "Loc",   "Loc$S", "Loc$A", "Loc$B", "Loc$P",
 					   "Loc$Q", "Loc$T", "Loc$C", "Loc$D" };
-	struct jprog *p = java_fixture_program(loc_src, cls, 9);
-	*state = NULL;
-	if (!p)
+	struct script_fx *x = script_fx_new(loc_src, cls, 9);
+	*state = x;
+	if (!x)
 		return 0; /* no javac: every case skips */
-	struct fx *x = calloc(1, sizeof(*x));
-	assert_non_null(x);
-	x->p = p;
 	assert_int_equal(jprog_add_method_id(x->p, OUTER_ID, "LLoc;", "outer", "(LLoc$S;)I"), 0);
 	assert_int_equal(jprog_add_method_id(x->p, OUTER2_ID, "LLoc;", "outer2", "(Z)I"), 0);
 	assert_int_equal(jprog_add_method_id(x->p, OUTER3_ID, "LLoc;", "outer3", "(LLoc$T;)I"), 0);
-	*state = x;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *x = *state;
-	if (x) {
-		jprog_free(x->p);
-		script_fini(&x->s);
-		free(x);
-	}
 	return 0;
 }
 
@@ -99,7 +79,7 @@ static int teardown(void **state)
 /* Compiled outer calls interpreted call (entry CALL_LOCALS), whose
  * s.get() enters a getter (entry GET_LOCALS); the getter and call
  * return into outer. */
-static void script(struct fx *x, uint32_t call_locals, uint32_t get_locals)
+static void script(struct script_fx *x, uint32_t call_locals, uint32_t get_locals)
 {
 	x->s.n = 0;
 	script_compiled(&x->s, OUTER_ID, 0);
@@ -126,7 +106,7 @@ static void script(struct fx *x, uint32_t call_locals, uint32_t get_locals)
 
 /* Reconstruct with the getter's entry of kind GET_DESC and at most CAP
  * states per step, and compare with W. */
-static void run(struct fx *x, const char *get_desc, unsigned cap, const struct flow_want *w,
+static void run(struct script_fx *x, const char *get_desc, unsigned cap, const struct flow_want *w,
 		size_t nw, struct flow_summary *sum)
 {
 	const char *const desc[] = { ZEROLOCALS, get_desc, NULL };
@@ -139,7 +119,7 @@ static void run(struct fx *x, const char *get_desc, unsigned cap, const struct f
  * an event is certain", 2). */
 static void test_unknown_locals_chosen(void **state)
 {
-	struct fx *x = *state;
+	struct script_fx *x = *state;
 	SKIP_IF_NO_JAVAC(x);
 	struct flow_summary sum;
 	script(x, 0, 0);
@@ -155,7 +135,7 @@ static void test_unknown_locals_chosen(void **state)
  * filter runs before the cap, which then drops nothing). */
 static void test_locals_pick_a(void **state)
 {
-	struct fx *x = *state;
+	struct script_fx *x = *state;
 	SKIP_IF_NO_JAVAC(x);
 	struct flow_summary sum;
 	script(x, 1, 1);
@@ -171,7 +151,7 @@ static void test_locals_pick_a(void **state)
  * count is unknown. */
 static void test_locals_pick_b(void **state)
 {
-	struct fx *x = *state;
+	struct script_fx *x = *state;
 	SKIP_IF_NO_JAVAC(x);
 	struct flow_summary sum;
 	FLOW(w, "Loc$B.get", CE, 1, CE, 1);
@@ -191,7 +171,7 @@ static void test_locals_pick_b(void **state)
  * B.get. */
 static void test_locals_mismatch_keeps_all(void **state)
 {
-	struct fx *x = *state;
+	struct script_fx *x = *state;
 	SKIP_IF_NO_JAVAC(x);
 	struct flow_summary sum;
 	script(x, 1, 4);
@@ -215,7 +195,7 @@ static void test_locals_mismatch_keeps_all(void **state)
  * and without the count. */
 static void test_other_entries_not_filtered(void **state)
 {
-	struct fx *x = *state;
+	struct script_fx *x = *state;
 	SKIP_IF_NO_JAVAC(x);
 	struct flow_summary sum;
 	FLOW(w, "Loc$A.get", CH, 2, CE, 1);
@@ -240,7 +220,7 @@ static void test_other_entries_not_filtered(void **state)
  * D.get: chosen among 2 unless B.get alone is left. */
 static void test_resync_at_entry(void **state)
 {
-	struct fx *x = *state;
+	struct script_fx *x = *state;
 	SKIP_IF_NO_JAVAC(x);
 	struct flow_summary sum;
 	static const struct { uint32_t locals; const char *get; uint8_t st; uint16_t nc;
@@ -272,7 +252,7 @@ static void test_resync_at_entry(void **state)
  * fallback keeps all only when no state fits (n = 4). */
 static void test_locals_choose_branch(void **state)
 {
-	struct fx *x = *state;
+	struct script_fx *x = *state;
 	SKIP_IF_NO_JAVAC(x);
 	static const struct { uint32_t locals; const char *callee; int32_t at;
 			      uint8_t st; uint16_t nc; uint64_t narrowed, mismatched; } c[] = {
@@ -314,7 +294,7 @@ static void test_locals_choose_branch(void **state)
  * count, nothing is read from the entry (chosen among 2). */
 static void test_synchronized_entry(void **state)
 {
-	struct fx *x = *state;
+	struct script_fx *x = *state;
 	SKIP_IF_NO_JAVAC(x);
 	static const struct { const char *desc; uint32_t locals; const char *get;
 			      uint8_t st; uint16_t nc; } c[] = {
@@ -358,5 +338,5 @@ int main(void)
 		cmocka_unit_test(test_other_entries_not_filtered),
 		cmocka_unit_test(test_resync_at_entry),
 	};
-	return cmocka_run_group_tests_name("entry locals", tests, setup, teardown);
+	return cmocka_run_group_tests_name("entry locals", tests, setup, script_fx_teardown);
 }

@@ -21,7 +21,7 @@
 
 #include "flow/flow.h"
 #include "event_script.h"
-#include "java_fixture.h"
+#include "script_fixture.h"
 
 static const char *src =
 	"public class Deep {\n"
@@ -31,40 +31,20 @@ static const char *src =
 #define DEPTH 40
 #define CL_ENTRY 1
 
-struct fx {
-	struct jprog *p;
-	struct event_script s;
-};
-
 static int setup(void **state)
 {
 	static const char *const cls[] = { "Deep" };
-	struct jprog *p = java_fixture_program(src, cls, 1);
-	*state = NULL;
-	if (!p)
-		return 0; /* no javac: every case skips */
-	struct fx *x = calloc(1, sizeof(*x));
-	assert_non_null(x);
-	x->p = p;
+	struct script_fx *x = script_fx_new(src, cls, 1);
 	*state = x;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *x = *state;
-	if (x) {
-		jprog_free(x->p);
-		script_fini(&x->s);
-		free(x);
-	}
+	if (!x)
+		return 0; /* no javac: every case skips */
 	return 0;
 }
 
 /* down(DEPTH) interpreted: each level runs iload_0 ifne iload_0 iconst_1
  * isub invokestatic (bcis 0 1 6 7 8 9), the last iload_0 ifne iconst_0
  * ireturn (0 1 4 5), then every level iconst_1 iadd ireturn (12 13 14). */
-static void build(struct fx *x)
+static void build(struct script_fx *x)
 {
 	x->s.n = 0;
 	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
@@ -78,7 +58,7 @@ static void build(struct fx *x)
 }
 
 /* The flow of the events with flow_opts.window WINDOW, copied. */
-static struct jpb_flow_event *run(struct fx *x, unsigned window, size_t *n,
+static struct jpb_flow_event *run(struct script_fx *x, unsigned window, size_t *n,
 				  struct flow_summary *s)
 {
 	struct flow *f;
@@ -101,7 +81,7 @@ static struct jpb_flow_event *run(struct fx *x, unsigned window, size_t *n,
 
 static void test_deep_stack_across_windows(void **state)
 {
-	struct fx *x = *state;
+	struct script_fx *x = *state;
 	if (!x)
 		skip();
 	build(x);
@@ -144,7 +124,7 @@ static size_t unrecovered(struct jpb_flow_event *v, size_t n)
 	return w;
 }
 
-static void same_as_one(struct fx *x)
+static void same_as_one(struct script_fx *x)
 {
 	size_t n1;
 	struct flow_summary s1;
@@ -167,7 +147,7 @@ static void same_as_one(struct fx *x)
 
 static void test_windows_same_as_one(void **state)
 {
-	struct fx *x = *state;
+	struct script_fx *x = *state;
 	if (!x)
 		skip();
 	build(x);
@@ -193,5 +173,5 @@ int main(void)
 		cmocka_unit_test(test_deep_stack_across_windows),
 		cmocka_unit_test(test_windows_same_as_one),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, script_fx_teardown);
 }

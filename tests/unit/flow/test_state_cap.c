@@ -26,7 +26,7 @@
 #include "flow/flow.h"
 #include "event_script.h"
 #include "flow_expect.h"
-#include "java_fixture.h"
+#include "script_fixture.h"
 
 static const char *cap_src =
 	"public class Cap {\n"
@@ -75,25 +75,16 @@ static const char *sw_src =
 #define SW_OUTER_ID 0x7201u
 enum { CL_ENTRY = 1 };
 
-struct fx {
-	struct jprog *p;
-	struct event_script s;
-};
-
 static int setup_cap(void **state)
 {
 	static const char *const cls[] = { "Cap", "Cap$Shape", "Cap$A", "Cap$B", "Cap$C", "Cap$Str" };
-	struct jprog *p = java_fixture_program(cap_src, cls, 6);
-	*state = NULL;
-	if (!p)
+	struct script_fx *x = script_fx_new(cap_src, cls, 6);
+	*state = x;
+	if (!x)
 		return 0; /* no javac: every case skips */
-	struct fx *x = calloc(1, sizeof(*x));
-	assert_non_null(x);
-	x->p = p;
 	assert_int_equal(jprog_add_method_id(x->p, OUTER_ID, "LCap;", "outer",
 					     "(LCap$Shape;)I"), 0);
 	assert_int_equal(jprog_add_method_id(x->p, BGET_ID, "LCap$B;", "get", "()I"), 0);
-	*state = x;
 	return 0;
 }
 
@@ -101,33 +92,18 @@ static int setup_switch(void **state)
 {
 	/* T1 loads first: the hierarchy's candidate order */
 	static const char *const cls[] = { "Sw", "Sw$Tab", "Sw$T1", "Sw$T2" };
-	struct jprog *p = java_fixture_program(sw_src, cls, 4);
-	*state = NULL;
-	if (!p)
+	struct script_fx *x = script_fx_new(sw_src, cls, 4);
+	*state = x;
+	if (!x)
 		return 0; /* no javac: every case skips */
-	struct fx *x = calloc(1, sizeof(*x));
-	assert_non_null(x);
-	x->p = p;
 	assert_int_equal(jprog_add_method_id(x->p, SW_OUTER_ID, "LSw;", "outer", "(LSw$Tab;)I"),
 			 0);
-	*state = x;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *x = *state;
-	if (x) {
-		jprog_free(x->p);
-		script_fini(&x->s);
-		free(x);
-	}
 	return 0;
 }
 
 /* Reconstruct x's events with at most MAX_STATES states per step and
  * compare with W, exactly. */
-static void check(struct fx *x, unsigned max_states, const struct flow_want *w,
+static void check(struct script_fx *x, unsigned max_states, const struct flow_want *w,
 		  size_t nw)
 {
 	flow_expect_exact(x->p, &x->s, max_states, CL_ENTRY, w, nw);
@@ -147,7 +123,7 @@ static void check(struct fx *x, unsigned max_states, const struct flow_want *w,
  * unknown events).  Each state's first candidate now goes in first. */
 static void test_one_callee_not_crowded_out(void **state)
 {
-	struct fx *x = *state;
+	struct script_fx *x = *state;
 	SKIP_IF_NO_JAVAC(x);
 	x->s.n = 0;
 	script_ops(&x->s, 0x2a, 0xb6, -1);
@@ -171,7 +147,7 @@ static void test_one_callee_not_crowded_out(void **state)
  * getter is never certain. */
 static void test_cap_keeps_evidence(void **state)
 {
-	struct fx *x = *state;
+	struct script_fx *x = *state;
 	SKIP_IF_NO_JAVAC(x);
 	x->s.n = 0;
 	script_compiled(&x->s, BGET_ID, 0);
@@ -215,7 +191,7 @@ static void test_cap_keeps_evidence(void **state)
  * room for all, the same path. */
 static void test_late_class_not_crowded_out(void **state)
 {
-	struct fx *x = *state;
+	struct script_fx *x = *state;
 	SKIP_IF_NO_JAVAC(x);
 	x->s.n = 0;
 	script_compiled(&x->s, SW_OUTER_ID, 0);
@@ -263,7 +239,7 @@ int main(void)
 		cmocka_unit_test(test_late_class_not_crowded_out),
 	};
 	int failed = cmocka_run_group_tests_name("at a method entry", at_entry,
-						 setup_cap, teardown);
+						 setup_cap, script_fx_teardown);
 	return failed | cmocka_run_group_tests_name("after a switch", after_switch,
-						    setup_switch, teardown);
+						    setup_switch, script_fx_teardown);
 }

@@ -18,11 +18,7 @@ for jdk in /usr/lib/jvm/java-17-openjdk-amd64 /usr/lib/jvm/temurin-25-jdk-amd64;
 	[ -x "$jdk/bin/javac" ] || continue
 	name=$(basename "$jdk" | cut -d- -f1-2)
 	cls=$TESTTMP/simj-$name
-	mkdir -p "$cls"
-	if ! "$jdk/bin/javac" -d "$cls" "$top/tests/workloads/SimLoop.java" \
-		"$top/tests/workloads/SimWork.java" 2>"$cls.err"; then
-		t_fail "$name: javac SimLoop SimWork"; sed 's/^/# /' "$cls.err"; continue
-	fi
+	sim_javac_workloads "$jdk" "$cls" || continue
 	ran=1
 	for wl in SimLoop SimWork; do
 	name=$(basename "$jdk" | cut -d- -f1-2)/$wl

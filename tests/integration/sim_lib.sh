@@ -42,3 +42,14 @@ sim_verify() {
 }
 
 ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
+
+# sim_javac_workloads JDK DIR: SimLoop and SimWork compiled by JDK into
+# DIR; on a javac error, a failed check with javac's messages, status 1.
+sim_javac_workloads() {
+	mkdir -p "$2"
+	"$1/bin/javac" -d "$2" "$top/tests/workloads/SimLoop.java" \
+		"$top/tests/workloads/SimWork.java" 2>"$2.err" && return 0
+	t_fail "$(basename "$1" | cut -d- -f1-2): javac SimLoop SimWork"
+	sed 's/^/# /' "$2.err"
+	return 1
+}

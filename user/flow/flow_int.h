@@ -306,14 +306,18 @@ static inline unsigned flow_codelet_kind(const struct flow *f, uint64_t index)
  * entry"). */
 static inline int flow_entry_want(unsigned codelet, uint32_t locals)
 {
-	int n = codelet & CODELET_ZEROLOCALS ? jpb_entry_zeroed_locals(locals) : -1;
-	return n < 0 ? -1 : n << 1 | !!(codelet & CODELET_SYNC);
+	/* the kind is known even where the count is not (0: a loop cut by an
+	 * interrupt or a gap, or not found in this JVM's interpreter) */
+	if (!(codelet & CODELET_ZEROLOCALS))
+		return -1;
+	return (int)(locals < 0x3fffffffu ? locals : 0) << 1 | !!(codelet & CODELET_SYNC);
 }
 /* May meths[M] be the method an entry that says WANT entered?  Its
  * locals (max_locals minus the parameters' slots, `this` included) and
- * its synchronized flag must match, each unless unknown (no Code
- * attribute, a hidden-class method known by its bytecode only, a
- * max_locals below the parameters'); yes when WANT is -1. */
+ * its synchronized flag must match, each unless unknown (the entry's
+ * count not known; no Code attribute, a hidden-class method known by its
+ * bytecode only, a max_locals below the parameters'); yes when WANT is
+ * -1 (not a zerolocals entry).  WANT: entry_locals << 1 | synchronized. */
 int flow_entry_fits(struct flow *f, uint32_t m, int want);
 /* The CFG of meths[M], built on first use (jprog caches it); NULL when
  * the method has no code or its code is bad.  Inline: asked at every

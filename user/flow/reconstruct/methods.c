@@ -198,7 +198,8 @@ int flow_entry_fits(struct flow *f, uint32_t m, int want)
 	/* a method of a class the program lacks has no access flags */
 	if (!fm->own && !(fm->hm.m->access_flags & JCF_ACC_SYNCHRONIZED) != !(want & 1))
 		return 0;
-	return fm->zeroed1 < 0 || fm->zeroed1 - 1 == want >> 1;
+	int counted = want >> 1; /* entry_locals: 0 unknown, else 1 + n */
+	return !counted || fm->zeroed1 < 0 || fm->zeroed1 == counted;
 }
 
 const struct jcfg *flow_meth_cfg_build(struct flow *f, uint32_t m)

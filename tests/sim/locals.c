@@ -12,28 +12,6 @@
 #include "records_jvm.h"
 #include "util.h"
 
-int locals_param_slots(const char *d, int is_static)
-{
-	if (!d || *d++ != '(')
-		return -1;
-	int n = is_static ? 0 : 1;
-	while (*d && *d != ')') {
-		int wide = *d == 'J' || *d == 'D';
-		while (*d == '[')
-			d++;
-		if (*d == 'L') {
-			d = strchr(d, ';');
-			if (!d)
-				return -1;
-		} else if (!*d || !strchr("BCDFIJSZ", *d)) {
-			return -1;
-		}
-		d++;
-		n += wide ? 2 : 1; /* an array of long is one reference */
-	}
-	return *d == ')' ? n : -1;
-}
-
 /* The slot a local-variable opcode names implicitly (xload_N, xstore_N),
  * with its width; -1 for others. */
 static int implicit_slot(uint8_t op, int *width)
@@ -134,7 +112,7 @@ static void match_class(const struct index *x, struct truth *t,
 		const struct jcf_method *jm = jcf_method(cf, i);
 		if (!jm->code)
 			continue;
-		int params = locals_param_slots(jm->descriptor,
+		int params = jcf_param_slots(jm->descriptor,
 						jm->access_flags & JCF_ACC_STATIC);
 		if (params < 0 || jm->max_locals < params)
 			continue;
@@ -229,7 +207,7 @@ static void from_code(struct truth *t)
 {
 	for (size_t i = 0; i < t->nmethods; i++) {
 		struct sim_method *m = &t->methods[i];
-		int params = locals_param_slots(m->sig, !!(m->access & ACC_STATIC));
+		int params = jcf_param_slots(m->sig, !!(m->access & ACC_STATIC));
 		if (m->id && m->code_len && params >= 0)
 			m->zero_locals = locals_from_code(m->code, m->code_len, params) - params;
 	}

@@ -13,10 +13,6 @@
 #include "bundle.h"
 #include "truth_read.h"
 
-/* Parameter slots of DESCRIPTOR "(...)R": 1 per argument, 2 for long and
- * double, plus 1 for `this` unless IS_STATIC; -1 if malformed. */
-int locals_param_slots(const char *descriptor, int is_static);
-
 /* The locals javac gives CODE: one past the highest slot it loads,
  * stores or increments (two slots for long and double), at least
  * PARAMS. */

@@ -84,23 +84,6 @@ static struct thr *by_nstid(uint32_t nstid)
 	return &thr[nthr++];
 }
 
-/* Parameter slots of "(...)R", `this' included unless static. */
-static int param_slots(const char *d, int is_static)
-{
-	int n = !is_static;
-	if (*d++ != '(')
-		return -1;
-	for (; *d && *d != ')'; d++) {
-		int wide = *d == 'J' || *d == 'D';
-		while (*d == '[')
-			d++;
-		if (*d == 'L' && !(d = strchr(d, ';')))
-			return -1;
-		n += wide ? 2 : 1;
-	}
-	return *d == ')' ? n : -1;
-}
-
 static void on_method(struct jprog *p, const struct jpb_rec_truth_method *m)
 {
 	char cls[1024], name[512], sig[1024];
@@ -122,7 +105,7 @@ static void on_method(struct jprog *p, const struct jpb_rec_truth_method *m)
 	if (jprog_add_method_id(p, id, cls, name, sig) ||
 	    jprog_method_by_id(p, id, &hm) || !hm.m->code)
 		return;
-	int slots = param_slots(sig, (hm.m->access_flags & 0x0008) != 0);
+	int slots = jcf_param_slots(sig, (hm.m->access_flags & 0x0008) != 0);
 	if (slots >= 0 && hm.m->max_locals >= slots)
 		nloc[m->method_id] = hm.m->max_locals - slots;
 }

@@ -291,22 +291,6 @@ static int load_jvm(struct jpb_bundle *b, struct ctx *c)
 
 /* ---- each method's count ---- */
 
-static int param_slots(const char *d, int is_static)
-{
-	int n = !is_static;
-	if (*d++ != '(')
-		return -1;
-	for (; *d && *d != ')'; d++) {
-		int two = *d == 'J' || *d == 'D';
-		while (*d == '[')
-			d++;
-		if (*d == 'L' && !(d = strchr(d, ';')))
-			return -1;
-		n += two ? 2 : 1;
-	}
-	return *d == ')' ? n : -1;
-}
-
 /* n of method ID: from every class file of its class that declares it
  * with code; -1 if none does or they disagree. */
 static int count_of(struct ctx *c, uint32_t id)
@@ -320,7 +304,7 @@ static int count_of(struct ctx *c, uint32_t id)
 	size_t len = strlen(m->cls);
 	if (len < 3 || m->cls[0] != 'L')
 		return -1;
-	int params = param_slots(m->sig, m->access & JCF_ACC_STATIC);
+	int params = jcf_param_slots(m->sig, m->access & JCF_ACC_STATIC);
 	int found = -1;
 	for (size_t i = 0; i < c->nk && params >= 0; i++) {
 		if (strlen(c->k[i].name) != len - 2 || strncmp(c->k[i].name, m->cls + 1, len - 2))

@@ -746,6 +746,28 @@ const struct jcf_method *jcf_method_find(const struct jcf *cf,
 	return NULL;
 }
 
+int jcf_param_slots(const char *d, int is_static)
+{
+	if (!d || *d++ != '(')
+		return -1;
+	int n = is_static ? 0 : 1;
+	while (*d && *d != ')') {
+		int wide = *d == 'J' || *d == 'D';
+		while (*d == '[')
+			d++;
+		if (*d == 'L') {
+			d = strchr(d, ';');
+			if (!d)
+				return -1;
+		} else if (!*d || !strchr("BCDFIJSZ", *d)) {
+			return -1;
+		}
+		d++;
+		n += wide ? 2 : 1; /* an array of long is one reference */
+	}
+	return *d == ')' ? n : -1;
+}
+
 int jcf_line_at(const struct jcf_method *m, uint32_t bci)
 {
 	size_t lo = 0, hi = m->nlines;

@@ -152,6 +152,12 @@ struct jcf_bootstrap {
 
 struct jcf;
 
+/* The local-variable slots a method of DESCRIPTOR "(...)R" takes for its
+ * parameters (2 for long and double, 1 for any other, an array of long
+ * included), plus 1 for `this` unless IS_STATIC; -1 when DESCRIPTOR is not
+ * a method descriptor. */
+int jcf_param_slots(const char *descriptor, int is_static);
+
 /* Parse LEN bytes at DATA.  On success *OUT owns a copy of the data. */
 int jcf_parse(struct jcf **out, const uint8_t *data, size_t len,
 	      struct java_diag *diag);

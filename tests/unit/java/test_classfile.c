@@ -429,6 +429,20 @@ static void test_errstr(void **state)
 	assert_string_equal(java_errstr(-999), "unknown error");
 }
 
+/* Parameter slots of method descriptors, `this` counted unless static. */
+static void test_param_slots(void **state)
+{
+	(void)state;
+	assert_int_equal(jcf_param_slots("()V", 1), 0);
+	assert_int_equal(jcf_param_slots("()V", 0), 1);
+	assert_int_equal(jcf_param_slots("(IJ)V", 1), 3);
+	assert_int_equal(jcf_param_slots("(DLjava/lang/String;[J[[D)I", 0), 6);
+	assert_int_equal(jcf_param_slots("(ZBCSF)V", 1), 5);
+	assert_int_equal(jcf_param_slots("(Ljava/lang/String", 1), -1);
+	assert_int_equal(jcf_param_slots("(Q)V", 1), -1);
+	assert_int_equal(jcf_param_slots("V", 1), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -440,6 +454,7 @@ int main(void)
 		cmocka_unit_test(test_truncate_everywhere),
 		cmocka_unit_test(test_flip_everywhere),
 		cmocka_unit_test(test_errstr),
+		cmocka_unit_test(test_param_slots),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -59,19 +59,6 @@ static void test_entry_loop(void **state)
 	interp_fini(&in);
 }
 
-static void test_param_slots(void **state)
-{
-	(void)state;
-	assert_int_equal(locals_param_slots("()V", 1), 0);
-	assert_int_equal(locals_param_slots("()V", 0), 1);
-	assert_int_equal(locals_param_slots("(IJ)V", 1), 3);
-	assert_int_equal(locals_param_slots("(DLjava/lang/String;[J[[D)I", 0), 6);
-	assert_int_equal(locals_param_slots("(ZBCSF)V", 1), 5);
-	assert_int_equal(locals_param_slots("(Ljava/lang/String", 1), -1);
-	assert_int_equal(locals_param_slots("(Q)V", 1), -1);
-	assert_int_equal(locals_param_slots("V", 1), -1);
-}
-
 /* The scenario's methods (tests/sim/scenario.c) and a few forms. */
 static void test_from_code(void **state)
 {
@@ -101,7 +88,6 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_entry_loop),
-		cmocka_unit_test(test_param_slots),
 		cmocka_unit_test(test_from_code),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

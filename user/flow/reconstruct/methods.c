@@ -152,38 +152,14 @@ uint32_t flow_method_count(const struct flow *f)
 	return (uint32_t)f->nmeths;
 }
 
-/* The slots of the parameters of method DESCRIPTOR "(...)R": 2 for long
- * and double, 1 for any other; -1 when it is not a method descriptor. */
-static int param_slots(const char *d)
-{
-	int n = 0;
-	if (!d || *d++ != '(')
-		return -1;
-	while (*d && *d != ')') {
-		int wide = *d == 'J' || *d == 'D';
-		while (*d == '[')
-			d++;
-		if (*d == 'L' && !(d = strchr(d, ';')))
-			return -1;
-		if (!*d || !strchr("BCDFIJSZ;", *d))
-			return -1;
-		d++;
-		n += wide ? 2 : 1;
-	}
-	return *d == ')' ? n : -1;
-}
-
 static int32_t zeroed_of(const struct fmeth *fm)
 {
 	const struct jcf_method *m = fm->hm.m;
 	/* a hidden-class method known by its bytecode only: no max_locals */
 	if (fm->own || !m || !m->code)
 		return -1;
-	int slots = param_slots(m->descriptor);
-	if (slots < 0)
-		return -1;
-	slots += !(m->access_flags & JCF_ACC_STATIC);
-	return m->max_locals >= slots ? m->max_locals - slots : -1;
+	int slots = jcf_param_slots(m->descriptor, m->access_flags & JCF_ACC_STATIC);
+	return slots >= 0 && m->max_locals >= slots ? m->max_locals - slots : -1;
 }
 
 int flow_entry_fits(struct flow *f, uint32_t m, int want)

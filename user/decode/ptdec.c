@@ -174,6 +174,14 @@ static int open_piece(struct sdec *s, uint64_t tsc)
 	return 0;
 }
 
+/* An event is written at TSC: a held method entry goes first (its count
+ * not known: the event ends the entry's codelet), in an open piece. */
+static int open_piece_for_event(struct sdec *s, uint64_t tsc)
+{
+	int rc = s->held.c ? flush_held(s, 0) : 0;
+	return rc ? rc : open_piece(s, tsc);
+}
+
 static void count_gap(struct sdec *s, const struct jpb_decoded_event *e)
 {
 	struct jpd_piece *p = s->piece;
@@ -203,9 +211,7 @@ static int emit_gap(struct sdec *s, const struct jpb_decoded_event *e)
 {
 	if (s->silent)
 		return 0;
-	int rc = s->held.c ? flush_held(s, 0) : 0;
-	if (!rc)
-		rc = open_piece(s, e->tsc);
+	int rc = open_piece_for_event(s, e->tsc);
 	if (rc)
 		return rc;
 	if (jpb_decoded_event_put(&s->w->out, e, &s->piece_prev_tsc))
@@ -355,9 +361,7 @@ static int emit_tail_at(struct sdec *s, uint8_t kind, uint64_t tsc,
 {
 	if (s->silent)
 		return 0;
-	int rc = s->held.c ? flush_held(s, 0) : 0;
-	if (!rc)
-		rc = open_piece(s, tsc);
+	int rc = open_piece_for_event(s, tsc);
 	if (rc)
 		return rc;
 	if (jpb_decoded_event_put_tail(&s->w->out, kind, tsc, &s->piece_prev_tsc,
@@ -444,9 +448,7 @@ static int emit_compiled_run(struct sdec *s, const struct jpd_nmethod *nm,
 {
 	if (s->silent || k == m)
 		return 0;
-	int rc = s->held.c ? flush_held(s, 0) : 0;
-	if (!rc)
-		rc = open_piece(s, s->now);
+	int rc = open_piece_for_event(s, s->now);
 	if (rc)
 		return rc;
 	uint32_t a = nm->tail_off[k], len = nm->tail_off[m] - 2 - a;

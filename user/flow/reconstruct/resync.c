@@ -74,6 +74,68 @@ static int explains(struct flow *f, uint32_t meth, uint32_t pos,
 	return 0;
 }
 
+/* explains() read from the raw bytecode CODE, before any CFG is built:
+ * 0 only where explains() says 0 (or the method's CFG cannot be built),
+ * else 1.  The instructions it follows get the CFG's successors in the
+ * CFG's order (the next, then a branch target that differs from it) and
+ * the same fused pairs, so where it meets no switch, jsr or ret (which
+ * it leaves to explains) it walks explains' very tree, budget included.
+ * Most of a resynchronisation's candidates fail here (jython: 98%), and
+ * their methods' CFGs are then never built. */
+static int raw_explains(const uint8_t *code, size_t len, size_t bci,
+			const uint8_t *ops, size_t n, unsigned *budget)
+{
+	if (n <= 1 || !*budget)
+		return 1;
+	--*budget;
+	uint8_t op = code[bci];
+	unsigned kind = jbc_info(op)->kind;
+	if (jbc_is_invoke(kind) || kind == JBC_RETURN || kind == JBC_ATHROW ||
+	    kind == JBC_SWITCH || kind == JBC_JSR || kind == JBC_RET ||
+	    kind == JBC_INVALID || (op == JBC_WIDE && bci + 1 < len && code[bci + 1] == 0xa9))
+		return 1;
+	int l = jbc_length(code, len, bci);
+	if (l <= 0)
+		return 1;
+	size_t s[2];
+	unsigned ns = 0;
+	if (kind != JBC_GOTO)
+		s[ns++] = bci + (size_t)l;
+	if (kind == JBC_COND_BRANCH || kind == JBC_GOTO) {
+		long t = jbc_branch_target(code, len, bci);
+		if (t < 0)
+			return 1;
+		if (!ns || s[0] != (size_t)t)
+			s[ns++] = (size_t)t;
+	}
+	for (unsigned k = 0; k < ns; k++) {
+		if (s[k] >= len)
+			return 1;
+		if (code[s[k]] == ops[1] && raw_explains(code, len, s[k], ops + 1, n - 1, budget))
+			return 1;
+	}
+	if (ns == 1 && ((op == 0x2a && code[s[0]] == 0xb4) ||
+			(op == 0x15 && (code[s[0]] == 0x15 || code[s[0]] == 0x34)))) {
+		/* getfield, iload and caload fall through: one successor */
+		int l2 = jbc_length(code, len, s[0]);
+		size_t s2 = s[0] + (size_t)(l2 > 0 ? l2 : 0);
+		if (l2 <= 0 || s2 >= len)
+			return 1;
+		if (code[s2] == ops[1] && raw_explains(code, len, s2, ops + 1, n - 1, budget))
+			return 1;
+	}
+	return 0;
+}
+
+/* Can the instruction at BCI follow an invoke?  An invoke is 3 bytes
+ * long, or 5 (invokeinterface, invokedynamic): 0 when neither byte
+ * before is an invoke's opcode. */
+static int maybe_after_invoke(const uint8_t *code, uint32_t bci)
+{
+	return (bci >= 3 && jbc_is_invoke(jbc_info(code[bci - 3])->kind)) ||
+	       (bci >= 5 && jbc_is_invoke(jbc_info(code[bci - 5])->kind));
+}
+
 /* Call FN(f, key, value) for every instruction of method M: VALUE is
  * (M, bci), KEY (opcode, next opcode) once per distinct next opcode the
  * lookahead can see (the successors', and after a fused pair the
@@ -269,7 +331,16 @@ static int resync_candidates(struct flow *f, uint8_t op, int lost, int want,
 	}
 	while (ia < na || ib < nb) {
 		uint64_t v = ib >= nb || (ia < na && la[ia] < lb[ib]) ? la[ia++] : lb[ib++];
-		uint32_t m = (uint32_t)(v >> 32);
+		uint32_t m = (uint32_t)(v >> 32), bci = (uint32_t)v;
+		/* first what the raw bytecode can tell (each a necessary
+		 * condition of the checks below, which are made again) */
+		const struct jcf_method *jm = f->meths[m].hm.m;
+		unsigned rb = 4096;
+		if ((lost == LOST_AT_ENTRY && bci != 0) || !flow_entry_fits(f, m, want) ||
+		    (lost == LOST_AFTER_RET && !maybe_after_invoke(jm->code, bci)) ||
+		    (lost == LOST_AT_HANDLER && !is_handler(&f->meths[m], bci)) ||
+		    !raw_explains(jm->code, jm->code_length, bci, ops, n, &rb))
+			continue;
 		/* the index holds bcis: the CFG is built for candidates only */
 		const struct jcfg *g = flow_meth_cfg(f, m);
 		int32_t at = g ? jcfg_index_of(g, (uint32_t)v) : -1;

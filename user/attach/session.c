@@ -112,34 +112,48 @@ static uint32_t hash_str(const char *s)
 	return h;
 }
 
-/* Make the library visible in the target's mount namespace.  The name
- * depends on the file's identity, so a second attach names the same file
- * and the JVM reuses the loaded library; a loaded file is never
- * rewritten in place. */
+/* Make the library visible in the target's mount namespace as TARGET
+ * (its path there; HOST is the same file from here).  The name depends on
+ * the target and on the file's identity: a second attach to the same JVM
+ * names the same path, which the dynamic linker matches to the library it
+ * already loaded under that name (by name, before opening the file), and
+ * another build gets another name.  The copy is renamed into place, so a
+ * JVM never maps a half-written file, and is removed once the JVM has
+ * answered the load (unstage_library). */
 static int stage_library(struct jpb_agent_session *s, const char *lib,
-			 char *target, size_t tsize, char *errmsg, size_t size)
+			 char *target, size_t tsize, char *host, size_t hsize,
+			 char *errmsg, size_t size)
 {
 	struct stat st;
 	if (stat(lib, &st) != 0)
 		return attach_fail(errmsg, size, jpb_attach_err_io, "%s: %s",
 				   lib, strerror(errno));
-	snprintf(target, tsize, "/tmp/jpbpf-agent-%llx-%llx.so",
-		 (unsigned long long)st.st_ino,
+	snprintf(target, tsize, "/tmp/jpbpf-agent-%d-%llx-%llx.so",
+		 (int)s->proc.pid, (unsigned long long)st.st_ino,
 		 (unsigned long long)st.st_mtime);
-	char host[PATH_MAX + 64], tmp[PATH_MAX + 80];
-	snprintf(host, sizeof(host), "/proc/%d/root%s", (int)s->proc.pid, target);
-	struct stat hs;
-	if (stat(host, &hs) == 0 && hs.st_size == st.st_size)
-		return 0;
+	snprintf(host, hsize, "/proc/%d/root%s", (int)s->proc.pid, target);
+	char tmp[PATH_MAX + 96];
 	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", host, (int)getpid());
 	if (copy_file(lib, tmp, 0755) != 0 || rename(tmp, host) != 0) {
 		int e = errno;
 		unlink(tmp);
+		host[0] = 0;
 		return attach_fail(errmsg, size, jpb_attach_err_io,
-				   "cannot copy the agent into pid %d's /tmp: %s",
-				   (int)s->proc.pid, strerror(e));
+				   "cannot copy the agent into pid %d's /tmp "
+				   "as %s: %s", (int)s->proc.pid, target,
+				   strerror(e));
 	}
 	return 0;
+}
+
+/* After the JVM answered the load command it has either mapped the
+ * library (the mapping keeps the file's data) or unloaded it again, and
+ * if no answer came the attach has failed: the copy in the target's /tmp
+ * serves no one any more.  A failure to remove it is not the attach's. */
+static void unstage_library(const char *host)
+{
+	if (host[0])
+		unlink(host);
 }
 
 static int make_out_dir(struct jpb_agent_session *s, char *errmsg,
@@ -163,6 +177,30 @@ static int make_out_dir(struct jpb_agent_session *s, char *errmsg,
 		return attach_fail(errmsg, size, jpb_attach_err_permission,
 				   "chown %s: %s", s->out_host, strerror(errno));
 	return 0;
+}
+
+/* Send the load command for LIB, staged into the target's /tmp first
+ * when the JVM cannot see our path. */
+static int load_agent(struct jpb_agent_session *s, const char *lib,
+		      const char *extra_opts, char *errmsg, size_t size)
+{
+	char target[PATH_MAX], staged[PATH_MAX + 64] = "";
+	snprintf(target, sizeof(target), "%s", lib);
+	int rc = 0;
+	if (s->proc.other_mntns)
+		rc = stage_library(s, lib, target, sizeof(target), staged,
+				   sizeof(staged), errmsg, size);
+	char opts[PATH_MAX + 2048];
+	snprintf(opts, sizeof(opts), "out=%s%s%s", s->out_target,
+		 extra_opts && *extra_opts ? "," : "",
+		 extra_opts ? extra_opts : "");
+	if (!rc && strlen(opts) >= sizeof(opts) - 1)
+		rc = attach_fail(errmsg, size, jpb_attach_err_io,
+				 "agent options too long");
+	if (!rc)
+		rc = attach_load(&s->proc, target, opts, errmsg, size);
+	unstage_library(staged);
+	return rc;
 }
 
 int jpb_agent_attach(pid_t pid, const char *agent_path, const char *bundle_dir,
@@ -202,21 +240,12 @@ int jpb_agent_attach(pid_t pid, const char *agent_path, const char *bundle_dir,
 	s->staged = s->proc.other_mntns || s->proc.euid != geteuid();
 	if (!rc)
 		rc = make_out_dir(s, errmsg, size);
-	char lib_target[PATH_MAX];
-	snprintf(lib_target, sizeof(lib_target), "%s", lib);
-	if (!rc && s->proc.other_mntns)
-		rc = stage_library(s, lib, lib_target, sizeof(lib_target), errmsg,
-				   size);
-	char opts[PATH_MAX + 2048];
-	snprintf(opts, sizeof(opts), "out=%s%s%s", s->out_target,
-		 extra_opts && *extra_opts ? "," : "",
-		 extra_opts ? extra_opts : "");
-	if (!rc && strlen(opts) >= sizeof(opts) - 1)
-		rc = attach_fail(errmsg, size, jpb_attach_err_io,
-				 "agent options too long");
 	if (!rc)
-		rc = attach_load(&s->proc, lib_target, opts, errmsg, size);
+		rc = load_agent(s, lib, extra_opts, errmsg, size);
 	if (rc) {
+		/* Only if empty: a live session may write there. */
+		if (s->staged && s->out_host[0])
+			rmdir(s->out_host);
 		free(s);
 		return rc;
 	}

@@ -12,7 +12,8 @@ CLANG    ?= clang
 BPFTOOL  ?= bpftool
 PREFIX   ?= /usr/local
 JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac 2>/dev/null || echo /usr/lib/jvm/java-17-openjdk-amd64/bin/javac))))
-VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo 0.1.0)
+# From git when this is a checkout (not when unpacked inside another one).
+VERSION  := $(shell [ -e .git ] && git describe --always --dirty 2>/dev/null || echo 0.1.0)
 
 ifeq ($(V),1)
 Q :=
@@ -22,8 +23,7 @@ endif
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
 CFLAGS   ?= -O2 -g
-BASEFLAGS := -std=c11 -D_GNU_SOURCE -fPIC -MMD -MP $(WARN) -Iuser -Iuser/bundle -Iuser/bundle/records -I$(O) \
-	     -DJPBPF_VERSION='"$(VERSION)"'
+BASEFLAGS := -std=c11 -D_GNU_SOURCE -fPIC -MMD -MP $(WARN) -Iuser -Iuser/bundle -Iuser/bundle/records -I$(O)
 ifeq ($(SAN),1)
 BASEFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDSAN     := -fsanitize=address,undefined
@@ -59,11 +59,23 @@ BIN_SIM   := $(if $(SIM_SRCS),$(O)/jpbpf-sim)
 LIB_BUNDLE := $(O)/libjpbpf-bundle.a
 LIB_USER   := $(O)/libjpbpf.a
 
-.PHONY: all test unit-tests demo bench install clean deps deps-programs workloads check-clang
+.PHONY: all test unit-tests demo bench install clean deps deps-programs workloads check-clang FORCE
 all: $(BIN_JPBPF) $(if $(AGENT_SRCS),$(LIB_AGENT)) $(BIN_SIM) $(BPF_OBJS) $(SKELS)
 
 # ---- C objects ------------------------------------------------------------
-$(O)/obj/%.o: %.c | $(SKELS)
+# The version the binaries report (meta.json's tool_version, --version):
+# checked on every make, rewritten only when it changed, so the files that
+# include it are rebuilt (their .d files name it) when HEAD moves and an
+# unchanged tree rebuilds nothing.
+VERSION_H := $(O)/jpbpf_version.h
+$(VERSION_H): FORCE
+	@mkdir -p $(@D)
+	$(Q)printf '#define JPBPF_VERSION "%s"\n' '$(VERSION)' >$@.tmp && \
+	if cmp -s $@.tmp $@; then rm -f $@.tmp; \
+	else mv $@.tmp $@ && echo "  GEN     $@"; fi
+FORCE:
+
+$(O)/obj/%.o: %.c | $(SKELS) $(VERSION_H)
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@

@@ -190,8 +190,7 @@ static int feed_thread(struct jpb_bundle *b, struct flow *f, const char *name,
 			int perr;
 			size_t n = jpb_decoded_events_next_noip(&c, h, want, fr, f->capfr - f->nfr,
 								&prev, &perr);
-			for (size_t j = 0; j < n && !err; j++)
-				err = flow_push_head(f, &h[j]);
+			err = flow_push_heads(f, h, n);
 			k += (uint32_t)n;
 			if (perr)
 				break; /* a damaged batch ends here; the rest is kept */

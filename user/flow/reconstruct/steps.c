@@ -401,26 +401,31 @@ static inline int same_frames(const struct flow_ev *e, const struct jpb_decoded_
 	return 1;
 }
 
-/* The memo for method ID, emptied when the method changes. */
+/* The memo way of method ID (by a hash of it), emptied (a new
+ * generation) when it held another method. */
 static uint32_t run_memo_for(struct flow *f, uint64_t id)
 {
-	if (f->rmemo_gen && f->rmemo_id == id)
-		return f->rmemo_gen;
-	f->rmemo_id = id;
+	uint32_t w = (uint32_t)((id * 0x9e3779b97f4a7c15ull) >> 32) & (RUN_WAYS - 1);
+	if (f->rmemo_wgen[w] && f->rmemo_id[w] == id)
+		return w;
 	if (!++f->rmemo_gen) { /* wrapped: generation 0 is the calloc's */
 		memset(f->rmemo, 0, sizeof(f->rmemo));
+		memset(f->rmemo_wgen, 0, sizeof(f->rmemo_wgen));
 		f->rmemo_gen = 1;
 	}
-	return f->rmemo_gen;
+	f->rmemo_id[w] = id;
+	f->rmemo_wgen[w] = f->rmemo_gen;
+	return w;
 }
 
-/* The position and opcode of BCI in the run's method, through the memo
- * (what flow_cpos gives). */
-static inline const struct run_memo *run_pos(struct flow *f, uint32_t gen, int32_t bci)
+/* The position and opcode of BCI in the method of memo way W, through
+ * the memo (what flow_cpos gives). */
+static inline const struct run_memo *run_pos(struct flow *f, uint32_t w, int32_t bci)
 {
-	struct run_memo *r = &f->rmemo[(uint32_t)bci & (RUN_MEMO - 1)];
+	struct run_memo *r = &f->rmemo[w][(uint32_t)bci & (RUN_MEMO - 1)];
+	uint32_t gen = f->rmemo_wgen[w];
 	if (r->gen != gen || r->bci != bci) {
-		const struct cpos *c = flow_cpos(f, f->rmemo_id, bci);
+		const struct cpos *c = flow_cpos(f, f->rmemo_id[w], bci);
 		*r = (struct run_memo){ bci, c->pos, gen, c->op };
 	}
 	return r;
@@ -446,7 +451,7 @@ int flow_run_compiled(struct flow *f, size_t end)
 	    jpb_grow((void **)&f->out, &f->capo, f->nout + (end - i), sizeof(*f->out)))
 		return jpb_err_nomem;
 	/* same_frames keeps the run in b's method */
-	uint32_t gen = run_memo_for(f, b[0].method_id);
+	uint32_t way = run_memo_for(f, b[0].method_id);
 	/* the arrays in locals: the stores into out[] may alias f's fields,
 	 * which would be reloaded at every event (run_pos's cache fill
 	 * moves none of them) */
@@ -460,7 +465,7 @@ int flow_run_compiled(struct flow *f, size_t end)
 		const struct jpb_decoded_frame *a = fr + e->fr;
 		if (!same_frames(e, a, p, b))
 			break;
-		const struct run_memo *c = run_pos(f, gen, a[0].bci);
+		const struct run_memo *c = run_pos(f, way, a[0].bci);
 		/* at instruction 0 a new call may start: compiled_fast */
 		if (c->pos < 0 || (one && c->pos == 0))
 			break;

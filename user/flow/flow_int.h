@@ -258,9 +258,13 @@ struct flow {
 	uint8_t couter0; /* its outermost frame was at instruction 0 */
 	struct chunk *arena;
 	size_t arena_frames;
-	/* the output window: out[0..plen) is context already written */
+	/* the output window: out[0..plen) is context already written; while
+	 * osplit, the context is at out[octx..octx+plen) and the window's
+	 * events from plen on at out[0..octx) (flow_out_at) */
 	struct jpb_flow_event *out;
 	size_t nout, capo, plen;
+	int osplit;
+	size_t octx;
 	struct flow_sink sink;
 	struct timespec t0;
 	/* flow_thread's result */
@@ -378,6 +382,28 @@ static inline void flow_out_set(struct jpb_flow_event *o, uint32_t method,
 	o->ncand = ncand;
 	o->reserved = 0;
 	o->tsc = tsc;
+}
+
+/* ---- the output window (reconstruct/thread.c) ---- */
+
+/* Where the window's event NOUT goes.  A window cut without recovery
+ * leaves its context where it is, and the next window's events go to
+ * the room before it (the window's two halves take turns) instead of
+ * the context being copied to the front: the copy was ~6% of a SimLoop
+ * run's flow phase.  Recovery, and an event the room cannot take, first
+ * join the two (flow_out_join). */
+static inline size_t flow_out_at(const struct flow *f)
+{
+	return f->osplit ? f->nout - f->plen : f->nout;
+}
+/* Room for N more events at flow_out_at (joining the window when the
+ * room before the context is too small); 0 or out of memory. */
+int flow_out_room_slow(struct flow *f, size_t n);
+static inline int flow_out_room(struct flow *f, size_t n)
+{
+	if (f->osplit ? f->nout - f->plen + n <= f->octx : f->nout + n <= f->capo)
+		return 0;
+	return flow_out_room_slow(f, n);
 }
 
 /* ---- the input buffer (reconstruct/thread.c) ---- */

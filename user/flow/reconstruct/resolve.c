@@ -337,9 +337,10 @@ static uint32_t count_cands(const struct flow *f, const struct step *s,
 static inline int put_out(struct flow *f, uint32_t method, int32_t bci,
 			  uint8_t op, uint8_t status, uint16_t ncand, uint64_t tsc)
 {
-	if (JPB_GROW(f->out, f->nout, f->capo))
+	if (flow_out_room(f, 1))
 		return jpb_err_nomem;
-	flow_out_set(&f->out[f->nout++], method, bci, op, status, ncand, tsc);
+	flow_out_set(&f->out[flow_out_at(f)], method, bci, op, status, ncand, tsc);
+	f->nout++;
 	f->sum.by_status[status]++;
 	f->sum.events++;
 	return 0;

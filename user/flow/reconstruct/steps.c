@@ -444,11 +444,10 @@ int flow_run_compiled(struct flow *f, size_t end)
 	const struct flow_ev *p = &f->ev[f->cprev];
 	const struct jpb_decoded_frame *b = flow_ev_frames(f, p);
 	int one = p->nframes == 1;
-	size_t i = f->next, n0 = f->nout;
+	size_t i = f->next;
 	if (!one && f->couter0)
 		return 0; /* its outermost frame at instruction 0: compiled_fast */
-	if (f->capo - f->nout < end - i &&
-	    jpb_grow((void **)&f->out, &f->capo, f->nout + (end - i), sizeof(*f->out)))
+	if (flow_out_room(f, end - i))
 		return jpb_err_nomem;
 	/* same_frames keeps the run in b's method */
 	uint32_t way = run_memo_for(f, b[0].method_id);
@@ -457,7 +456,8 @@ int flow_run_compiled(struct flow *f, size_t end)
 	 * moves none of them) */
 	const struct flow_ev *ev = f->ev;
 	const struct jpb_decoded_frame *fr = f->fr;
-	struct jpb_flow_event *out = f->out + f->nout;
+	size_t at0 = flow_out_at(f);
+	struct jpb_flow_event *out = f->out + at0;
 	uint32_t meth1 = t->meth + 1;
 	int32_t pos = -1;
 	for (; i < end; i++) {
@@ -474,8 +474,8 @@ int flow_run_compiled(struct flow *f, size_t end)
 		p = e;
 		b = a;
 	}
-	f->nout = (size_t)(out - f->out);
-	size_t n = f->nout - n0;
+	size_t n = (size_t)(out - (f->out + at0));
+	f->nout += n;
 	if (!n)
 		return 0;
 	t->pos = (uint32_t)pos;

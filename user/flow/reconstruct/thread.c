@@ -38,6 +38,7 @@ int flow_begin(struct flow *f, const struct flow_sink *sink)
 	f->ctop = NULL;
 	f->entry_want = -1;
 	f->nout = f->plen = 0;
+	f->osplit = 0;
 	f->ngaps = 0;
 	f->win_trunc = 0;
 	f->nedges = 0;
@@ -73,6 +74,38 @@ static void ev_compact(struct flow *f, size_t keep)
 		f->steps[s].ev = f->steps[s].ev > keep ? f->steps[s].ev - (uint32_t)keep : 0;
 }
 
+static void out_reverse(struct jpb_flow_event *v, size_t n)
+{
+	for (size_t i = 0, j = n; i + 1 < j; i++, j--) {
+		struct jpb_flow_event t = v[i];
+		v[i] = v[j - 1];
+		v[j - 1] = t;
+	}
+}
+
+/* A split window made whole again: the context to the front, the events
+ * after it (rotated in place: no second window in memory). */
+static void out_join(struct flow *f)
+{
+	if (!f->osplit)
+		return;
+	size_t k = f->nout - f->plen;
+	if (f->plen)
+		memmove(f->out + k, f->out + f->octx, f->plen * sizeof(*f->out));
+	out_reverse(f->out, k);
+	out_reverse(f->out + k, f->plen);
+	out_reverse(f->out, f->nout);
+	f->osplit = 0;
+}
+
+int flow_out_room_slow(struct flow *f, size_t n)
+{
+	out_join(f);
+	if (f->nout + n <= f->capo)
+		return 0;
+	return jpb_grow((void **)&f->out, &f->capo, f->nout + n, sizeof(*f->out));
+}
+
 /* The window's own events, fills dropped (none lie before FROM); returns
  * how many were fills. */
 static size_t drop_fills(struct flow *f, size_t from)
@@ -92,7 +125,31 @@ static size_t drop_fills(struct flow *f, size_t from)
  * gaps still open.  The context's gaps were filled with the window
  * before: recovery fills the new part's only, so out[0..plen) is as it
  * was and the fills lie at or after the first new gap. */
+static int window_cut_whole(struct flow *f, size_t cut);
+
+/* The cut of a split window (flow_out_at): without gaps (so without
+ * recovery) or a tail, the new part is written from where it is, and
+ * the new context, its last half window, is already at the front when
+ * the window was full (the usual cut); else the window is joined
+ * first. */
 static int window_cut(struct flow *f, size_t cut)
+{
+	size_t half = window_of(f) / 2, start = cut > half ? cut - half : 0;
+	if (!f->osplit || f->ngaps || cut != f->nout || start != f->plen) {
+		out_join(f);
+		return window_cut_whole(f, cut);
+	}
+	int err = cut > f->plen ? f->sink.put(f->sink.arg, f->out, cut - f->plen) : 0;
+	f->osplit = 0;
+	f->plen = cut - start;
+	f->nout = f->plen;
+	return err;
+}
+
+/* Recover the gaps of out[0..cut) and write out[plen..cut) with its
+ * fills; the window restarts with the last half window before the cut,
+ * unfilled, as the context (see window_cut). */
+static int window_cut_whole(struct flow *f, size_t cut)
 {
 	size_t ng = 0, g0 = 0, start = cut > window_of(f) / 2 ? cut - window_of(f) / 2 : 0;
 	while (ng < f->ngaps && f->gaps[ng].at < cut)
@@ -115,6 +172,18 @@ static int window_cut(struct flow *f, size_t cut)
 		err = f->sink.put(f->sink.arg, f->out + f->plen, f->nout - f->plen);
 	if (fills)
 		drop_fills(f, f->gaps[g0].at);
+	/* the new context left where it is, the next events before it:
+	 * only without a tail, and without gaps (the window's gaps are
+	 * compared with nout as it grows) */
+	if (!err && !ntail && start && start >= cut - start && (ngall == 0 || f->gaps[ngall - 1].at < start)) {
+		f->osplit = 1;
+		f->octx = start;
+		f->plen = cut - start;
+		f->nout = f->plen;
+		f->ngaps = 0;
+		free(tail);
+		return 0;
+	}
 	if (!err)
 		err = jpb_grow((void **)&f->out, &f->capo, cut - start + ntail, sizeof(*f->out));
 	if (!err) {

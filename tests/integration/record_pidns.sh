@@ -15,7 +15,7 @@ if ! why=$(unshare --pid --mount --fork --mount-proc true 2>&1); then
 	exit 0
 fi
 
-unshare --pid --mount --fork --mount-proc "$JDK17" -cp "$WL" Handoff 6 8 \
+unshare --pid --mount --fork --mount-proc "$JDK17" -cp "$WL" Handoff 30 8 \
 	>/dev/null 2>&1 &
 UPID=$!
 for i in $(seq 50); do

@@ -242,6 +242,13 @@ struct flow {
 	size_t nedges, cape;
 	struct step *steps;
 	size_t nsteps, caps;
+	/* the current step's states by a hash of their top frame, once it
+	 * has HIDX_MIN (flow_add_node_below): valid while hepoch is nepoch,
+	 * which every change of a step's states but an addition bumps;
+	 * hn states indexed, hidx[] holds node indices + 1 */
+	uint32_t *hidx;
+	size_t caphidx, hn;
+	uint64_t nepoch, hepoch;
 	uint32_t *path; /* scratch of flow_flush_some */
 	size_t cappath;
 	struct cpos *cpos; /* CPOS_SIZE entries */

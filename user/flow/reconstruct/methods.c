@@ -257,6 +257,7 @@ void flow_free(struct flow *f)
 	free(f->stage);
 	free(f->stage_ord);
 	free(f->steps);
+	free(f->hidx);
 	flow_arena_free(f->arena);
 	free(f->out);
 	free(f->ev);

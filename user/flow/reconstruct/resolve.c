@@ -85,6 +85,7 @@ static struct frame *arena_compact(struct flow *f, struct frame *top)
 
 int flow_step_begin(struct flow *f, uint32_t ev, int emit, uint8_t op)
 {
+	f->nepoch++;
 	if (JPB_GROW(f->steps, f->nsteps, f->caps))
 		return jpb_err_nomem;
 	f->steps[f->nsteps++] = (struct step){ (uint32_t)f->nnodes, 0, ev,
@@ -186,6 +187,7 @@ int flow_stage_end(struct flow *f)
 		 * were staged): all again, by rank.  The step's states and
 		 * edges are all new, so they go back whole. */
 		const uint32_t *ord = stage_order(f);
+		f->nepoch++;
 		f->nnodes = s->first;
 		s->n = 0;
 		f->nedges = nedges0;
@@ -197,6 +199,79 @@ int flow_stage_end(struct flow *f)
 	return err;
 }
 
+/* States of a step looked up by a hash rather than one by one: the scan
+ * with stack_eq was ~12% of the flow phase on jython and h2, whose steps
+ * at calls of widely overridden methods hold up to max_states states. */
+#define HIDX_MIN 16u
+
+/* Equal states (stack_eq, same LOST and BELOW) hash alike: only the top
+ * frame's fields are mixed in. */
+static size_t node_hash(const struct frame *top, int lost, const struct frame *below)
+{
+	uint64_t h = (uint64_t)(uint8_t)lost * 0x9e3779b97f4a7c15ull ^
+		     (uint64_t)(uintptr_t)below * 0xff51afd7ed558ccdull;
+	if (top)
+		h ^= ((uint64_t)top->meth << 32 | top->pos) * 0xc4ceb9fe1a85ec53ull +
+		     (uint64_t)(top->done | top->comp << 1 | top->act << 2);
+	return (size_t)(h ^ h >> 31);
+}
+
+static int node_is(const struct node *n, struct frame *top, int lost,
+		   struct frame *below)
+{
+	return n->lost == lost && stack_eq(n->top, top) && n->below == below;
+}
+
+/* The current step's states indexed up to the last: from scratch when
+ * they changed otherwise than by additions since (nepoch). */
+static int hidx_update(struct flow *f, const struct step *s)
+{
+	size_t cap = 64;
+	while (cap < 2 * (size_t)f->o.max_states)
+		cap *= 2;
+	if (f->caphidx < cap) {
+		uint32_t *v = realloc(f->hidx, cap * sizeof(*v));
+		if (!v)
+			return jpb_err_nomem;
+		f->hidx = v;
+		f->caphidx = cap;
+		f->hepoch = f->nepoch - 1;
+	}
+	if (f->hepoch != f->nepoch || f->hn > s->n) {
+		memset(f->hidx, 0, f->caphidx * sizeof(*f->hidx));
+		f->hn = 0;
+		f->hepoch = f->nepoch;
+	}
+	for (; f->hn < s->n; f->hn++) {
+		const struct node *n = &f->nodes[s->first + f->hn];
+		size_t k = node_hash(n->top, n->lost, n->below) & (f->caphidx - 1);
+		while (f->hidx[k])
+			k = (k + 1) & (f->caphidx - 1);
+		f->hidx[k] = s->first + (uint32_t)f->hn + 1;
+	}
+	return 0;
+}
+
+/* The state of the current step equal to (TOP, LOST, BELOW) (at most
+ * one: additions are deduplicated), UINT32_MAX none, or an error. */
+static int64_t find_node(struct flow *f, const struct step *s, struct frame *top,
+			 int lost, struct frame *below)
+{
+	if (s->n < HIDX_MIN) {
+		for (uint32_t i = s->first; i < s->first + s->n; i++)
+			if (node_is(&f->nodes[i], top, lost, below))
+				return i;
+		return UINT32_MAX;
+	}
+	if (hidx_update(f, s))
+		return jpb_err_nomem;
+	size_t k = node_hash(top, lost, below) & (f->caphidx - 1);
+	for (; f->hidx[k]; k = (k + 1) & (f->caphidx - 1))
+		if (node_is(&f->nodes[f->hidx[k] - 1], top, lost, below))
+			return f->hidx[k] - 1;
+	return UINT32_MAX;
+}
+
 /* Add state (TOP, LOST) reached from node FROM to the current step. */
 int flow_add_node_below(struct flow *f, struct frame *top, int lost,
 			  uint32_t from, struct frame *below)
@@ -204,14 +279,10 @@ int flow_add_node_below(struct flow *f, struct frame *top, int lost,
 	if (f->staging)
 		return stage(f, top, lost, from, below);
 	struct step *s = flow_cur_step(f);
-	uint32_t at = UINT32_MAX;
-	for (uint32_t i = s->first; i < s->first + s->n; i++) {
-		struct node *n = &f->nodes[i];
-		if (n->lost == lost && stack_eq(n->top, top) && n->below == below) {
-			at = i;
-			break;
-		}
-	}
+	int64_t found = find_node(f, s, top, lost, below);
+	if (found < 0)
+		return (int)found;
+	uint32_t at = (uint32_t)found;
 	if (at == UINT32_MAX) {
 		if (s->n >= f->o.max_states) {
 			/* documented cap: later states are dropped, and with
@@ -265,6 +336,7 @@ void flow_drop_lost(struct flow *f)
 		known += !f->nodes[i].lost;
 	if (!known || known == s->n)
 		return;
+	f->nepoch++;
 	for (uint32_t i = s->first; i < s->first + s->n; i++)
 		if (!f->nodes[i].lost)
 			f->nodes[w++] = f->nodes[i];
@@ -443,6 +515,7 @@ int flow_flush_some(struct flow *f, uint32_t chosen, int all)
 		base.top = arena_compact(f, base.top);
 	f->nodes[0] = base;
 	f->nnodes = 1;
+	f->nepoch++;
 	f->nedges = 0;
 	f->steps[0] = (struct step){ 0, 1, 0, 0, 0 };
 	f->nsteps = 1;
@@ -465,6 +538,7 @@ void flow_settle_state(struct flow *f, struct frame *top)
 		top = arena_compact(f, top);
 	f->nodes[0] = (struct node){ 0, top, NULL, LOST_NONE, 0, 0, 0 };
 	f->nnodes = 1;
+	f->nepoch++;
 	f->nedges = 0;
 	f->steps[0] = (struct step){ 0, 1, 0, 0, 0 };
 	f->nsteps = 1;
@@ -488,6 +562,7 @@ int flow_settle_interp(struct flow *f, uint32_t ev, uint8_t op, int emit_it,
 	if (f->arena_frames > ARENA_COMPACT)
 		top = arena_compact(f, top);
 	f->nodes[0].top = top;
+	f->nepoch++;
 	return err;
 }
 
@@ -511,5 +586,6 @@ int flow_reset_lost(struct flow *f, int lost)
 {
 	int err = flow_flush_first(f);
 	f->nodes[0] = (struct node){ 0, NULL, NULL, (uint8_t)lost, 0, 0 };
+	f->nepoch++;
 	return err;
 }

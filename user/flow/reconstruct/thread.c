@@ -51,6 +51,7 @@ int flow_begin(struct flow *f, const struct flow_sink *sink)
 		return err;
 	f->nodes[0] = (struct node){ 0, NULL, NULL, LOST_ANY, 0, 0 };
 	f->nnodes = 1;
+	f->nepoch++;
 	f->steps[0].n = 1;
 	return 0;
 }

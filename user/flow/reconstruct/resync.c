@@ -144,7 +144,7 @@ static int maybe_after_invoke(const uint8_t *code, uint32_t bci)
  * built for a method no resynchronisation reaches; a switch, jsr or ret
  * asks the method's CFG (rare). */
 static void method_pairs(struct flow *f, uint32_t m,
-			 void (*fn)(struct flow *, uint32_t, uint64_t))
+			 void (*fn)(void *, uint32_t, uint64_t), void *arg)
 {
 	const struct jcf_method *jm = f->meths[m].hm.m;
 	const uint8_t *code = jm->code;
@@ -161,7 +161,7 @@ static void method_pairs(struct flow *f, uint32_t m,
 		if (op == JBC_WIDE && bci + 1 < len && code[bci + 1] == 0xa9)
 			kind = JBC_RET;
 		if (jbc_is_invoke(kind) || kind == JBC_RETURN || kind == JBC_ATHROW) {
-			fn(f, (uint32_t)op << 8 | 0xff, v);
+			fn(arg, (uint32_t)op << 8 | 0xff, v);
 		} else if (kind == JBC_SWITCH || kind == JBC_JSR || kind == JBC_RET) {
 			const struct jcfg *g = flow_meth_cfg(f, m);
 			int32_t i = g ? jcfg_index_of(g, (uint32_t)bci) : -1;
@@ -170,7 +170,7 @@ static void method_pairs(struct flow *f, uint32_t m,
 			for (uint32_t k = 0; k < ns; k++) {
 				uint8_t o = jcfg_insn(g, sc[k])->op;
 				if (!(seen[o >> 3] & (1u << (o & 7))))
-					fn(f, (uint32_t)op << 8 | o, v);
+					fn(arg, (uint32_t)op << 8 | o, v);
 				seen[o >> 3] |= (uint8_t)(1u << (o & 7));
 			}
 		} else {
@@ -189,7 +189,7 @@ static void method_pairs(struct flow *f, uint32_t m,
 			for (unsigned k = 0; k < n; k++) {
 				uint8_t o = nx[k];
 				if (!(seen[o >> 3] & (1u << (o & 7))))
-					fn(f, (uint32_t)op << 8 | o, v);
+					fn(arg, (uint32_t)op << 8 | o, v);
 				seen[o >> 3] |= (uint8_t)(1u << (o & 7));
 			}
 		}
@@ -197,15 +197,24 @@ static void method_pairs(struct flow *f, uint32_t m,
 	}
 }
 
-static void pair_count(struct flow *f, uint32_t key, uint64_t v)
-{
-	(void)v;
-	f->pairstart[key + 1]++;
-}
+/* The (opcode, next opcode) pairs of every method, in program order, as
+ * key << 16 | bci (a bci fits 16 bits), gathered in one walk of the
+ * bytecode (two walks, to count and to fill, cost twice); method m's
+ * from at[m] on. */
+struct pairs {
+	uint32_t *v, *at;
+	size_t n, cap;
+	int err;
+};
 
-static void pair_fill(struct flow *f, uint32_t key, uint64_t v)
+static void pair_put(void *arg, uint32_t key, uint64_t v)
 {
-	f->pairidx[f->pairstart[key]++] = v;
+	struct pairs *p = arg;
+	if (p->n == p->cap && jpb_grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v))) {
+		p->err = jpb_err_nomem;
+		return;
+	}
+	p->v[p->n++] = key << 16 | (uint16_t)v;
 }
 
 /* Every instruction of method M by opcode: counted into COUNT, or stored
@@ -255,18 +264,32 @@ static int build_opidx(struct flow *f)
 	if (!f->opidx || !f->pairstart)
 		return jpb_err_nomem;
 	memcpy(fill, f->opstart, sizeof(fill));
-	for (size_t m = 0; m < f->nmeths; m++) {
+	struct pairs pr = { 0 };
+	pr.at = malloc((f->nmeths + 1) * sizeof(*pr.at));
+	pr.err = pr.at ? 0 : jpb_err_nomem;
+	for (size_t m = 0; m < f->nmeths && !pr.err; m++) {
 		method_ops(f, (uint32_t)m, NULL, fill);
-		method_pairs(f, (uint32_t)m, pair_count);
+		pr.at[m] = (uint32_t)pr.n;
+		method_pairs(f, (uint32_t)m, pair_put, &pr);
 	}
+	f->pairidx = pr.err ? NULL : malloc((pr.n + 1) * sizeof(*f->pairidx));
+	if (!f->pairidx) {
+		free(pr.v);
+		free(pr.at);
+		return jpb_err_nomem;
+	}
+	pr.at[f->nmeths] = (uint32_t)pr.n;
+	/* a counting sort by key, stable: each list in program order */
+	for (size_t i = 0; i < pr.n; i++)
+		f->pairstart[(pr.v[i] >> 16) + 1]++;
 	for (uint32_t k = 0; k < 65536; k++)
 		f->pairstart[k + 1] += f->pairstart[k];
-	f->pairidx = malloc(((size_t)f->pairstart[65536] + 1) * sizeof(*f->pairidx));
-	if (!f->pairidx)
-		return jpb_err_nomem;
 	for (size_t m = 0; m < f->nmeths; m++)
-		method_pairs(f, (uint32_t)m, pair_fill);
-	/* pair_fill left pairstart[k] at the end of list k */
+		for (size_t i = pr.at[m]; i < pr.at[m + 1]; i++)
+			f->pairidx[f->pairstart[pr.v[i] >> 16]++] = (uint64_t)m << 32 | (pr.v[i] & 0xffff);
+	free(pr.v);
+	free(pr.at);
+	/* the fill left pairstart[k] at the end of list k */
 	for (uint32_t k = 65536; k > 0; k--)
 		f->pairstart[k] = f->pairstart[k - 1];
 	f->pairstart[0] = 0;

@@ -249,6 +249,8 @@ struct flow {
 	uint32_t *hidx;
 	size_t caphidx, hn;
 	uint64_t nepoch, hepoch;
+	uint64_t *cset; /* scratch of count_cands */
+	size_t capcset;
 	uint32_t *path; /* scratch of flow_flush_some */
 	size_t cappath;
 	struct cpos *cpos; /* CPOS_SIZE entries */

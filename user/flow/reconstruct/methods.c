@@ -258,6 +258,7 @@ void flow_free(struct flow *f)
 	free(f->stage_ord);
 	free(f->steps);
 	free(f->hidx);
+	free(f->cset);
 	flow_arena_free(f->arena);
 	free(f->out);
 	free(f->ev);

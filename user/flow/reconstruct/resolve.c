@@ -204,15 +204,17 @@ int flow_stage_end(struct flow *f)
  * at calls of widely overridden methods hold up to max_states states. */
 #define HIDX_MIN 16u
 
-/* Equal states (stack_eq, same LOST and BELOW) hash alike: only the top
- * frame's fields are mixed in. */
+/* Equal states (stack_eq, same LOST and BELOW) hash alike: the fields
+ * stack_eq compares of the top HASH_DEPTH frames are mixed in (states
+ * at the same callee entry differ by their callers). */
+#define HASH_DEPTH 8
 static size_t node_hash(const struct frame *top, int lost, const struct frame *below)
 {
 	uint64_t h = (uint64_t)(uint8_t)lost * 0x9e3779b97f4a7c15ull ^
 		     (uint64_t)(uintptr_t)below * 0xff51afd7ed558ccdull;
-	if (top)
-		h ^= ((uint64_t)top->meth << 32 | top->pos) * 0xc4ceb9fe1a85ec53ull +
-		     (uint64_t)(top->done | top->comp << 1 | top->act << 2);
+	for (int d = 0; top && d < HASH_DEPTH; d++, top = top->up)
+		h = (h ^ ((uint64_t)top->meth << 32 | top->pos)) * 0xc4ceb9fe1a85ec53ull +
+		    (uint64_t)(top->done | top->comp << 1 | top->act << 2);
 	return (size_t)(h ^ h >> 31);
 }
 
@@ -384,12 +386,51 @@ void flow_prove_n(struct flow *f, uint32_t m, size_t n)
  * state, on a path to any end state. */
 enum { MARK_CHOSEN = 1, MARK_ANY = 2 };
 
+/* A set of positions (method << 32 | instruction) as large as a step's
+ * states may be, emptied per use (count_cands); 0 when out of memory
+ * (then the caller compares pairs). */
+static int cset_clear(struct flow *f)
+{
+	size_t cap = 64;
+	while (cap < 2 * (size_t)f->o.max_states)
+		cap *= 2;
+	if (f->capcset < cap) {
+		uint64_t *v = realloc(f->cset, cap * sizeof(*v));
+		if (!v)
+			return 0;
+		f->cset = v;
+		f->capcset = cap;
+	}
+	memset(f->cset, 0, f->capcset * sizeof(*f->cset));
+	return 1;
+}
+
+/* Add KEY (an instruction index is below 65536, so ~KEY is never 0):
+ * 1 when it was not in the set. */
+static int cset_add(struct flow *f, uint64_t key)
+{
+	size_t k = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 40) & (f->capcset - 1);
+	for (; f->cset[k]; k = (k + 1) & (f->capcset - 1))
+		if (f->cset[k] == ~key)
+			return 0;
+	f->cset[k] = ~key;
+	return 1;
+}
+
 /* Candidates: distinct positions of the states of step S with a mark in
  * BIT, i.e. still on a path to the resolved end. */
-static uint32_t count_cands(const struct flow *f, const struct step *s,
-			    unsigned bit)
+static uint32_t count_cands(struct flow *f, const struct step *s, unsigned bit)
 {
 	uint32_t nc = 0;
+	if (s->n >= HIDX_MIN && cset_clear(f)) {
+		/* many states: a set of (method, instruction), not pairs */
+		for (uint32_t i = s->first; i < s->first + s->n; i++) {
+			const struct node *a = &f->nodes[i];
+			if ((a->mark & bit) && !a->lost)
+				nc += cset_add(f, (uint64_t)a->top->meth << 32 | a->top->pos);
+		}
+		return nc;
+	}
 	for (uint32_t i = s->first; i < s->first + s->n; i++) {
 		const struct node *a = &f->nodes[i];
 		if (!(a->mark & bit) || a->lost)

@@ -418,12 +418,14 @@ static uint32_t run_memo_for(struct flow *f, uint64_t id)
 	return w;
 }
 
-/* The position and opcode of BCI in the method of memo way W, through
- * the memo (what flow_cpos gives). */
-static inline const struct run_memo *run_pos(struct flow *f, uint32_t w, int32_t bci)
+/* The position and opcode of BCI in the method of memo way W (its
+ * entries ROW, its generation GEN: the caller keeps them in registers),
+ * through the memo (what flow_cpos gives). */
+static inline const struct run_memo *run_pos(struct flow *f, uint32_t w,
+					     struct run_memo *row, uint32_t gen,
+					     int32_t bci)
 {
-	struct run_memo *r = &f->rmemo[w][(uint32_t)bci & (RUN_MEMO - 1)];
-	uint32_t gen = f->rmemo_wgen[w];
+	struct run_memo *r = &row[(uint32_t)bci & (RUN_MEMO - 1)];
 	if (r->gen != gen || r->bci != bci) {
 		const struct cpos *c = flow_cpos(f, f->rmemo_id[w], bci);
 		*r = (struct run_memo){ bci, c->pos, gen, c->op };
@@ -450,7 +452,8 @@ int flow_run_compiled(struct flow *f, size_t end)
 	if (flow_out_room(f, end - i))
 		return jpb_err_nomem;
 	/* same_frames keeps the run in b's method */
-	uint32_t way = run_memo_for(f, b[0].method_id);
+	uint32_t way = run_memo_for(f, b[0].method_id), gen = f->rmemo_wgen[way];
+	struct run_memo *row = f->rmemo[way];
 	/* the arrays in locals: the stores into out[] may alias f's fields,
 	 * which would be reloaded at every event (run_pos's cache fill
 	 * moves none of them) */
@@ -465,7 +468,7 @@ int flow_run_compiled(struct flow *f, size_t end)
 		const struct jpb_decoded_frame *a = fr + e->fr;
 		if (!same_frames(e, a, p, b))
 			break;
-		const struct run_memo *c = run_pos(f, way, a[0].bci);
+		const struct run_memo *c = run_pos(f, way, row, gen, a[0].bci);
 		/* at instruction 0 a new call may start: compiled_fast */
 		if (c->pos < 0 || (one && c->pos == 0))
 			break;

@@ -224,13 +224,21 @@ static int node_is(const struct node *n, struct frame *top, int lost,
 	return n->lost == lost && stack_eq(n->top, top) && n->below == below;
 }
 
-/* The current step's states indexed up to the last: from scratch when
- * they changed otherwise than by additions since (nepoch). */
-static int hidx_update(struct flow *f, const struct step *s)
+/* A power of two at least twice the states a step may hold: the open
+ * addressing tables over a step's states stay at most half full. */
+static size_t step_table_cap(const struct flow *f)
 {
 	size_t cap = 64;
 	while (cap < 2 * (size_t)f->o.max_states)
 		cap *= 2;
+	return cap;
+}
+
+/* The current step's states indexed up to the last: from scratch when
+ * they changed otherwise than by additions since (nepoch). */
+static int hidx_update(struct flow *f, const struct step *s)
+{
+	size_t cap = step_table_cap(f);
 	if (f->caphidx < cap) {
 		uint32_t *v = realloc(f->hidx, cap * sizeof(*v));
 		if (!v)
@@ -391,9 +399,7 @@ enum { MARK_CHOSEN = 1, MARK_ANY = 2 };
  * (then the caller compares pairs). */
 static int cset_clear(struct flow *f)
 {
-	size_t cap = 64;
-	while (cap < 2 * (size_t)f->o.max_states)
-		cap *= 2;
+	size_t cap = step_table_cap(f);
 	if (f->capcset < cap) {
 		uint64_t *v = realloc(f->cset, cap * sizeof(*v));
 		if (!v)

@@ -210,10 +210,11 @@ struct flow {
 	struct u64map by_id; /* jmethodID -> meths index + 1, 0 unresolvable */
 	uint32_t *synth; /* meths indices of the methods of missing classes */
 	size_t nsynth;
-	/* method-handle linkage frames: [0] call sites, [1] handle calls */
+	/* method-handle linkage frames: [0] call sites, [1] handle calls,
+	 * [2] VarHandle access modes' guards */
 	int link_built;
-	uint32_t *link[2];
-	size_t nlink[2];
+	uint32_t *link[3];
+	size_t nlink[3];
 	char **codelets;
 	uint8_t *clkind; /* per codelet, its CODELET_* bits */
 	size_t ncodelets;

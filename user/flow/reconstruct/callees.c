@@ -63,10 +63,31 @@ static int link_add(struct flow *f, int which, uint32_t m)
 	return 0;
 }
 
+/* Add every method of class NAME with code to linkage list WHICH. */
+static int link_class(struct flow *f, const char *name, int which)
+{
+	struct jhier_method hm = { 0 };
+	int err = 0;
+	if (!(hm.cls = jhier_class(jprog_hier(f->p), name, 0)))
+		return 0;
+	for (unsigned k = 0; k < jcf_method_count(hm.cls) && !err; k++) {
+		uint32_t m;
+		hm.m = jcf_method(hm.cls, k);
+		if (!hm.m->code || (err = flow_meth_index(f, &hm, &m)) ||
+		    !flow_meth_cfg(f, m))
+			continue;
+		err = link_add(f, which, m);
+	}
+	return err;
+}
+
 /* The JDK-generated frames method-handle linkage runs first: for an
  * invokedynamic call site, Invokers$Holder's linkTo* adapters; for
  * MethodHandle.invoke*, LambdaForm code (the java/lang/invoke *$Holder
- * classes and hidden LambdaForm$ classes). */
+ * classes and hidden LambdaForm$ classes); for a VarHandle access mode
+ * (VarHandle.get, getVolatile, compareAndSet, ...: signature-polymorphic,
+ * linked by MethodHandleNatives.linkMethod), a VarHandleGuards.guard_*
+ * method, or an invoker LambdaForm where no guard has the signature. */
 static int build_link(struct flow *f)
 {
 	static const char *const holders[] = {
@@ -99,32 +120,67 @@ static int build_link(struct flow *f)
 				err = link_add(f, 1, m);
 		}
 	}
-	return err;
+	return err ? err : link_class(f, "java/lang/invoke/VarHandleGuards", 2);
 }
 
-int flow_linkage_targets(struct flow *f, const struct frame *t, uint32_t from)
+#define LINK_ANY 3 /* a linker intrinsic: the callee is an argument */
+
+/* Which linkage frames the invoke at T runs first (build_link's lists),
+ * LINK_ANY for MethodHandle.linkTo* (the JDK's own linkage code, calling
+ * whatever method its MemberName argument names), or -1 for an ordinary
+ * call. */
+static int link_kind(struct flow *f, const struct frame *t)
 {
 	const struct fmeth *fm = &f->meths[t->meth];
 	const struct jcfg_insn *in = flow_insn(f, t->meth, t->pos);
 	struct jcf_ref ref;
-	int which = -1;
 	if (!fm->hm.cls || jcf_cp_ref(fm->hm.cls, in->cp_index, &ref))
-		return 0;
+		return -1;
 	if (in->kind == JBC_INVOKE_DYNAMIC)
-		which = 0;
-	else if (in->kind == JBC_INVOKE_VIRTUAL && ref.class_name &&
-		 !strcmp(ref.class_name, "java/lang/invoke/MethodHandle") &&
-		 !strncmp(ref.name, "invoke", 6))
-		which = 1;
-	if (which < 0)
+		return 0;
+	if ((in->kind != JBC_INVOKE_VIRTUAL && in->kind != JBC_INVOKE_STATIC) ||
+	    !ref.class_name)
+		return -1;
+	int mh = !strcmp(ref.class_name, "java/lang/invoke/MethodHandle");
+	if (mh && !strncmp(ref.name, "linkTo", 6)) /* static ones */
+		return LINK_ANY;
+	if (in->kind != JBC_INVOKE_VIRTUAL)
+		return -1;
+	if (mh && !strncmp(ref.name, "invoke", 6))
+		return 1;
+	return strcmp(ref.class_name, "java/lang/invoke/VarHandle") ? -1 : 2;
+}
+
+/* The list searched after list W, or -1: a VarHandle access mode takes
+ * the invoker LambdaForms too. */
+static int link_next(int w)
+{
+	return w == 2 ? 1 : -1;
+}
+
+/* Is linkage frame M among those linkage list WHICH allows? */
+static int link_has(const struct flow *f, int which, uint32_t m)
+{
+	for (int w = which; w >= 0; w = link_next(w))
+		for (size_t k = 0; k < f->nlink[w]; k++)
+			if (f->link[w][k] == m)
+				return 1;
+	return 0;
+}
+
+int flow_linkage_targets(struct flow *f, const struct frame *t, uint32_t from)
+{
+	int which = link_kind(f, t);
+	if (which < 0 || which == LINK_ANY) /* LINK_ANY: resynchronisation finds it */
 		return 0;
 	int err = f->link_built ? 0 : build_link(f);
-	for (size_t k = 0; k < f->nlink[which] && !err; k++) {
-		struct frame *n = flow_frame_new(f, (struct frame *)t, f->link[which][k], 0, 0);
-		if (n)
-			n->doubt = t->doubt;
-		err = n ? flow_add_node(f, n, LOST_NONE, from) : jpb_err_nomem;
-	}
+	for (int w = which; w >= 0 && !err; w = link_next(w))
+		for (size_t k = 0; k < f->nlink[w] && !err; k++) {
+			struct frame *n = flow_frame_new(f, (struct frame *)t, f->link[w][k], 0, 0);
+			if (n)
+				n->doubt = t->doubt;
+			err = n ? flow_add_node(f, n, LOST_NONE, from) : jpb_err_nomem;
+		}
 	return err;
 }
 
@@ -139,7 +195,15 @@ static int can_call(struct flow *f, const struct frame *t, uint32_t callee)
 		if (!flow_meth_index(f, &c[i], &idx) && idx == callee)
 			return 1;
 	}
-	return 0;
+	/* compiled code calls the linkage frames too (a VarHandle access
+	 * from a compiled method: its guard, not inlined, is a compiled
+	 * activation of its own) */
+	int which = link_kind(f, t);
+	if (which == LINK_ANY)
+		return 1;
+	if (which < 0 || (!f->link_built && build_link(f)))
+		return 0;
+	return link_has(f, which, callee);
 }
 
 /* Memoised: the program and its hierarchy do not change, and a repeated

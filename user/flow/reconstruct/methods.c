@@ -237,8 +237,8 @@ void flow_free(struct flow *f)
 	}
 	free(f->meths);
 	free(f->synth);
-	free(f->link[0]);
-	free(f->link[1]);
+	for (int k = 0; k < 3; k++)
+		free(f->link[k]);
 	u64map_fini(&f->by_m);
 	u64map_fini(&f->by_id);
 	for (size_t i = 0; i < f->ncodelets; i++)

@@ -63,8 +63,9 @@ static int link_add(struct flow *f, int which, uint32_t m)
 	return 0;
 }
 
-/* Add every method of class NAME with code to linkage list WHICH. */
-static int link_class(struct flow *f, const char *name, int which)
+/* Add every method of class NAME with code to linkage list WHICH, and
+ * its linkTo* adapters to list 0 as well when LINKTO. */
+static int link_class(struct flow *f, const char *name, int which, int linkto)
 {
 	struct jhier_method hm = { 0 };
 	int err = 0;
@@ -76,7 +77,10 @@ static int link_class(struct flow *f, const char *name, int which)
 		if (!hm.m->code || (err = flow_meth_index(f, &hm, &m)) ||
 		    !flow_meth_cfg(f, m))
 			continue;
-		err = link_add(f, which, m);
+		if (linkto && !strncmp(hm.m->name, "linkTo", 6))
+			err = link_add(f, 0, m);
+		if (!err)
+			err = link_add(f, which, m);
 	}
 	return err;
 }
@@ -96,7 +100,6 @@ static int build_link(struct flow *f)
 		"java/lang/invoke/DelegatingMethodHandle$Holder",
 		"java/lang/invoke/LambdaForm$Holder",
 	};
-	struct jhier *h = jprog_hier(f->p);
 	int err = 0;
 	f->link_built = 1;
 	/* hidden LambdaForms first: the states cap keeps the earliest */
@@ -104,23 +107,9 @@ static int build_link(struct flow *f)
 		if (strstr(f->meths[f->synth[k]].info.class_name, "LambdaForm$") &&
 		    f->meths[f->synth[k]].cfg)
 			err = link_add(f, 1, f->synth[k]);
-	for (size_t c = 0; c < 4 && !err; c++) {
-		struct jhier_method hm = { 0 };
-		if (!(hm.cls = jhier_class(h, holders[c], 0)))
-			continue;
-		for (unsigned k = 0; k < jcf_method_count(hm.cls) && !err; k++) {
-			uint32_t m;
-			hm.m = jcf_method(hm.cls, k);
-			if (!hm.m->code || (err = flow_meth_index(f, &hm, &m)) ||
-			    !flow_meth_cfg(f, m))
-				continue;
-			if (c == 0 && !strncmp(hm.m->name, "linkTo", 6))
-				err = link_add(f, 0, m);
-			if (!err)
-				err = link_add(f, 1, m);
-		}
-	}
-	return err ? err : link_class(f, "java/lang/invoke/VarHandleGuards", 2);
+	for (size_t c = 0; c < 4 && !err; c++)
+		err = link_class(f, holders[c], 1, c == 0);
+	return err ? err : link_class(f, "java/lang/invoke/VarHandleGuards", 2, 0);
 }
 
 #define LINK_ANY 3 /* a linker intrinsic: the callee is an argument */

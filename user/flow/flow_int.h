@@ -57,8 +57,7 @@ int flow_push(struct flow *f, const struct jpb_decoded_event *e);
  * place (jpb_decoded_event_next): the room for the next event's frames
  * (NULL: out of memory), then the event, its frames in that room. */
 static inline struct jpb_decoded_frame *flow_push_slot(struct flow *f);
-static inline int flow_push_head(struct flow *f, const struct jpb_decoded_head *h);
-/* flow_push_head for N events parsed at once (their frames in place) */
+/* N events parsed at once, their frames in place */
 static inline int flow_push_heads(struct flow *f, const struct jpb_decoded_head *h,
 				  size_t n);
 int flow_finish(struct flow *f, struct flow_summary *sum);
@@ -446,26 +445,9 @@ static inline struct jpb_decoded_frame *flow_push_slot(struct flow *f)
 	return flow_push_slot_slow(f);
 }
 
-static inline int flow_push_head(struct flow *f, const struct jpb_decoded_head *h)
-{
-	uint32_t nf = h->nframes < JPB_DECODED_MAX_FRAMES ? h->nframes :
-							   JPB_DECODED_MAX_FRAMES;
-	struct flow_ev *e = &f->ev[f->nev++];
-	e->kind = h->kind;
-	e->opcode = h->opcode;
-	e->what = h->what;
-	e->nframes = (uint8_t)nf;
-	e->fr = (uint32_t)f->nfr;
-	e->tsc = h->tsc;
-	e->arg = h->kind == JPB_DEV_GAP ? h->end_tsc : h->arg;
-	e->locals = h->kind == JPB_DEV_TRANSITION ? h->entry_locals : 0;
-	f->nfr += nf;
-	return f->nev - f->next > LOOKAHEAD_EV + RUN_BATCH ? flow_run_ready(f) : 0;
-}
-
 /* The events' stores in locals: each byte store may alias f's fields,
- * which flow_push_head per event reloads (~8% of the flow phase on a
- * SimLoop run).  Running the ready events once per batch instead of as
+ * which a push per event reloaded (~8% of the flow phase on a SimLoop
+ * run).  Running the ready events once per batch instead of as
  * soon as there are enough runs the same events in the same order. */
 static inline int flow_push_heads(struct flow *f, const struct jpb_decoded_head *h,
 				  size_t n)
@@ -491,6 +473,14 @@ static inline int flow_push_heads(struct flow *f, const struct jpb_decoded_head 
 }
 
 /* ---- the automaton (reconstruct/) ---- */
+
+/* Does HotSpot's rewriter fuse opcode OP with the NEXT one into one
+ * dispatch: aload_0 + getfield (fast_Xaccess_0), iload + iload
+ * (fast_iload2), iload + caload (fast_icaload)? */
+static inline int flow_fused_pair(uint8_t op, uint8_t next)
+{
+	return op == 0x2a ? next == 0xb4 : op == 0x15 && (next == 0x15 || next == 0x34);
+}
 
 #define MAX_UNWIND 64
 #define MAX_PENDING_STEPS (1u << 16)

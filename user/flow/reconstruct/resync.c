@@ -29,20 +29,16 @@ static size_t lookahead_ops(const struct flow *f, uint32_t i, uint8_t *ops,
 }
 
 /* Does HotSpot run the instruction at POS (opcode OP) and the next one as
- * one dispatch?  Its rewriter fuses aload_0 + getfield (fast_Xaccess_0),
- * iload + iload (fast_iload2) and iload + caload (fast_icaload); the
- * dispatch then shows the first opcode (or the fused one, mapped back),
- * and JVMTI steps report the first instruction only. */
+ * one dispatch (flow_fused_pair, its only successor)?  The dispatch then
+ * shows the first opcode (or the fused one, mapped back), and JVMTI steps
+ * report the first instruction only. */
 int flow_fuses(uint8_t op, const struct jcfg *g, uint32_t pos)
 {
 	if (op != 0x2a && op != 0x15)
 		return 0;
 	uint32_t n;
 	const uint32_t *s = jcfg_succs(g, pos, &n);
-	if (n != 1)
-		return 0;
-	uint8_t next = jcfg_insn(g, s[0])->op;
-	return op == 0x2a ? next == 0xb4 : next == 0x15 || next == 0x34;
+	return n == 1 && flow_fused_pair(op, jcfg_insn(g, s[0])->op);
 }
 
 /* Can the code from instruction POS (which ran OPS[0]) go on to run
@@ -114,8 +110,7 @@ static int raw_explains(const uint8_t *code, size_t len, size_t bci,
 		if (code[s[k]] == ops[1] && raw_explains(code, len, s[k], ops + 1, n - 1, budget))
 			return 1;
 	}
-	if (ns == 1 && ((op == 0x2a && code[s[0]] == 0xb4) ||
-			(op == 0x15 && (code[s[0]] == 0x15 || code[s[0]] == 0x34)))) {
+	if (ns == 1 && flow_fused_pair(op, code[s[0]])) {
 		/* getfield, iload and caload fall through: one successor */
 		int l2 = jbc_length(code, len, s[0]);
 		size_t s2 = s[0] + (size_t)(l2 > 0 ? l2 : 0);
@@ -179,9 +174,7 @@ static void method_pairs(struct flow *f, uint32_t m,
 			if (kind != JBC_OTHER && t >= 0 && (size_t)t < len)
 				nx[n++] = code[t];
 			/* a fused pair: what follows its second instruction */
-			if (kind == JBC_OTHER && n == 1 &&
-			    ((op == 0x2a && nx[0] == 0xb4) ||
-			     (op == 0x15 && (nx[0] == 0x15 || nx[0] == 0x34)))) {
+			if (kind == JBC_OTHER && n == 1 && flow_fused_pair(op, nx[0])) {
 				int l2 = jbc_length(code, len, next);
 				if (l2 > 0 && next + (size_t)l2 < len)
 					nx[n++] = code[next + (size_t)l2];

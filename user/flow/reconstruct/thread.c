@@ -269,7 +269,7 @@ int flow_push(struct flow *f, const struct jpb_decoded_event *e)
 	struct jpb_decoded_head h = { e->kind, e->opcode, e->tos, e->what, nf,
 				      e->tsc, e->end_tsc, e->ip, e->arg,
 				      e->entry_locals };
-	return flow_push_head(f, &h);
+	return flow_push_heads(f, &h, 1);
 }
 
 int flow_finish(struct flow *f, struct flow_summary *sum)

@@ -22,6 +22,7 @@ struct jcf {
 	uint16_t *ifaces;
 	uint16_t nmethods;
 	struct jcf_method *methods;
+	uint32_t *name_hash; /* per method: jcf_method_find compares these first */
 	uint16_t source_idx;
 	uint16_t nbsm;
 	struct jcf_bootstrap *bsm;
@@ -499,6 +500,30 @@ static void skip_fields(struct cursor *c)
 	}
 }
 
+/* FNV-1a: cheap, and names differ early, so lookups by name (the class
+ * hierarchy asks for the same name in every class of a chain) compare
+ * mostly hashes, not strings. */
+static uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+static void hash_method_names(struct cursor *c, struct jcf *cf)
+{
+	if (c->err)
+		return;
+	cf->name_hash = calloc(cf->nmethods, sizeof(*cf->name_hash));
+	if (!cf->name_hash) {
+		fail(c, java_err_nomem, c->pos, "method name hashes");
+		return;
+	}
+	for (unsigned i = 0; i < cf->nmethods; i++)
+		cf->name_hash[i] = name_hash(cf->methods[i].name);
+}
+
 static void read_methods(struct cursor *c, struct jcf *cf)
 {
 	cf->nmethods = u2(c, "methods_count");
@@ -514,6 +539,7 @@ static void read_methods(struct cursor *c, struct jcf *cf)
 		cf->methods[i].index = i;
 		read_method(c, cf, &cf->methods[i]);
 	}
+	hash_method_names(c, cf);
 }
 
 static void read_bootstrap(struct cursor *c, struct jcf *cf, size_t end)
@@ -685,6 +711,7 @@ void jcf_free(struct jcf *cf)
 		free((void *)cf->methods[i].lines);
 	}
 	free(cf->methods);
+	free(cf->name_hash);
 	free(cf->bsm);
 	free(cf->bsm_args);
 	free(cf->ifaces);
@@ -737,9 +764,10 @@ const struct jcf_method *jcf_method_find(const struct jcf *cf,
 					 const char *name,
 					 const char *descriptor)
 {
+	uint32_t h = name_hash(name);
 	for (unsigned i = 0; i < cf->nmethods; i++) {
 		const struct jcf_method *m = &cf->methods[i];
-		if (!strcmp(m->name, name) &&
+		if (cf->name_hash[i] == h && !strcmp(m->name, name) &&
 		    (!descriptor || !strcmp(m->descriptor, descriptor)))
 			return m;
 	}

@@ -21,10 +21,14 @@ struct jclass {
 	uint32_t *ifaces;   /* linked; NONE for unloaded ones */
 	uint32_t nsubs, subs_cap;
 	uint32_t *subs;     /* direct subclasses and implementors */
-	uint32_t mark[3];   /* visit generations, one per traversal kind */
+	uint32_t mark[4];   /* visit generations, one per traversal kind */
+	/* Under mark[MARK_SELECT]: what selection up the superclass chain
+	 * found from here (select_chain). */
+	uint32_t sel_decl;
+	const struct jcf_method *sel_m;
 };
 
-enum { MARK_IFACE, MARK_UP, MARK_DOWN };
+enum { MARK_IFACE, MARK_UP, MARK_DOWN, MARK_SELECT };
 
 struct jhier {
 	struct jclass *cls;
@@ -32,7 +36,19 @@ struct jhier {
 	uint32_t *table; /* open addressing: class index + 1, 0 = empty */
 	uint32_t table_cap;
 	int linked;
-	uint32_t gen[3];
+	uint32_t gen[4];
+	/* Virtual targets by (static receiver class, resolved method): many
+	 * call sites name the same method (Object.equals, an interface's
+	 * method), and each answer walks every subtype.  Valid while linked. */
+	struct vtargets *vt;
+	uint32_t vt_n, vt_cap;
+};
+
+struct vtargets {
+	uint32_t sym;
+	const struct jcf_method *m; /* NULL: empty slot */
+	int n;
+	struct jhier_method *v;
 };
 
 /* A growable list of class or method results. */
@@ -75,8 +91,18 @@ int jhier_alloc(struct jhier **out)
 	return *out ? java_ok : java_err_nomem;
 }
 
+static void vt_clear(struct jhier *h)
+{
+	for (uint32_t i = 0; i < h->vt_cap; i++)
+		free(h->vt[i].v);
+	free(h->vt);
+	h->vt = NULL;
+	h->vt_n = h->vt_cap = 0;
+}
+
 static void unlink_all(struct jhier *h)
 {
+	vt_clear(h);
 	if (!h->linked)
 		return;
 	for (uint32_t i = 0; i < h->n; i++) {
@@ -442,23 +468,55 @@ int jhier_resolve(struct jhier *h, const char *cls, const char *name,
 
 /* ---- selection ---------------------------------------------------------- */
 
+/* select_chain's answer when the first match up the chain is abstract. */
+#define SEL_ABSTRACT (NONE - 1)
+
+/* The first non-static, non-private NAME DESC up the superclass chain of
+ * S: *M and its class in *DECL; *M NULL with *DECL SEL_ABSTRACT if it is
+ * abstract, NONE if there is none.  The subtypes a virtual call can reach
+ * share their ancestors, so each class's answer is kept for the
+ * selection generation GEN (one NAME DESC). */
+static void select_chain(struct jhier *h, uint32_t s, const char *name,
+			 const char *desc, uint32_t gen, uint32_t *decl,
+			 const struct jcf_method **m)
+{
+	uint32_t ci = s, depth = 0;
+	*decl = NONE;
+	*m = NULL;
+	for (; ci != NONE && depth < h->n; ci = h->cls[ci].super, depth++) {
+		const struct jclass *c = &h->cls[ci];
+		if (c->mark[MARK_SELECT] == gen) {
+			*decl = c->sel_decl;
+			*m = c->sel_m;
+			break;
+		}
+		const struct jcf_method *x = jcf_method_find(c->cf, name, desc);
+		if (!x || (x->access_flags & (JCF_ACC_STATIC | JCF_ACC_PRIVATE)))
+			continue;
+		int abstract = x->access_flags & JCF_ACC_ABSTRACT;
+		*decl = abstract ? SEL_ABSTRACT : ci;
+		*m = abstract ? NULL : x;
+		break;
+	}
+	for (uint32_t k = s, d = 0; k != NONE && d <= depth && d < h->n;
+	     k = h->cls[k].super, d++) {
+		h->cls[k].mark[MARK_SELECT] = gen;
+		h->cls[k].sel_decl = *decl;
+		h->cls[k].sel_m = *m;
+	}
+}
+
 /* The method invokevirtual/invokeinterface runs for receiver class S
  * (JVMS §5.4.6), or NULL (AbstractMethodError or ambiguity). */
 static const struct jcf_method *select_in(struct jhier *h, uint32_t s,
 					  const char *name, const char *desc,
-					  uint32_t *decl, int *err)
+					  uint32_t gen, uint32_t *decl,
+					  int *err)
 {
-	for (uint32_t ci = s, depth = 0; ci != NONE && depth < h->n;
-	     ci = h->cls[ci].super, depth++) {
-		const struct jcf_method *m =
-			jcf_method_find(h->cls[ci].cf, name, desc);
-		if (!m || (m->access_flags & (JCF_ACC_STATIC | JCF_ACC_PRIVATE)))
-			continue;
-		if (m->access_flags & JCF_ACC_ABSTRACT)
-			return NULL;
-		*decl = ci;
+	const struct jcf_method *m;
+	select_chain(h, s, name, desc, gen, decl, &m);
+	if (m || *decl == SEL_ABSTRACT)
 		return m;
-	}
 	uint32_t any;
 	*decl = max_specific(h, s, name, desc, 1, &any, err);
 	return *decl == NONE ? NULL :
@@ -493,40 +551,111 @@ static void add_target(struct jhier *h, struct jhier_method *out, size_t max,
 	(*n)++;
 }
 
-static int virtual_targets(struct jhier *h, uint32_t sym,
-			   const struct jhier_method *res,
-			   struct jhier_method *out, size_t max)
+static uint32_t vt_slot(const struct jhier *h, uint32_t sym,
+			const struct jcf_method *m)
+{
+	uint64_t k = ((uint64_t)(uintptr_t)m >> 3) * 0x9e3779b97f4a7c15ull ^ sym;
+	uint32_t i = (uint32_t)(k ^ k >> 29) & (h->vt_cap - 1);
+	while (h->vt[i].m && (h->vt[i].m != m || h->vt[i].sym != sym))
+		i = (i + 1) & (h->vt_cap - 1);
+	return i;
+}
+
+static const struct vtargets *vt_find(const struct jhier *h, uint32_t sym,
+				      const struct jcf_method *m)
+{
+	if (!h->vt_cap)
+		return NULL;
+	const struct vtargets *e = &h->vt[vt_slot(h, sym, m)];
+	return e->m ? e : NULL;
+}
+
+static int vt_grow(struct jhier *h)
+{
+	uint32_t cap = h->vt_cap ? 2 * h->vt_cap : 256;
+	struct vtargets *old = h->vt;
+	uint32_t ocap = h->vt_cap;
+	h->vt = calloc(cap, sizeof(*h->vt));
+	if (!h->vt) {
+		h->vt = old;
+		return java_err_nomem;
+	}
+	h->vt_cap = cap;
+	for (uint32_t i = 0; i < ocap; i++)
+		if (old[i].m)
+			h->vt[vt_slot(h, old[i].sym, old[i].m)] = old[i];
+	free(old);
+	return java_ok;
+}
+
+/* Keep V (N targets, owned from here on) as the answer for SYM, M. */
+static int vt_store(struct jhier *h, uint32_t sym, const struct jcf_method *m,
+		    struct jhier_method *v, int n)
+{
+	if (2 * (h->vt_n + 1) > h->vt_cap && vt_grow(h)) {
+		free(v);
+		return java_err_nomem;
+	}
+	struct vtargets *e = &h->vt[vt_slot(h, sym, m)];
+	*e = (struct vtargets){ .sym = sym, .m = m, .n = n, .v = v };
+	h->vt_n++;
+	return java_ok;
+}
+
+/* Every method a virtual call on SYM resolved to RES can run: into *ALL
+ * (allocated), the count returned. */
+static int select_all(struct jhier *h, uint32_t sym,
+		      const struct jhier_method *res, struct jhier_method **all)
 {
 	struct list l = { 0 };
 	int n = 0, err = 0;
 	concrete_subtypes(h, sym, new_gen(h, MARK_DOWN), &l);
 	/* Dedup needs all candidates, so collect into a private array. */
-	struct jhier_method *all = l.n ? calloc(l.n, sizeof(*all)) : NULL;
-	if (l.err || (l.n && !all)) {
+	*all = calloc(l.n ? l.n : 1, sizeof(**all));
+	if (l.err || !*all) {
 		free(l.v);
-		free(all);
+		free(*all);
 		return java_err_nomem;
 	}
+	uint32_t gen = new_gen(h, MARK_SELECT);
 	for (uint32_t i = 0; i < l.n && !err; i++) {
 		uint32_t decl;
 		const struct jcf_method *m = select_in(h, l.v[i], res->m->name,
-						       res->m->descriptor,
+						       res->m->descriptor, gen,
 						       &decl, &err);
 		if (m)
-			add_target(h, all, l.n, &n, decl, m, 0);
+			add_target(h, *all, l.n, &n, decl, m, 0);
 	}
 	free(l.v);
 	if (!err && n == 0 && !(res->m->access_flags & JCF_ACC_ABSTRACT)) {
-		all = all ? all : calloc(1, sizeof(*all));
-		if (!all)
-			return java_err_nomem;
-		all[0] = *res; /* no loaded receiver class: the declared one */
+		(*all)[0] = *res; /* no loaded receiver class: the declared one */
 		n = 1;
 	}
-	for (int i = 0; i < n && (size_t)i < max; i++)
-		out[i] = all[i];
-	free(all);
+	if (err) {
+		free(*all);
+		*all = NULL;
+	}
 	return err ? err : n;
+}
+
+static int virtual_targets(struct jhier *h, uint32_t sym,
+			   const struct jhier_method *res,
+			   struct jhier_method *out, size_t max)
+{
+	const struct vtargets *e = vt_find(h, sym, res->m);
+	if (!e) {
+		struct jhier_method *all;
+		int n = select_all(h, sym, res, &all);
+		if (n < 0)
+			return n;
+		int err = vt_store(h, sym, res->m, all, n);
+		if (err)
+			return err;
+		e = vt_find(h, sym, res->m);
+	}
+	for (int i = 0; i < e->n && (size_t)i < max; i++)
+		out[i] = e->v[i];
+	return e->n;
 }
 
 /* invokespecial (JVMS §6.5): a super call starts at the caller's direct
@@ -592,8 +721,9 @@ static int final_receiver(struct jhier *h, uint32_t sym,
 		return java_ok;
 	uint32_t decl;
 	int err = 0;
-	const struct jcf_method *m = select_in(h, sym, res->m->name,
-					       res->m->descriptor, &decl, &err);
+	const struct jcf_method *m =
+		select_in(h, sym, res->m->name, res->m->descriptor,
+			  new_gen(h, MARK_SELECT), &decl, &err);
 	if (m) {
 		set_out(h, res, decl, m, JHIER_T_EXACT);
 		return java_ok;

@@ -359,14 +359,20 @@ static int compute_calls(struct jprog *p, const struct jcf *cls,
 			 uint64_t loader, const struct jcfg_insn *in,
 			 struct call_entry *c)
 {
+	/* Most sites have few targets: one pass into a small buffer, and a
+	 * second only for the sites that overflow it. */
+	struct jhier_method few[16];
 	int n = jhier_call_targets(p->hier, cls, loader, in->kind,
-				   in->cp_index, NULL, 0);
+				   in->cp_index, few, 16);
 	if (n > 0) {
 		c->v = calloc((size_t)n, sizeof(*c->v));
 		if (!c->v)
 			return java_err_nomem;
-		n = jhier_call_targets(p->hier, cls, loader, in->kind,
-				       in->cp_index, c->v, (size_t)n);
+		if (n <= 16)
+			memcpy(c->v, few, (size_t)n * sizeof(*c->v));
+		else
+			n = jhier_call_targets(p->hier, cls, loader, in->kind,
+					       in->cp_index, c->v, (size_t)n);
 	}
 	c->n = n;
 	c->done = 1;

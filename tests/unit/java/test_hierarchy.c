@@ -241,6 +241,35 @@ static void test_virtual_interface(void **state)
 					    NULL, 0), 3);
 }
 
+/* Targets are kept per (receiver class, method) across call sites; a
+ * class added later must still count: F overrides m below D, abstract K
+ * re-declares m over A, and L under K inherits K's abstract m, so a call
+ * on an L receiver has no method to run (AbstractMethodError). */
+static void test_targets_after_adding(void **state)
+{
+	struct jhier *h = *state;
+	expect_targets(h, "Caller", JBC_INVOKE_VIRTUAL, cp.b_m, "C.m", 0);
+	expect_targets(h, "Caller", JBC_INVOKE_INTERFACE, cp.i_m,
+		       "A.m C.m E.m", 0);
+	struct jb j;
+	jb_init(&j, "F", "D", 0x21);
+	jb_method(&j, 1, "m", "()V", ret, 1, NULL, 0, NULL, 0);
+	add(h, &j, 0, 0);
+	jb_init(&j, "G", "F", 0x21);
+	add(h, &j, 0, 0);
+	jb_init(&j, "K", "A", 0x0421);
+	jb_method(&j, 0x0401, "m", "()V", NULL, 0, NULL, 0, NULL, 0);
+	add(h, &j, 0, 0);
+	jb_init(&j, "L", "K", 0x21);
+	add(h, &j, 0, 0);
+	expect_targets(h, "Caller", JBC_INVOKE_VIRTUAL, cp.b_m, "C.m F.m", 0);
+	expect_targets(h, "Caller", JBC_INVOKE_INTERFACE, cp.i_m,
+		       "A.m C.m E.m F.m", 0);
+	/* Asked again: the kept answer, not a second walk's. */
+	expect_targets(h, "Caller", JBC_INVOKE_INTERFACE, cp.i_m,
+		       "A.m C.m E.m F.m", 0);
+}
+
 static void test_exact_and_special(void **state)
 {
 	struct jhier *h = *state;
@@ -348,6 +377,8 @@ int main(void)
 		cmocka_unit_test(test_exact_and_special),
 		cmocka_unit_test(test_loaders),
 		cmocka_unit_test(test_cycles),
+		cmocka_unit_test_setup_teardown(test_targets_after_adding,
+						setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

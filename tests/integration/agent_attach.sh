@@ -159,16 +159,10 @@ attach_container() {
 		t_skip "$name: attach into a pid+mount namespace" "unshare not permitted"
 		return
 	fi
-	# /mnt: the workloads, bind-mounted because /tmp is replaced.
-	unshare --pid --mount --fork --mount-proc sh -c \
-		"mount --bind '$WL' /mnt && mount -t tmpfs none /tmp && cd /mnt && exec '$java' -cp /mnt HotInline 4" \
-		>"$out.jvmout" 2>"$out.jvmerr" &
-	local upid=$! jpid
-	jpid=$(jvm_pid "$java -cp /mnt HotInline 4")
-	if [ -z "$jpid" ]; then
-		t_fail "$name: JVM in namespace started"; wait "$upid"; return
+	if ! ns_jvm_start "$java" 4 private "$out"; then
+		t_fail "$name: JVM in namespace started"; wait "$UPID"; return
 	fi
-	wait_jvm_ready "$jpid"
+	local upid=$UPID jpid=$JPID
 	t_check "$name: target really is in another pid namespace" \
 		grep -Eq '^NSpid:[[:space:]]+[0-9]+[[:space:]]+1$' "/proc/$jpid/status"
 	t_check "$name: target /tmp is private" \

@@ -52,25 +52,9 @@ one_library() {
 	t_check "$1: one agent library mapped $3 ($n)" [ "$n" = 1 ]
 }
 
-# start_target NAME JAVA MODE OUT: the JVM in a new pid+mount namespace,
-# with a tmpfs on /tmp (private) or the host's /tmp (shared).  Sets
-# UPID and JPID.
-start_target() {
-	local java=$2 mode=$3 out=$4 tmpfs=""
-	[ "$mode" = private ] && tmpfs="mount -t tmpfs none /tmp &&"
-	# /mnt: the workloads, bind-mounted because /tmp may be replaced.
-	unshare --pid --mount --fork --mount-proc sh -c \
-		"mount --bind '$WL' /mnt && $tmpfs cd /mnt && exec '$java' -cp /mnt HotInline 60" \
-		>"$out.jvmout" 2>"$out.jvmerr" &
-	UPID=$!
-	JPID=$(jvm_pid "$java -cp /mnt HotInline 60")
-	[ -n "$JPID" ] && wait_jvm_ready "$JPID"
-}
-
 staged_case() {
 	local name="$1 $3 /tmp" java=$2 mode=$3 out=$TESTTMP/staged-$1-$3 rc
-	start_target "$1" "$java" "$mode" "$out"
-	if [ -z "$JPID" ]; then
+	if ! ns_jvm_start "$java" 60 "$mode" "$out"; then
 		t_fail "$name: JVM in a pid+mount namespace started"
 		kill "$UPID" 2>/dev/null; wait "$UPID"
 		return

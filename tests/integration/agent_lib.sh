@@ -2,6 +2,7 @@
 #   agent_setup        builds agent_check and the workloads into $TESTTMP
 #   agent_jdks         prints "NAME JAVA" for each JDK present
 #   agent_json FILE KEY  a top-level number or string of a one-line JSON
+#   ns_jvm_start JAVA ROUNDS TMP OUT  HotInline in a new pid+mount namespace
 top=$(cd "$(dirname "$0")/../.." && pwd)
 : "${BUILD:=$top/build}"
 : "${AGENT:=$BUILD/libjpbpf-agent.so}"
@@ -69,4 +70,28 @@ jvm_pid() {
 wait_jvm_ready() {
 	sleep 0.8
 	kill -0 "$1" 2>/dev/null
+}
+
+# ns_jvm_start JAVA ROUNDS TMP OUT: starts `JAVA -cp /mnt HotInline ROUNDS`
+# in a new pid+mount namespace (its own /proc), with the workloads
+# bind-mounted on /mnt and, for TMP=private, a fresh tmpfs on /tmp (a
+# container); TMP=shared keeps the host's /tmp.  The JVM's output goes to
+# OUT.jvmout and OUT.jvmerr.  Prints nothing; sets UPID (the unshare child
+# of this shell, to wait for or kill) and JPID (the JVM's pid as seen from
+# here, after it has started its main class).  Returns 1, with JPID empty,
+# if no such JVM appeared.  Call it directly, not in $(...), so that UPID
+# is a child of the caller's shell.
+ns_jvm_start() {
+	local java=$1 rounds=$2 tmp=$3 out=$4 tmpfs=""
+	[ "$tmp" = private ] && tmpfs="mount -t tmpfs none /tmp &&"
+	# /mnt, because the workloads under /tmp vanish behind the tmpfs.
+	unshare --pid --mount --fork --mount-proc sh -c \
+		"mount --bind '$WL' /mnt && $tmpfs cd /mnt && exec '$java' -cp /mnt HotInline $rounds" \
+		>"$out.jvmout" 2>"$out.jvmerr" &
+	# shellcheck disable=SC2034 # for the caller
+	UPID=$!
+	JPID=$(jvm_pid "$java -cp /mnt HotInline $rounds")
+	[ -n "$JPID" ] || return 1
+	wait_jvm_ready "$JPID"
+	return 0
 }

@@ -20,11 +20,7 @@ t_need_tool "$FLOW"
 
 programs_args jython || { t_done; exit 0; }
 b=$TESTTMP/jython
-if ! programs_truth jython "$b" "$N" ||
-	[ "$("$JPBPF" info "$b" --json 2>/dev/null | jq -r '.truth.bytecodes')" != "$N" ]; then
-	t_fail "jython: truth window of $N bytecodes"; sed 's/^/# /' "$b.stderr" | tail -5
-	t_done; exit 0
-fi
+programs_window jython "$b" "$N" || { t_done; exit 0; }
 if ! "$SIM" synth "$b" --cpus 2 --jit-invoke 40 --jit-backedge 400 --seed 1 >"$b.synth" 2>&1 ||
 	! "$JPBPF" decode -q -j 1 "$b" >"$b.dec" 2>&1 ||
 	! "$JPBPF" eval "$b" --json >"$b.eval" 2>"$b.eval.err"; then

@@ -24,16 +24,6 @@ SYNTH=(--cpus 2 --jit-invoke 40 --jit-backedge 400 --seed 1)
 FLOW=$TOOLS/flow_tool
 t_need_tool "$FLOW"
 
-# window NAME B N: a truth window in B from NAME that holds N bytecodes.
-window() {
-	programs_truth "$1" "$2" "$3"
-	if [ "$("$JPBPF" info "$2" --json 2>/dev/null | jq -r '.truth.bytecodes')" != "$3" ]; then
-		t_fail "$1: truth window of $3 bytecodes"; sed 's/^/# /' "$2.stderr" | tail -5
-		return 1
-	fi
-	t_ok "$1: truth window of $3 bytecodes"
-}
-
 # lcs_pairs B: pairs of an LCS of truth and placed flow, summed over the
 # threads eval matched (GNU diff: |T| less the truth lines it deletes).
 lcs_pairs() {
@@ -78,12 +68,14 @@ run_loss() {
 for name in ${FLOW_PROGRAMS:-sunflow batik fop h2}; do
 	programs_args "$name" || continue
 	b=$TESTTMP/prog-$name
-	window "$name" "$b" $MAX || continue
+	programs_window "$name" "$b" $MAX || continue
+	t_ok "$name: truth window of $MAX bytecodes"
 	run_loss "$name" "$b" 0 0.99
 	run_loss "$name" "$b" 20 0.95
 	[ "$name" = sunflow ] || continue
 	b=$TESTTMP/prog-$name-long
-	window "$name" "$b" $LONG || continue
+	programs_window "$name" "$b" $LONG || continue
+	t_ok "$name: truth window of $LONG bytecodes"
 	run_loss "$name-long" "$b" 0 0.99
 done
 t_done

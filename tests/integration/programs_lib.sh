@@ -8,6 +8,8 @@
 #   programs_truth NAME B MAX a ground truth in B of at most MAX bytecodes
 #                             from NAME's measured method; B.stdout and
 #                             B.stderr keep the JVM's output
+#   programs_window NAME B N  programs_truth, checked to hold exactly N
+#                             bytecodes; else a failed check, returns 1
 . "$(dirname "$0")/sim_lib.sh"
 : "${AGENT:=$BUILD/libjpbpf-agent.so}"
 PROGS=$top/tests/workloads/programs/run
@@ -38,4 +40,17 @@ programs_truth() {
 	# shellcheck disable=SC2086 # args is one line of words by contract
 	"$SIM" truth -o "$2" --agent "$AGENT" --from "$("$PROGS" window "$1")" --max "$3" -- \
 		"$JAVA" $args >"$2.stdout" 2>"$2.stderr"
+}
+
+# programs_window NAME B N: a truth window in B from NAME's measured method
+# that holds exactly N bytecodes (`jpbpf info`'s truth.bytecodes).  Prints
+# nothing when it does; when the JVM fails or the count differs, a
+# "not ok" line with the tail of the JVM's stderr, and returns 1.  The
+# caller reports the success, if it counts it as a check.
+programs_window() {
+	if ! programs_truth "$1" "$2" "$3" ||
+		[ "$("$JPBPF" info "$2" --json 2>/dev/null | jq -r '.truth.bytecodes')" != "$3" ]; then
+		t_fail "$1: truth window of $3 bytecodes"; sed 's/^/# /' "$2.stderr" | tail -5
+		return 1
+	fi
 }

@@ -10,7 +10,12 @@
 # unknown events (a jython window of 1 089 166 bytecodes: 2 275 unknown
 # events, 29 x 4 of them in one Python loop, hot10 9 of 10; after: 662,
 # hot10 10).  Asserted on that window at 0% loss: at most 0.1% of the flow
-# events unknown, DA >= 0.99, hot10 10.
+# events unknown, DA >= 0.99, hot10 at least 9.  hot10 is not asserted at
+# 10: the truth's ranks 10 and 11 lie 9 events apart, and two recordings
+# of the window differ slightly (DA 0.997648 and 0.997629 on one build,
+# identity hashes steer the program), so one recording in a few gives 9
+# with the same 662 unknown events; the unknown count is what tells the
+# old code (2 275) from the new.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/programs_lib.sh"
 programs_setup
@@ -37,5 +42,5 @@ echo "# jython: $(jq -c '.overall | {DA, PD, hot10, truth_events}' "$b.eval"), $
 t_check "jython: at most 0.1% of the flow events unknown ($unknown of $events)" \
 	awk -v u="$unknown" -v n="$events" 'BEGIN { exit !(n > 0 && u <= 0.001 * n) }'
 t_check "jython: DA >= 0.99 ($(jq -r .overall.DA "$b.eval"))" ge "$(jq -r .overall.DA "$b.eval")" 0.99
-t_check "jython: hot10 10 ($(jq -r .overall.hot10 "$b.eval"))" [ "$(jq -r .overall.hot10 "$b.eval")" = 10 ]
+t_check "jython: hot10 >= 9 ($(jq -r .overall.hot10 "$b.eval"))" [ "$(jq -r .overall.hot10 "$b.eval")" -ge 9 ]
 t_done

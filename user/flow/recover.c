@@ -15,7 +15,8 @@
  * comparison.  The best TRUSTED ranked candidates are tried in order: the
  * first whose continuation reaches the events that follow the gap, at a
  * cost (of its events as the gap's methods ran then) within the gap's
- * time budget, fills it.  Failing that, the
+ * time budget, fills it.  Failing that, the start of the best one's
+ * continuation, as far as other candidates repeat it; failing that, the
  * shortest feasible ICFG path between the events around the gap
  * (recover_path.c).
  */
@@ -53,6 +54,13 @@
 #define MAX_SUFFIX 2048
 #define MAX_ENDS 64     /* reconnection points tried per candidate */
 #define MAX_FILL 20000u
+/* Where no candidate reconnects: the other ranked candidates (suffix of
+ * MIN_SHORT or more) that must repeat the start of the best one's
+ * continuation for that start to fill the gap (one: marginal RA 0.90
+ * over 66 runs, with copies of 20000 events aligning 0.05-0.5; two, and
+ * no longer than the best one's suffix: 0.97, docs/RECONSTRUCTION.md,
+ * issue 8 seventh round). */
+#define PARTIAL_AGREE 2
 /* A fill may cost this much more than the budget, for timing noise. */
 #define SLACK_FACTOR 1.5
 #define SLACK_EVENTS 32
@@ -369,11 +377,13 @@ struct fill {
 	size_t from, len; /* the source stretch, or len events in path */
 	uint16_t ncand;
 	struct jpb_flow_event *path; /* a shortest ICFG path (owned) */
-	/* for the debug dump: the rank filled from (-1 path), its concrete
+	/* for the debug dump: the rank filled from (-1 path, -2 the start of
+	 * a candidate that does not reconnect), its concrete
 	 * suffix, the gap's budget and the fill's cost */
 	int rank;
 	size_t match;
 	double want, cost;
+	uint64_t t_end; /* the fill's events are spread over [gap t0, t_end] */
 };
 
 /* Would event E, copied into the gap at A, run compiled there?  Its
@@ -452,11 +462,84 @@ static size_t reconnect(const struct rctx *r, size_t p, size_t a, double want,
 	return best;
 }
 
+/* The first index after I where I's segment ends: the next gap's
+ * position, or the window's end. */
+static size_t seg_end(const struct rctx *r, size_t i)
+{
+	const struct gapmark *g = r->f->gaps;
+	size_t lo = 0, hi = r->f->ngaps;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (g[mid].at <= i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->f->ngaps ? g[lo].at : r->n;
+}
+
+/* The events the continuations at P and Q share from their start, each
+ * within its segment, at most CAP. */
+static size_t agreed_prefix(const struct rctx *r, size_t p, size_t q, size_t cap)
+{
+	size_t ep = seg_end(r, p), eq = seg_end(r, q), k = 0;
+	while (k < cap && p + k < ep && q + k < eq &&
+	       key(&r->v[p + k]) == key(&r->v[q + k]) && key(&r->v[p + k]))
+		k++;
+	return k;
+}
+
+/* A gap no candidate reconnects across, with a known budget WANT: how
+ * much of the start of the best candidate's continuation PARTIAL_AGREE
+ * other ranked candidates repeat, no longer than its own common suffix
+ * (the evidence at least as long as the copy) and within the budget;
+ * 0 when that is under MIN_SHORT events. */
+static size_t partial_len(const struct rctx *r, const struct rank *top, size_t nt,
+			  size_t a, double want)
+{
+	if (want <= 0 || !nt || top[0].m[2] < MIN_MATCH)
+		return 0;
+	size_t agree[TOP_N], na = 0;
+	for (size_t j = 1; j < nt; j++) {
+		if (top[j].m[2] < MIN_SHORT)
+			continue;
+		size_t k = agreed_prefix(r, top[0].p, top[j].p, top[0].m[2]);
+		size_t at = na++;
+		for (; at > 0 && agree[at - 1] < k; at--)
+			agree[at] = agree[at - 1];
+		agree[at] = k;
+	}
+	size_t len = na >= PARTIAL_AGREE ? agree[PARTIAL_AGREE - 1] : 0, n = 0;
+	for (double cost = 0; n < len; n++) {
+		cost += cost_at(r, r->v + top[0].p + n, 1, a);
+		if (cost > want)
+			break;
+	}
+	return n >= MIN_SHORT ? n : 0;
+}
+
+/* The gap at A takes the first LEN events of the candidate at rank 0. */
+static void partial_fill(const struct rctx *r, const struct rank *top, size_t nt,
+			 size_t a, size_t len, double want, struct fill *out)
+{
+	const struct gapmark *gm = &r->f->gaps[out->gap];
+	out->from = top[0].p;
+	out->len = len;
+	out->ncand = (uint16_t)nt;
+	out->rank = -2;
+	out->match = top[0].m[2];
+	out->want = want;
+	out->cost = cost_at(r, r->v + out->from, len, a);
+	/* it ran for its cost, from the gap's start */
+	double share = out->cost < want ? out->cost / want : 1;
+	out->t_end = gm->t0 + (uint64_t)((double)(gm->t1 - gm->t0) * share);
+}
+
 static int find_fill(struct rctx *r, size_t gi, struct fill *out)
 {
 	struct flow *f = r->f;
 	size_t a = f->gaps[gi].at;
-	*out = (struct fill){ gi, 0, 0, 0, NULL };
+	*out = (struct fill){ gi, 0, 0, 0, NULL, .t_end = f->gaps[gi].t1 };
 	if (!a || a + Y > r->n || !kid(r, a - 1) || seg(r, a + Y - 1) != a ||
 	    !same_events(r->v, a, a, Y))
 		return 0;
@@ -487,9 +570,13 @@ static int find_fill(struct rctx *r, size_t gi, struct fill *out)
 		out->cost = cost_at(r, r->v + out->from, out->len, a);
 		return 1;
 	}
+	size_t np = partial_len(r, top, nt, a, want);
+	if (np) {
+		partial_fill(r, top, nt, a, np, want, out);
+		return 1;
+	}
 	/* No complete segment connects: the shortest feasible path. */
 	struct jpb_flow_event *path;
-	size_t np;
 	int err = flow_path(f, &r->v[a - 1], &r->v[a], &path, &np);
 	double cost = err > 0 && np ? flow_cost_of(&r->cost, path, np) : 0;
 	if (err <= 0 || !np || cost > maxcost) {
@@ -530,7 +617,7 @@ static size_t fill_events(const struct flow *f, const struct fill *fl, size_t nf
 				continue;
 			e.status = JPB_FLOW_RECOVERED;
 			e.ncand = fl[i].ncand;
-			e.tsc = gm->t0 + (gm->t1 - gm->t0) * (k + 1) / (fl[i].len + 1);
+			e.tsc = gm->t0 + (fl[i].t_end - gm->t0) * (k + 1) / (fl[i].len + 1);
 			ins[w++] = e;
 		}
 		cnt[i] = w - w0;

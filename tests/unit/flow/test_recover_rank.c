@@ -13,7 +13,8 @@
  * model: no shortest path either).  A first-ranked candidate whose
  * continuation reconnects only after more than 20000 events is declined,
  * and so is one that repeats the 3 events after the gap but not 8 (16
- * after a copy of 1024 events or more).
+ * after a copy of 1024 events or more).  Where none reconnects, the
+ * start that two others repeat fills part of the gap (test_partial_fill).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,6 +32,7 @@
 #define FILLER 300      /* bci of the event a good candidate fills in */
 #define AFTER 400       /* bci of the first event after the gap */
 #define NAFTER 12       /* events after the gap */
+#define SHARED 10000    /* bci of the first event candidates share (partial fills) */
 #define HIST 2000       /* bci of the first event of the gap's history:
                          * past every other bci, for histories of any length */
 
@@ -235,6 +237,91 @@ static void test_long_suffix_ranks(void **state)
 	assert_int_equal(fills_on_suffix(2100, 5), 0);
 }
 
+/* Timing for the partial fills: windows of 16 events share a TSC, 10
+ * ticks per event, so the cost model (recover_time.c) prices an
+ * interpreted event at 10 ticks. */
+static void put_timed(struct th *t, int32_t bci)
+{
+	put(t, bci);
+	t->f.out[t->f.nout - 1].tsc = (t->f.nout - 1) / 16 * 160;
+}
+
+/* NCAND candidates on the gap's history (CTX - 1, CTX - 2, ... events and
+ * the anchor), each continuing with the same NSHARED events and then a
+ * dead end of its own: none reconnects.  The gap's budget is BUDGET
+ * ticks. */
+static struct th *unconnected(int ncand, int nshared, uint64_t budget)
+{
+	struct th *t = calloc(1, sizeof(*t));
+	assert_non_null(t);
+	t->ctx = CTX;
+	t->cap = (size_t)ncand * (CTX + (size_t)nshared + 8) + CTX + 64;
+	t->f.out = malloc(t->cap * sizeof(*t->f.out));
+	assert_non_null(t->f.out);
+	for (int r = 0; r < ncand; r++) {
+		put_timed(t, 900 + 10 * r);
+		for (int k = r + 1; k < CTX; k++)
+			put_timed(t, HIST + k);
+		put_timed(t, ANCHOR);
+		for (int k = 0; k < nshared; k++)
+			put_timed(t, SHARED + k);
+		for (int k = 0; k < 3; k++)
+			put_timed(t, 5000 + 10 * r + k);
+	}
+	for (int k = 0; k < CTX; k++)
+		put_timed(t, HIST + k);
+	put_timed(t, ANCHOR);
+	uint64_t t0 = t->f.out[t->f.nout - 1].tsc + 1;
+	t->gap = (struct gapmark){ .at = t->f.nout, .t0 = t0, .t1 = t0 + budget };
+	for (int k = 0; k < NAFTER; k++) {
+		put(t, AFTER + k);
+		t->f.out[t->f.nout - 1].tsc = t0 + budget + 1;
+	}
+	t->f.gaps = &t->gap;
+	t->f.ngaps = 1;
+	return t;
+}
+
+/* Recovered events at the gap of unconnected(NCAND, NSHARED, BUDGET):
+ * the candidates' shared events in order, timed within the gap. */
+static size_t partial(int ncand, int nshared, uint64_t budget)
+{
+	struct th *t = unconnected(ncand, nshared, budget);
+	size_t before = t->f.nout, at = 0, n;
+	assert_int_equal(flow_recover(&t->f), 0);
+	n = recovered(t, &at);
+	assert_int_equal(t->f.nout, before + n);
+	for (size_t k = 0; k < n; k++) {
+		const struct jpb_flow_event *e = &t->f.out[t->gap.at + k];
+		assert_int_equal(e->status, JPB_FLOW_RECOVERED);
+		assert_int_equal(e->bci, SHARED + (int32_t)k);
+		assert_int_equal(e->ncand, ncand);
+		assert_true(e->tsc >= t->gap.t0 && e->tsc <= t->gap.t0 + 10 * n);
+	}
+	if (n)
+		assert_int_equal(t->f.out[t->gap.at + n].bci, AFTER);
+	free(t->f.out);
+	free(t);
+	return n;
+}
+
+/* Where no candidate reconnects, the start of the best one's
+ * continuation fills the gap as far as two other ranked candidates
+ * repeat it, no longer than its common suffix (CTX events here), within
+ * the budget, and at least 16 events (issue 8 seventh round). */
+static void test_partial_fill(void **state)
+{
+	(void)state;
+	assert_int_equal(partial(3, 40, 1000000), 40);
+	assert_int_equal(partial(4, 40, 1000000), 40);
+	assert_int_equal(partial(3, 200, 1000000), CTX);
+	assert_int_equal(partial(3, 40, 300), 30);
+	/* one other candidate repeating it is not enough */
+	assert_int_equal(partial(2, 40, 1000000), 0);
+	assert_int_equal(partial(3, 15, 1000000), 0);
+	assert_int_equal(partial(3, 40, 150), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -245,6 +332,7 @@ int main(void)
 		cmocka_unit_test(test_reconnection_must_agree),
 		cmocka_unit_test(test_suffix_bounds_copy),
 		cmocka_unit_test(test_long_suffix_ranks),
+		cmocka_unit_test(test_partial_fill),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

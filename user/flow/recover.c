@@ -108,9 +108,8 @@ static uint32_t kid(const struct rctx *r, size_t i)
 	return k && u64map_get(&r->ids, k, &id) ? id : 0;
 }
 
-/* The index of the first event of event I's segment: the last gap at or
- * before I (gaps are in order), else 0. */
-static size_t seg(const struct rctx *r, size_t i)
+/* How many gaps lie at or before index I (gaps are in order). */
+static size_t gaps_upto(const struct rctx *r, size_t i)
 {
 	const struct gapmark *g = r->f->gaps;
 	size_t lo = 0, hi = r->f->ngaps;
@@ -121,7 +120,23 @@ static size_t seg(const struct rctx *r, size_t i)
 		else
 			hi = mid;
 	}
-	return lo ? g[lo - 1].at : 0;
+	return lo;
+}
+
+/* The index of the first event of event I's segment: the last gap at or
+ * before I, else 0. */
+static size_t seg(const struct rctx *r, size_t i)
+{
+	size_t k = gaps_upto(r, i);
+	return k ? r->f->gaps[k - 1].at : 0;
+}
+
+/* The first index after I where I's segment ends: the next gap's
+ * position, or the window's end. */
+static size_t seg_end(const struct rctx *r, size_t i)
+{
+	size_t k = gaps_upto(r, i);
+	return k < r->f->ngaps ? r->f->gaps[k].at : r->n;
 }
 
 /* Opcode OP's tier: 0 concrete only, 1 control structure, 2 call
@@ -460,22 +475,6 @@ static size_t reconnect(const struct rctx *r, size_t p, size_t a, double want,
 			break;
 	}
 	return best;
-}
-
-/* The first index after I where I's segment ends: the next gap's
- * position, or the window's end. */
-static size_t seg_end(const struct rctx *r, size_t i)
-{
-	const struct gapmark *g = r->f->gaps;
-	size_t lo = 0, hi = r->f->ngaps;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (g[mid].at <= i)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < r->f->ngaps ? g[lo].at : r->n;
 }
 
 /* The events the continuations at P and Q share from their start, each

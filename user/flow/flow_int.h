@@ -245,8 +245,8 @@ struct flow {
 	/* the current step's states by a hash of their top frame, once it
 	 * has HIDX_MIN (flow_add_node_below): valid while hepoch is nepoch,
 	 * which every change of a step's states but an addition bumps;
-	 * hn states indexed, hidx[] holds node indices + 1 */
-	uint32_t *hidx;
+	 * hn states indexed, hidx[] holds node indices + 1 (and hash bits) */
+	uint64_t *hidx;
 	size_t caphidx, hn;
 	uint64_t nepoch, hepoch;
 	uint64_t *cset; /* scratch of count_cands */

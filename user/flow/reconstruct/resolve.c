@@ -234,13 +234,25 @@ static size_t step_table_cap(const struct flow *f)
 	return cap;
 }
 
+/* An index entry: the node's index + 1, and above it the high half of
+ * its hash, compared before stack_eq walks the stacks of a collision. */
+static uint64_t hidx_entry(uint32_t node, size_t h)
+{
+	return (uint64_t)h >> 32 << 32 | (node + 1);
+}
+
+static int hidx_holds(uint64_t e, size_t h)
+{
+	return e >> 32 == (uint64_t)h >> 32;
+}
+
 /* The current step's states indexed up to the last: from scratch when
  * they changed otherwise than by additions since (nepoch). */
 static int hidx_update(struct flow *f, const struct step *s)
 {
 	size_t cap = step_table_cap(f);
 	if (f->caphidx < cap) {
-		uint32_t *v = realloc(f->hidx, cap * sizeof(*v));
+		uint64_t *v = realloc(f->hidx, cap * sizeof(*v));
 		if (!v)
 			return jpb_err_nomem;
 		f->hidx = v;
@@ -254,19 +266,28 @@ static int hidx_update(struct flow *f, const struct step *s)
 	}
 	for (; f->hn < s->n; f->hn++) {
 		const struct node *n = &f->nodes[s->first + f->hn];
-		size_t k = node_hash(n->top, n->lost, n->below) & (f->caphidx - 1);
+		size_t h = node_hash(n->top, n->lost, n->below), k = h & (f->caphidx - 1);
 		while (f->hidx[k])
 			k = (k + 1) & (f->caphidx - 1);
-		f->hidx[k] = s->first + (uint32_t)f->hn + 1;
+		f->hidx[k] = hidx_entry(s->first + (uint32_t)f->hn, h);
 	}
 	return 0;
 }
 
+/* Where find_node's probe for a missing state ended: the new state goes
+ * there, its hash not computed again. */
+struct hslot {
+	size_t k, h;
+	int valid;
+};
+
 /* The state of the current step equal to (TOP, LOST, BELOW) (at most
- * one: additions are deduplicated), UINT32_MAX none, or an error. */
+ * one: additions are deduplicated), UINT32_MAX none (*AT set when the
+ * index was probed), or an error. */
 static int64_t find_node(struct flow *f, const struct step *s, struct frame *top,
-			 int lost, struct frame *below)
+			 int lost, struct frame *below, struct hslot *at)
 {
+	at->valid = 0;
 	if (s->n < HIDX_MIN) {
 		for (uint32_t i = s->first; i < s->first + s->n; i++)
 			if (node_is(&f->nodes[i], top, lost, below))
@@ -275,10 +296,13 @@ static int64_t find_node(struct flow *f, const struct step *s, struct frame *top
 	}
 	if (hidx_update(f, s))
 		return jpb_err_nomem;
-	size_t k = node_hash(top, lost, below) & (f->caphidx - 1);
-	for (; f->hidx[k]; k = (k + 1) & (f->caphidx - 1))
-		if (node_is(&f->nodes[f->hidx[k] - 1], top, lost, below))
-			return f->hidx[k] - 1;
+	size_t h = node_hash(top, lost, below), k = h & (f->caphidx - 1);
+	for (; f->hidx[k]; k = (k + 1) & (f->caphidx - 1)) {
+		uint32_t i = (uint32_t)f->hidx[k] - 1;
+		if (hidx_holds(f->hidx[k], h) && node_is(&f->nodes[i], top, lost, below))
+			return i;
+	}
+	*at = (struct hslot){ k, h, 1 };
 	return UINT32_MAX;
 }
 
@@ -289,7 +313,8 @@ int flow_add_node_below(struct flow *f, struct frame *top, int lost,
 	if (f->staging)
 		return stage(f, top, lost, from, below);
 	struct step *s = flow_cur_step(f);
-	int64_t found = find_node(f, s, top, lost, below);
+	struct hslot slot;
+	int64_t found = find_node(f, s, top, lost, below, &slot);
 	if (found < 0)
 		return (int)found;
 	uint32_t at = (uint32_t)found;
@@ -306,6 +331,10 @@ int flow_add_node_below(struct flow *f, struct frame *top, int lost,
 		at = (uint32_t)f->nnodes++;
 		f->nodes[at] = (struct node){ 0, top, below, (uint8_t)lost, 0,
 					      f->nodes[from].doubt, 0 };
+		if (slot.valid && f->hn == s->n) {
+			f->hidx[slot.k] = hidx_entry(at, slot.h);
+			f->hn++;
+		}
 		s->n++;
 	}
 	if (JPB_GROW(f->edges, f->nedges, f->cape))

@@ -131,32 +131,53 @@ static int maybe_after_invoke(const uint8_t *code, uint32_t bci)
 	       (bci >= 5 && jbc_is_invoke(jbc_info(code[bci - 5])->kind));
 }
 
-/* Call FN(f, key, value) for every instruction of method M: VALUE is
- * (M, bci), KEY (opcode, next opcode) once per distinct next opcode the
- * lookahead can see (the successors', and after a fused pair the
- * second's successors'); invokes, returns and throws end a lookahead and
- * get (opcode, 0xff).  Read from the raw bytecode, so that no CFG is
- * built for a method no resynchronisation reaches; a switch, jsr or ret
- * asks the method's CFG (rare). */
-static void method_pairs(struct flow *f, uint32_t m,
-			 void (*fn)(void *, uint32_t, uint64_t), void *arg)
+/* Lists gathered in program order, as key << 16 | bci (a bci fits 16
+ * bits), method m's from at[m] on, then sorted by key into an index
+ * (index_lists). */
+struct keyed {
+	uint32_t *v, *at;
+	size_t n, cap;
+	int err;
+};
+
+static void keyed_put(struct keyed *p, uint32_t key, size_t bci)
+{
+	if (p->n == p->cap && jpb_grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v))) {
+		p->err = jpb_err_nomem;
+		return;
+	}
+	p->v[p->n++] = key << 16 | (uint16_t)bci;
+}
+
+/* Every instruction of method M into OPS by its opcode, and into PAIRS
+ * by (opcode, next opcode), once per distinct next opcode the lookahead
+ * can see (the successors', and after a fused pair the second's
+ * successors'); invokes, returns and throws end a lookahead and get
+ * (opcode, 0xff).  Read from the raw bytecode in one walk (a walk per
+ * list cost one each), so that no CFG is built for a method no
+ * resynchronisation reaches; a switch, jsr or ret asks the method's CFG
+ * (rare). */
+static void method_lists(struct flow *f, uint32_t m, struct keyed *ops,
+			 struct keyed *pairs)
 {
 	const struct jcf_method *jm = f->meths[m].hm.m;
 	const uint8_t *code = jm->code;
 	size_t len = jm->code ? jm->code_length : 0;
+	ops->at[m] = (uint32_t)ops->n;
+	pairs->at[m] = (uint32_t)pairs->n;
 	for (size_t bci = 0; bci < len;) {
 		int l = jbc_length(code, len, bci);
 		if (l <= 0)
 			return; /* undefined code: its CFG fails too */
 		uint8_t op = code[bci], seen[32] = { 0 }, nx[3];
 		unsigned kind = jbc_info(op)->kind, n = 0;
-		uint64_t v = (uint64_t)m << 32 | bci;
 		long t = jbc_branch_target(code, len, bci);
 		size_t next = bci + (size_t)l;
+		keyed_put(ops, op, bci);
 		if (op == JBC_WIDE && bci + 1 < len && code[bci + 1] == 0xa9)
 			kind = JBC_RET;
 		if (jbc_is_invoke(kind) || kind == JBC_RETURN || kind == JBC_ATHROW) {
-			fn(arg, (uint32_t)op << 8 | 0xff, v);
+			keyed_put(pairs, (uint32_t)op << 8 | 0xff, bci);
 		} else if (kind == JBC_SWITCH || kind == JBC_JSR || kind == JBC_RET) {
 			const struct jcfg *g = flow_meth_cfg(f, m);
 			int32_t i = g ? jcfg_index_of(g, (uint32_t)bci) : -1;
@@ -165,7 +186,7 @@ static void method_pairs(struct flow *f, uint32_t m,
 			for (uint32_t k = 0; k < ns; k++) {
 				uint8_t o = jcfg_insn(g, sc[k])->op;
 				if (!(seen[o >> 3] & (1u << (o & 7))))
-					fn(arg, (uint32_t)op << 8 | o, v);
+					keyed_put(pairs, (uint32_t)op << 8 | o, bci);
 				seen[o >> 3] |= (uint8_t)(1u << (o & 7));
 			}
 		} else {
@@ -182,7 +203,7 @@ static void method_pairs(struct flow *f, uint32_t m,
 			for (unsigned k = 0; k < n; k++) {
 				uint8_t o = nx[k];
 				if (!(seen[o >> 3] & (1u << (o & 7))))
-					fn(arg, (uint32_t)op << 8 | o, v);
+					keyed_put(pairs, (uint32_t)op << 8 | o, bci);
 				seen[o >> 3] |= (uint8_t)(1u << (o & 7));
 			}
 		}
@@ -190,44 +211,28 @@ static void method_pairs(struct flow *f, uint32_t m,
 	}
 }
 
-/* The (opcode, next opcode) pairs of every method, in program order, as
- * key << 16 | bci (a bci fits 16 bits), gathered in one walk of the
- * bytecode (two walks, to count and to fill, cost twice); method m's
- * from at[m] on. */
-struct pairs {
-	uint32_t *v, *at;
-	size_t n, cap;
-	int err;
-};
-
-static void pair_put(void *arg, uint32_t key, uint64_t v)
+/* P's entries of NM methods sorted by key (NKEYS of them), stably: each
+ * key's list, START[key] .. START[key + 1] of *IDX (malloc'd), holds
+ * method << 32 | bci in program order. */
+static int index_lists(const struct keyed *p, size_t nm, uint32_t *start,
+		       size_t nkeys, uint64_t **idx)
 {
-	struct pairs *p = arg;
-	if (p->n == p->cap && jpb_grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v))) {
-		p->err = jpb_err_nomem;
-		return;
-	}
-	p->v[p->n++] = key << 16 | (uint16_t)v;
-}
-
-/* Every instruction of method M by opcode: counted into COUNT, or stored
- * at FILL's positions in the opcode index. */
-static void method_ops(struct flow *f, uint32_t m, uint32_t *count,
-		       uint32_t *fill)
-{
-	const struct jcf_method *jm = f->meths[m].hm.m;
-	size_t len = jm->code ? jm->code_length : 0;
-	for (size_t bci = 0; bci < len;) {
-		int l = jbc_length(jm->code, len, bci);
-		if (l <= 0)
-			return;
-		uint8_t op = jm->code[bci];
-		if (fill)
-			f->opidx[fill[op]++] = (uint64_t)m << 32 | bci;
-		else
-			count[op]++;
-		bci += (size_t)l;
-	}
+	*idx = malloc((p->n + 1) * sizeof(**idx));
+	if (!*idx)
+		return jpb_err_nomem;
+	memset(start, 0, (nkeys + 1) * sizeof(*start));
+	for (size_t i = 0; i < p->n; i++)
+		start[(p->v[i] >> 16) + 1]++;
+	for (size_t k = 0; k < nkeys; k++)
+		start[k + 1] += start[k];
+	for (size_t m = 0; m < nm; m++)
+		for (size_t i = p->at[m]; i < p->at[m + 1]; i++)
+			(*idx)[start[p->v[i] >> 16]++] = (uint64_t)m << 32 | (p->v[i] & 0xffff);
+	/* the fill left start[k] at the end of list k */
+	for (size_t k = nkeys; k > 0; k--)
+		start[k] = start[k - 1];
+	start[0] = 0;
+	return 0;
 }
 
 /* The resync index over every loaded method: per opcode and per (opcode,
@@ -246,48 +251,30 @@ static int build_opidx(struct flow *f)
 				return jpb_err_nomem;
 		}
 	}
-	uint32_t count[256] = { 0 }, fill[256];
-	for (size_t m = 0; m < f->nmeths; m++)
-		method_ops(f, (uint32_t)m, count, NULL);
-	f->opstart[0] = 0;
-	for (int op = 0; op < 256; op++)
-		f->opstart[op + 1] = f->opstart[op] + count[op];
-	f->opidx = malloc(((size_t)f->opstart[256] + 1) * sizeof(*f->opidx));
+	size_t nm = f->nmeths;
+	struct keyed ops = { 0 }, pairs = { 0 };
+	ops.at = malloc((nm + 1) * sizeof(*ops.at));
+	pairs.at = malloc((nm + 1) * sizeof(*pairs.at));
 	f->pairstart = calloc(65537, sizeof(*f->pairstart));
-	if (!f->opidx || !f->pairstart)
-		return jpb_err_nomem;
-	memcpy(fill, f->opstart, sizeof(fill));
-	struct pairs pr = { 0 };
-	pr.at = malloc((f->nmeths + 1) * sizeof(*pr.at));
-	pr.err = pr.at ? 0 : jpb_err_nomem;
-	for (size_t m = 0; m < f->nmeths && !pr.err; m++) {
-		method_ops(f, (uint32_t)m, NULL, fill);
-		pr.at[m] = (uint32_t)pr.n;
-		method_pairs(f, (uint32_t)m, pair_put, &pr);
+	int err = ops.at && pairs.at && f->pairstart ? 0 : jpb_err_nomem;
+	for (size_t m = 0; m < nm && !err; m++) {
+		method_lists(f, (uint32_t)m, &ops, &pairs);
+		err = ops.err ? ops.err : pairs.err;
 	}
-	f->pairidx = pr.err ? NULL : malloc((pr.n + 1) * sizeof(*f->pairidx));
-	if (!f->pairidx) {
-		free(pr.v);
-		free(pr.at);
-		return jpb_err_nomem;
+	if (!err) {
+		ops.at[nm] = (uint32_t)ops.n;
+		pairs.at[nm] = (uint32_t)pairs.n;
+		err = index_lists(&ops, nm, f->opstart, 256, &f->opidx);
 	}
-	pr.at[f->nmeths] = (uint32_t)pr.n;
-	/* a counting sort by key, stable: each list in program order */
-	for (size_t i = 0; i < pr.n; i++)
-		f->pairstart[(pr.v[i] >> 16) + 1]++;
-	for (uint32_t k = 0; k < 65536; k++)
-		f->pairstart[k + 1] += f->pairstart[k];
-	for (size_t m = 0; m < f->nmeths; m++)
-		for (size_t i = pr.at[m]; i < pr.at[m + 1]; i++)
-			f->pairidx[f->pairstart[pr.v[i] >> 16]++] = (uint64_t)m << 32 | (pr.v[i] & 0xffff);
-	free(pr.v);
-	free(pr.at);
-	/* the fill left pairstart[k] at the end of list k */
-	for (uint32_t k = 65536; k > 0; k--)
-		f->pairstart[k] = f->pairstart[k - 1];
-	f->pairstart[0] = 0;
-	f->opidx_built = 1;
-	return 0;
+	if (!err)
+		err = index_lists(&pairs, nm, f->pairstart, 65536, &f->pairidx);
+	free(ops.v);
+	free(ops.at);
+	free(pairs.v);
+	free(pairs.at);
+	if (!err)
+		f->opidx_built = 1;
+	return err;
 }
 
 static int is_handler(const struct fmeth *fm, uint32_t bci)

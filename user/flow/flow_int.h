@@ -105,7 +105,8 @@ struct fmeth {
 	char *strs;
 };
 
-/* One frame of a state's call stack; immutable once built, shared. */
+/* One frame of a state's call stack; immutable once built (but for the
+ * top frame of the one state alive, moved by flow_frame_move), shared. */
 struct frame {
 	struct frame *up;
 	uint32_t meth;
@@ -114,7 +115,38 @@ struct frame {
 	uint8_t comp;  /* part of a compiled activation */
 	uint8_t act;   /* outermost frame of its compiled activation */
 	uint8_t doubt; /* placed by a resynchronisation (or on such a frame) */
+	/* a hash of what equal stacks share (stack_eq: meth, pos, done,
+	 * comp, act of this frame and of every frame below), so that a
+	 * state's hash costs one frame, not a walk; 0: not made yet
+	 * (flow_frame_h) */
+	uint32_t h;
 };
+
+/* FR's fields mixed with UP_H, its caller's stack hash. */
+static inline uint32_t flow_frame_mix(const struct frame *fr, uint32_t up_h)
+{
+	uint64_t x = ((uint64_t)fr->meth << 32 | fr->pos) * 0x9e3779b97f4a7c15ull ^
+		     ((uint64_t)up_h << 3 |
+		      (uint64_t)(fr->done | fr->comp << 1 | fr->act << 2)) * 0xc4ceb9fe1a85ec53ull;
+	return (uint32_t)((x ^ x >> 29) >> 32);
+}
+
+/* The stack hash of FR (0 for NULL), made when first asked (and again
+ * after a move): most frames, those of single-state runs, never are. */
+static inline uint32_t flow_frame_h(struct frame *fr)
+{
+	if (fr && !fr->h)
+		fr->h = flow_frame_mix(fr, flow_frame_h(fr->up));
+	return fr ? fr->h : 0;
+}
+
+/* The top frame T of the one state alive moved to instruction POS, in
+ * place (no other frame lies on it). */
+static inline void flow_frame_move(struct frame *t, uint32_t pos)
+{
+	t->pos = pos;
+	t->h = 0;
+}
 
 enum lost_kind {
 	LOST_NONE = 0,
@@ -494,6 +526,10 @@ static inline struct step *flow_cur_step(struct flow *f)
 /* resolve.c: frames, steps, states and the resolution of pending steps */
 struct frame *flow_frame_new(struct flow *f, struct frame *up, uint32_t meth,
 			     uint32_t pos, int done);
+/* A frame of a compiled activation (ACT: its outermost), its
+ * instruction run. */
+struct frame *flow_frame_new_comp(struct flow *f, struct frame *up, uint32_t meth,
+				  uint32_t pos, int act);
 void flow_arena_free(struct chunk *c);
 int flow_step_begin(struct flow *f, uint32_t ev, int emit, uint8_t op);
 int flow_add_node_below(struct flow *f, struct frame *top, int lost,

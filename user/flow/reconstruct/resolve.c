@@ -16,8 +16,8 @@
 
 /* ---- frames ---------------------------------------------------------------- */
 
-struct frame *flow_frame_new(struct flow *f, struct frame *up, uint32_t meth,
-			       uint32_t pos, int done)
+static struct frame *frame_make(struct flow *f, struct frame *up, uint32_t meth,
+			        uint32_t pos, int done, int comp, int act)
 {
 	if (!f->arena || f->arena->used == 4096) {
 		struct chunk *c = malloc(sizeof(*c));
@@ -29,15 +29,43 @@ struct frame *flow_frame_new(struct flow *f, struct frame *up, uint32_t meth,
 	}
 	struct frame *fr = &f->arena->f[f->arena->used++];
 	f->arena_frames++;
-	*fr = (struct frame){ up, meth, pos, (uint8_t)done, 0, 0 };
+	*fr = (struct frame){ up, meth, pos, (uint8_t)done, (uint8_t)comp, (uint8_t)act, 0, 0 };
 	return fr;
 }
 
-static int stack_eq(const struct frame *a, const struct frame *b)
+struct frame *flow_frame_new(struct flow *f, struct frame *up, uint32_t meth,
+			       uint32_t pos, int done)
 {
+	return frame_make(f, up, meth, pos, done, 0, 0);
+}
+
+struct frame *flow_frame_new_comp(struct flow *f, struct frame *up, uint32_t meth,
+				  uint32_t pos, int act)
+{
+	return frame_make(f, up, meth, pos, 1, 1, act);
+}
+
+static int frame_eq(const struct frame *a, const struct frame *b)
+{
+	return a->meth == b->meth && a->pos == b->pos && a->done == b->done &&
+	       a->comp == b->comp && a->act == b->act;
+}
+
+/* Equal stacks have equal hashes (flow_frame_h): unequal ones differ in
+ * most, before any walk; the top frames are compared first, which needs
+ * no hash. */
+static int stack_eq(struct frame *a, struct frame *b)
+{
+	if (a == b)
+		return 1;
+	if (!a || !b || !frame_eq(a, b))
+		return 0;
+	if (a->up == b->up)
+		return 1;
+	if (flow_frame_h(a) != flow_frame_h(b))
+		return 0;
 	while (a != b) {
-		if (!a || !b || a->meth != b->meth || a->pos != b->pos ||
-		    a->done != b->done || a->comp != b->comp || a->act != b->act)
+		if (!a || !b || !frame_eq(a, b))
 			return 0;
 		a = a->up;
 		b = b->up;
@@ -64,15 +92,14 @@ static struct frame *arena_compact(struct flow *f, struct frame *top)
 	f->arena_frames = 0;
 	struct frame *up = NULL;
 	for (size_t i = depth; i-- > 0;) {
-		struct frame *n = flow_frame_new(f, up, v[i]->meth, v[i]->pos, v[i]->done);
+		struct frame *n = frame_make(f, up, v[i]->meth, v[i]->pos, v[i]->done,
+					     v[i]->comp, v[i]->act);
 		if (!n) { /* keep the old arena: nothing is lost */
 			flow_arena_free(f->arena);
 			f->arena = old;
 			free(v);
 			return top;
 		}
-		n->comp = v[i]->comp;
-		n->act = v[i]->act;
 		n->doubt = v[i]->doubt;
 		up = n;
 	}
@@ -204,18 +231,15 @@ int flow_stage_end(struct flow *f)
  * at calls of widely overridden methods hold up to max_states states. */
 #define HIDX_MIN 16u
 
-/* Equal states (stack_eq, same LOST and BELOW) hash alike: the fields
- * stack_eq compares of the top HASH_DEPTH frames are mixed in (states
- * at the same callee entry differ by their callers). */
-#define HASH_DEPTH 8
-static size_t node_hash(const struct frame *top, int lost, const struct frame *below)
+/* Equal states (stack_eq, same LOST and BELOW) hash alike: their top
+ * frames' hashes are equal (flow_frame_h). */
+static size_t node_hash(struct frame *top, int lost, const struct frame *below)
 {
-	uint64_t h = (uint64_t)(uint8_t)lost * 0x9e3779b97f4a7c15ull ^
+	uint64_t h = ((uint64_t)flow_frame_h(top) << 8 | (uint8_t)lost) * 0x9e3779b97f4a7c15ull ^
 		     (uint64_t)(uintptr_t)below * 0xff51afd7ed558ccdull;
-	for (int d = 0; top && d < HASH_DEPTH; d++, top = top->up)
-		h = (h ^ ((uint64_t)top->meth << 32 | top->pos)) * 0xc4ceb9fe1a85ec53ull +
-		    (uint64_t)(top->done | top->comp << 1 | top->act << 2);
-	return (size_t)(h ^ h >> 31);
+	h ^= h >> 31;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	return (size_t)(h ^ h >> 29);
 }
 
 static int node_is(const struct node *n, struct frame *top, int lost,

@@ -252,11 +252,9 @@ static struct frame *push_compiled(struct flow *f, struct frame *base,
 {
 	struct frame *up = base;
 	for (uint32_t k = nf; k-- > 0;) {
-		struct frame *n = flow_frame_new(f, up, meth[k], pos[k], 1);
+		struct frame *n = flow_frame_new_comp(f, up, meth[k], pos[k], k == nf - 1);
 		if (!n)
 			return NULL;
-		n->comp = 1;
-		n->act = k == nf - 1;
 		up = n;
 	}
 	return up;
@@ -344,7 +342,7 @@ static int compiled_fast(struct flow *f, uint32_t i, int *done)
 		base = compiled_base(f, t, meth[nf - 1], pos[nf - 1], &ok);
 	*done = 1;
 	if (ok && same_activation(t, base, meth, pos, nf)) {
-		t->pos = pos[0];
+		flow_frame_move(t, pos[0]);
 		err = flow_settle_compiled(f, i, t, op);
 	} else {
 		struct frame *n = push_compiled(f, ok ? base : NULL, meth, pos, nf);
@@ -379,7 +377,7 @@ static int compiled_again(struct flow *f, uint32_t i, int *done)
 	if (c->pos < 0 || (e->nframes == 1 ? c->pos == 0 : f->couter0))
 		return 0;
 	*done = 1;
-	f->ctop->pos = (uint32_t)c->pos;
+	flow_frame_move(f->ctop, (uint32_t)c->pos);
 	int err = flow_settle_compiled(f, i, f->ctop, c->op);
 	f->cprev = i;
 	f->ctop = err ? NULL : f->nodes[0].top;
@@ -481,7 +479,7 @@ int flow_run_compiled(struct flow *f, size_t end)
 	f->nout += n;
 	if (!n)
 		return 0;
-	t->pos = (uint32_t)pos;
+	flow_frame_move(t, (uint32_t)pos);
 	f->cprev = (uint32_t)(i - 1);
 	f->next = i;
 	f->sum.by_status[JPB_FLOW_DECODED] += n;
@@ -606,7 +604,7 @@ static int interp_fast(struct flow *f, uint32_t i, uint8_t op, int emit, int *do
 	}
 	if (nmatch != 1)
 		return 0;
-	t->pos = at;
+	flow_frame_move(t, at);
 	*done = 1;
 	return flow_settle_interp(f, i, op, emit, t);
 }

@@ -253,6 +253,12 @@ struct flow {
 	int opidx_built;
 	uint32_t opstart[257];
 	uint64_t *opidx;
+	/* per opcode, jbc_info's kind and length (0: variable or invalid),
+	 * set with the index: its walk of all bytecode and raw_explains
+	 * read them inline rather than calling jbc_info and jbc_length */
+	struct flow_bc {
+		uint8_t len, kind;
+	} bc[256];
 	/* by (opcode, next opcode): 0xff as next = ends the lookahead */
 	uint32_t *pairstart; /* 65537 entries */
 	uint64_t *pairidx;

@@ -41,6 +41,42 @@ int flow_fuses(uint8_t op, const struct jcfg *g, uint32_t pos)
 	return n == 1 && flow_fused_pair(op, jcfg_insn(g, s[0])->op);
 }
 
+/* jbc_length of the instruction at CODE[BCI], its length read from BC
+ * unless variable (a switch, wide) or invalid. */
+static inline int bc_length(const struct flow_bc *bc, const uint8_t *code, size_t len,
+			    size_t bci)
+{
+	unsigned l = bci < len ? bc[code[bci]].len : 0;
+	if (!l)
+		return jbc_length(code, len, bci);
+	return l <= len - bci ? (int)l : jpb_err_truncated;
+}
+
+/* jbc_branch_target of the instruction at CODE[BCI] (kind KIND from BC) */
+static inline long bc_branch_target(const struct flow_bc *bc, const uint8_t *code,
+				    size_t len, size_t bci, unsigned kind)
+{
+	if (kind != JBC_COND_BRANCH && kind != JBC_GOTO && kind != JBC_JSR)
+		return -1;
+	unsigned l = bc[code[bci]].len;
+	if (!l || bci + l > len)
+		return -1;
+	if (l == 5)
+		return (long)bci + (int32_t)((uint32_t)code[bci + 1] << 24 | (uint32_t)code[bci + 2] << 16 |
+					     (uint32_t)code[bci + 3] << 8 | code[bci + 4]);
+	return (long)bci + (int16_t)(code[bci + 1] << 8 | code[bci + 2]);
+}
+
+static void bc_fill(struct flow *f)
+{
+	for (unsigned op = 0; op < 256; op++) {
+		const struct jbc_info *in = jbc_info((uint8_t)op);
+		int fixed = in->kind != JBC_INVALID && op != JBC_WIDE &&
+			    op != JBC_TABLESWITCH && op != JBC_LOOKUPSWITCH;
+		f->bc[op] = (struct flow_bc){ (uint8_t)(fixed ? in->length : 0), in->kind };
+	}
+}
+
 /* Can the code from instruction POS (which ran OPS[0]) go on to run
  * OPS[1..N-1] within the method?  Calls, returns and throws end the check
  * successfully: what follows is another method's business. */
@@ -78,19 +114,19 @@ static int explains(struct flow *f, uint32_t meth, uint32_t pos,
  * it leaves to explains) it walks explains' very tree, budget included.
  * Most of a resynchronisation's candidates fail here (jython: 98%), and
  * their methods' CFGs are then never built. */
-static int raw_explains(const uint8_t *code, size_t len, size_t bci,
-			const uint8_t *ops, size_t n, unsigned *budget)
+static int raw_explains(const struct flow_bc *bc, const uint8_t *code, size_t len,
+			size_t bci, const uint8_t *ops, size_t n, unsigned *budget)
 {
 	if (n <= 1 || !*budget)
 		return 1;
 	--*budget;
 	uint8_t op = code[bci];
-	unsigned kind = jbc_info(op)->kind;
+	unsigned kind = bc[op].kind;
 	if (jbc_is_invoke(kind) || kind == JBC_RETURN || kind == JBC_ATHROW ||
 	    kind == JBC_SWITCH || kind == JBC_JSR || kind == JBC_RET ||
 	    kind == JBC_INVALID || (op == JBC_WIDE && bci + 1 < len && code[bci + 1] == 0xa9))
 		return 1;
-	int l = jbc_length(code, len, bci);
+	int l = bc_length(bc, code, len, bci);
 	if (l <= 0)
 		return 1;
 	size_t s[2];
@@ -98,7 +134,7 @@ static int raw_explains(const uint8_t *code, size_t len, size_t bci,
 	if (kind != JBC_GOTO)
 		s[ns++] = bci + (size_t)l;
 	if (kind == JBC_COND_BRANCH || kind == JBC_GOTO) {
-		long t = jbc_branch_target(code, len, bci);
+		long t = bc_branch_target(bc, code, len, bci, kind);
 		if (t < 0)
 			return 1;
 		if (!ns || s[0] != (size_t)t)
@@ -107,16 +143,16 @@ static int raw_explains(const uint8_t *code, size_t len, size_t bci,
 	for (unsigned k = 0; k < ns; k++) {
 		if (s[k] >= len)
 			return 1;
-		if (code[s[k]] == ops[1] && raw_explains(code, len, s[k], ops + 1, n - 1, budget))
+		if (code[s[k]] == ops[1] && raw_explains(bc, code, len, s[k], ops + 1, n - 1, budget))
 			return 1;
 	}
 	if (ns == 1 && flow_fused_pair(op, code[s[0]])) {
 		/* getfield, iload and caload fall through: one successor */
-		int l2 = jbc_length(code, len, s[0]);
+		int l2 = bc_length(bc, code, len, s[0]);
 		size_t s2 = s[0] + (size_t)(l2 > 0 ? l2 : 0);
 		if (l2 <= 0 || s2 >= len)
 			return 1;
-		if (code[s2] == ops[1] && raw_explains(code, len, s2, ops + 1, n - 1, budget))
+		if (code[s2] == ops[1] && raw_explains(bc, code, len, s2, ops + 1, n - 1, budget))
 			return 1;
 	}
 	return 0;
@@ -166,12 +202,12 @@ static void method_lists(struct flow *f, uint32_t m, struct keyed *ops,
 	ops->at[m] = (uint32_t)ops->n;
 	pairs->at[m] = (uint32_t)pairs->n;
 	for (size_t bci = 0; bci < len;) {
-		int l = jbc_length(code, len, bci);
+		int l = bc_length(f->bc, code, len, bci);
 		if (l <= 0)
 			return; /* undefined code: its CFG fails too */
 		uint8_t op = code[bci], seen[32] = { 0 }, nx[3];
-		unsigned kind = jbc_info(op)->kind, n = 0;
-		long t = jbc_branch_target(code, len, bci);
+		unsigned kind = f->bc[op].kind, n = 0;
+		long t = bc_branch_target(f->bc, code, len, bci, kind);
 		size_t next = bci + (size_t)l;
 		keyed_put(ops, op, bci);
 		if (op == JBC_WIDE && bci + 1 < len && code[bci + 1] == 0xa9)
@@ -196,7 +232,7 @@ static void method_lists(struct flow *f, uint32_t m, struct keyed *ops,
 				nx[n++] = code[t];
 			/* a fused pair: what follows its second instruction */
 			if (kind == JBC_OTHER && n == 1 && flow_fused_pair(op, nx[0])) {
-				int l2 = jbc_length(code, len, next);
+				int l2 = bc_length(f->bc, code, len, next);
 				if (l2 > 0 && next + (size_t)l2 < len)
 					nx[n++] = code[next + (size_t)l2];
 			}
@@ -253,6 +289,7 @@ static int build_opidx(struct flow *f)
 	}
 	size_t nm = f->nmeths;
 	struct keyed ops = { 0 }, pairs = { 0 };
+	bc_fill(f);
 	ops.at = malloc((nm + 1) * sizeof(*ops.at));
 	pairs.at = malloc((nm + 1) * sizeof(*pairs.at));
 	f->pairstart = calloc(65537, sizeof(*f->pairstart));
@@ -342,7 +379,7 @@ static int resync_candidates(struct flow *f, uint8_t op, int lost, int want,
 		if ((lost == LOST_AT_ENTRY && bci != 0) || !flow_entry_fits(f, m, want) ||
 		    (lost == LOST_AFTER_RET && !maybe_after_invoke(jm->code, bci)) ||
 		    (lost == LOST_AT_HANDLER && !is_handler(&f->meths[m], bci)) ||
-		    !raw_explains(jm->code, jm->code_length, bci, ops, n, &rb))
+		    !raw_explains(f->bc, jm->code, jm->code_length, bci, ops, n, &rb))
 			continue;
 		/* the index holds bcis: the CFG is built for candidates only */
 		const struct jcfg *g = flow_meth_cfg(f, m);

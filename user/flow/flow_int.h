@@ -280,9 +280,10 @@ struct flow {
 	size_t nedges, cape;
 	struct step *steps;
 	size_t nsteps, caps;
-	/* the current step's states by a hash of their top frame, once it
+	/* the current step's states by a hash of their stacks, once it
 	 * has HIDX_MIN (flow_add_node_below): valid while hepoch is nepoch,
-	 * which every change of a step's states but an addition bumps;
+	 * which every change of a step's states but an addition bumps
+	 * (resolve.c's states_rewritten, its only writer);
 	 * hn states indexed, hidx[] holds node indices + 1 (and hash bits) */
 	uint64_t *hidx;
 	size_t caphidx, hn;
@@ -552,6 +553,8 @@ void flow_drop_lost(struct flow *f);
 int flow_flush_some(struct flow *f, uint32_t chosen, int all);
 int flow_flush_first(struct flow *f);
 int flow_reset_lost(struct flow *f, int lost);
+/* A thread's start: one state, lost. */
+int flow_states_begin(struct flow *f);
 /* A compiled event I that left the single state TOP from a single
  * resolved one: emitted (OP: the opcode at TOP), TOP the new resolved
  * state. */

@@ -110,9 +110,20 @@ static struct frame *arena_compact(struct flow *f, struct frame *top)
 
 /* ---- steps and nodes ------------------------------------------------------------ */
 
-int flow_step_begin(struct flow *f, uint32_t ev, int emit, uint8_t op)
+/* The current step's states changed otherwise than by an addition
+ * (flow_add_node_below): the state index (hidx_update) forgets them.
+ * Every such change goes through here: a new step, a step's states
+ * added again (flow_stage_end), lost states dropped (flow_drop_lost), a
+ * restart from one state (restart), the one state moved
+ * (flow_settle_interp). */
+static void states_rewritten(struct flow *f)
 {
 	f->nepoch++;
+}
+
+int flow_step_begin(struct flow *f, uint32_t ev, int emit, uint8_t op)
+{
+	states_rewritten(f);
 	if (JPB_GROW(f->steps, f->nsteps, f->caps))
 		return jpb_err_nomem;
 	f->steps[f->nsteps++] = (struct step){ (uint32_t)f->nnodes, 0, ev,
@@ -214,7 +225,7 @@ int flow_stage_end(struct flow *f)
 		 * were staged): all again, by rank.  The step's states and
 		 * edges are all new, so they go back whole. */
 		const uint32_t *ord = stage_order(f);
-		f->nepoch++;
+		states_rewritten(f);
 		f->nnodes = s->first;
 		s->n = 0;
 		f->nedges = nedges0;
@@ -399,7 +410,7 @@ void flow_drop_lost(struct flow *f)
 		known += !f->nodes[i].lost;
 	if (!known || known == s->n)
 		return;
-	f->nepoch++;
+	states_rewritten(f);
 	for (uint32_t i = s->first; i < s->first + s->n; i++)
 		if (!f->nodes[i].lost)
 			f->nodes[w++] = f->nodes[i];
@@ -582,6 +593,20 @@ static void mark_paths(struct flow *f, uint32_t chosen, int all)
 	}
 }
 
+/* Nothing pending: BASE is the one state (step 0), the stack under it
+ * copied to a fresh arena when the old one has grown large. */
+static void restart(struct flow *f, struct node base)
+{
+	if (base.top && f->arena_frames > ARENA_COMPACT)
+		base.top = arena_compact(f, base.top);
+	f->nodes[0] = base;
+	f->nnodes = 1;
+	f->nedges = 0;
+	f->steps[0] = (struct step){ 0, 1, 0, 0, 0 };
+	f->nsteps = 1;
+	states_rewritten(f);
+}
+
 int flow_flush_some(struct flow *f, uint32_t chosen, int all)
 {
 	size_t last = f->nsteps - 1;
@@ -611,14 +636,7 @@ int flow_flush_some(struct flow *f, uint32_t chosen, int all)
 	base.edge = 0;
 	base.mark = 0;
 	base.score = 0;
-	if (base.top && f->arena_frames > ARENA_COMPACT)
-		base.top = arena_compact(f, base.top);
-	f->nodes[0] = base;
-	f->nnodes = 1;
-	f->nepoch++;
-	f->nedges = 0;
-	f->steps[0] = (struct step){ 0, 1, 0, 0, 0 };
-	f->nsteps = 1;
+	restart(f, base);
 	return err;
 }
 
@@ -634,14 +652,7 @@ int flow_settle_compiled(struct flow *f, uint32_t ev, struct frame *top,
 void flow_settle_state(struct flow *f, struct frame *top)
 {
 	f->win_trunc = 0;
-	if (f->arena_frames > ARENA_COMPACT)
-		top = arena_compact(f, top);
-	f->nodes[0] = (struct node){ 0, top, NULL, LOST_NONE, 0, 0, 0 };
-	f->nnodes = 1;
-	f->nepoch++;
-	f->nedges = 0;
-	f->steps[0] = (struct step){ 0, 1, 0, 0, 0 };
-	f->nsteps = 1;
+	restart(f, (struct node){ 0, top, NULL, LOST_NONE, 0, 0, 0 });
 }
 
 int flow_settle_interp(struct flow *f, uint32_t ev, uint8_t op, int emit_it,
@@ -661,8 +672,11 @@ int flow_settle_interp(struct flow *f, uint32_t ev, uint8_t op, int emit_it,
 	f->win_trunc = 0;
 	if (f->arena_frames > ARENA_COMPACT)
 		top = arena_compact(f, top);
+	/* nothing was pending (interp_fast): step 0 holds the one state,
+	 * and only its top changes (restart's other stores cost ~2% of a
+	 * SimLoop run, one per bytecode) */
 	f->nodes[0].top = top;
-	f->nepoch++;
+	states_rewritten(f);
 	return err;
 }
 
@@ -685,7 +699,14 @@ int flow_flush_first(struct flow *f)
 int flow_reset_lost(struct flow *f, int lost)
 {
 	int err = flow_flush_first(f);
-	f->nodes[0] = (struct node){ 0, NULL, NULL, (uint8_t)lost, 0, 0 };
-	f->nepoch++;
+	restart(f, (struct node){ 0, NULL, NULL, (uint8_t)lost, 0, 0 });
 	return err;
+}
+
+int flow_states_begin(struct flow *f)
+{
+	if (JPB_GROW(f->steps, 0, f->caps) || JPB_GROW(f->nodes, 0, f->capn))
+		return jpb_err_nomem;
+	restart(f, (struct node){ 0, NULL, NULL, LOST_ANY, 0, 0 });
+	return 0;
 }

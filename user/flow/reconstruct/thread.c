@@ -41,19 +41,7 @@ int flow_begin(struct flow *f, const struct flow_sink *sink)
 	f->osplit = 0;
 	f->ngaps = 0;
 	f->win_trunc = 0;
-	f->nedges = 0;
-	f->nsteps = 0;
-	f->nnodes = 0;
-	int err = flow_step_begin(f, 0, 0, 0);
-	if (!err)
-		err = jpb_grow((void **)&f->nodes, &f->capn, 0, sizeof(*f->nodes));
-	if (err)
-		return err;
-	f->nodes[0] = (struct node){ 0, NULL, NULL, LOST_ANY, 0, 0 };
-	f->nnodes = 1;
-	f->nepoch++;
-	f->steps[0].n = 1;
-	return 0;
+	return flow_states_begin(f);
 }
 
 /* Drop the events before the oldest pending step's and the next to run:

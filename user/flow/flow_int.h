@@ -98,6 +98,7 @@ struct fmeth {
 	 * the parameters' slots), 0 not yet asked, -1 unknown: see
 	 * flow_entry_fits */
 	int32_t zeroed1;
+	int sync; /* its synchronized flag, -1 unknown; set with zeroed1 */
 	/* A method of a class the program lacks (jvm_method_code): owned
 	 * copies; hm.cls is NULL. */
 	struct jcf_method *own;
@@ -262,6 +263,15 @@ struct flow {
 	/* by (opcode, next opcode): 0xff as next = ends the lookahead */
 	uint32_t *pairstart; /* 65537 entries */
 	uint64_t *pairidx;
+	/* what the index's scan asks of each method it lists, side by side
+	 * (not through meths[] and the class file's method: two cache
+	 * misses per entry scanned) */
+	struct flow_mscan {
+		const uint8_t *code;
+		uint32_t len;
+		int32_t zeroed1; /* flow_entry_key's, 0 until an entry asks */
+		int sync;
+	} *mscan;
 	/* per thread: the decoded events from the oldest pending step's on,
 	 * the next to run at ev[next] */
 	struct flow_ev *ev;
@@ -379,6 +389,20 @@ static inline int flow_entry_want(unsigned codelet, uint32_t locals)
  * bytecode only, a max_locals below the parameters'); yes when WANT is
  * -1 (not a zerolocals entry).  WANT: entry_locals << 1 | synchronized. */
 int flow_entry_fits(struct flow *f, uint32_t m, int want);
+/* flow_entry_fits' rule for a method whose ZEROED1 (1 + the locals its
+ * entry zeroes) and SYNC (its synchronized flag) are known, each -1 when
+ * unknown. */
+static inline int flow_fits(int want, int32_t zeroed1, int sync)
+{
+	if (want < 0)
+		return 1;
+	if (sync >= 0 && sync != (want & 1))
+		return 0;
+	int counted = want >> 1; /* entry_locals: 0 unknown, else 1 + n */
+	return !counted || zeroed1 < 0 || zeroed1 == counted;
+}
+/* What flow_fits needs of meths[M]. */
+void flow_entry_key(struct flow *f, uint32_t m, int32_t *zeroed1, int *sync);
 /* The CFG of meths[M], built on first use (jprog caches it); NULL when
  * the method has no code or its code is bad.  Inline: asked at every
  * step; the build is out of line. */

@@ -162,20 +162,29 @@ static int32_t zeroed_of(const struct fmeth *fm)
 	return slots >= 0 && m->max_locals >= slots ? m->max_locals - slots : -1;
 }
 
-int flow_entry_fits(struct flow *f, uint32_t m, int want)
+void flow_entry_key(struct flow *f, uint32_t m, int32_t *zeroed1, int *sync)
 {
 	struct fmeth *fm = &f->meths[m];
-	if (want < 0)
-		return 1;
 	if (!fm->zeroed1) {
 		int32_t z = zeroed_of(fm);
 		fm->zeroed1 = z < 0 ? -1 : z + 1;
+		/* a method of a class the program lacks has no access flags */
+		fm->sync = fm->own ? -1 : !!(fm->hm.m->access_flags & JCF_ACC_SYNCHRONIZED);
 	}
-	/* a method of a class the program lacks has no access flags */
-	if (!fm->own && !(fm->hm.m->access_flags & JCF_ACC_SYNCHRONIZED) != !(want & 1))
-		return 0;
-	int counted = want >> 1; /* entry_locals: 0 unknown, else 1 + n */
-	return !counted || fm->zeroed1 < 0 || fm->zeroed1 == counted;
+	/* kept beside zeroed1: an entry asks of each callee it stages,
+	 * and the class file's method is a cache miss away */
+	*zeroed1 = fm->zeroed1;
+	*sync = fm->sync;
+}
+
+int flow_entry_fits(struct flow *f, uint32_t m, int want)
+{
+	if (want < 0)
+		return 1;
+	int32_t zeroed1;
+	int sync;
+	flow_entry_key(f, m, &zeroed1, &sync);
+	return flow_fits(want, zeroed1, sync);
 }
 
 const struct jcfg *flow_meth_cfg_build(struct flow *f, uint32_t m)
@@ -248,6 +257,7 @@ void flow_free(struct flow *f)
 	free(f->opidx);
 	free(f->pairstart);
 	free(f->pairidx);
+	free(f->mscan);
 	free(f->rc);
 	free(f->rpool);
 	free(f->gaps);

@@ -161,10 +161,10 @@ static int raw_explains(const struct flow_bc *bc, const uint8_t *code, size_t le
 /* Can the instruction at BCI follow an invoke?  An invoke is 3 bytes
  * long, or 5 (invokeinterface, invokedynamic): 0 when neither byte
  * before is an invoke's opcode. */
-static int maybe_after_invoke(const uint8_t *code, uint32_t bci)
+static int maybe_after_invoke(const struct flow_bc *bc, const uint8_t *code, uint32_t bci)
 {
-	return (bci >= 3 && jbc_is_invoke(jbc_info(code[bci - 3])->kind)) ||
-	       (bci >= 5 && jbc_is_invoke(jbc_info(code[bci - 5])->kind));
+	return (bci >= 3 && jbc_is_invoke(bc[code[bci - 3]].kind)) ||
+	       (bci >= 5 && jbc_is_invoke(bc[code[bci - 5]].kind));
 }
 
 /* Lists gathered in program order, as key << 16 | bci (a bci fits 16
@@ -199,6 +199,7 @@ static void method_lists(struct flow *f, uint32_t m, struct keyed *ops,
 	const struct jcf_method *jm = f->meths[m].hm.m;
 	const uint8_t *code = jm->code;
 	size_t len = jm->code ? jm->code_length : 0;
+	f->mscan[m] = (struct flow_mscan){ code, (uint32_t)len, 0, -1 };
 	ops->at[m] = (uint32_t)ops->n;
 	pairs->at[m] = (uint32_t)pairs->n;
 	for (size_t bci = 0; bci < len;) {
@@ -290,6 +291,8 @@ static int build_opidx(struct flow *f)
 	size_t nm = f->nmeths;
 	struct keyed ops = { 0 }, pairs = { 0 };
 	bc_fill(f);
+	if (!(f->mscan = malloc((nm + 1) * sizeof(*f->mscan))))
+		return jpb_err_nomem;
 	ops.at = malloc((nm + 1) * sizeof(*ops.at));
 	pairs.at = malloc((nm + 1) * sizeof(*pairs.at));
 	f->pairstart = calloc(65537, sizeof(*f->pairstart));
@@ -373,13 +376,18 @@ static int resync_candidates(struct flow *f, uint8_t op, int lost, int want,
 		uint64_t v = ib >= nb || (ia < na && la[ia] < lb[ib]) ? la[ia++] : lb[ib++];
 		uint32_t m = (uint32_t)(v >> 32), bci = (uint32_t)v;
 		/* first what the raw bytecode can tell (each a necessary
-		 * condition of the checks below, which are made again) */
-		const struct jcf_method *jm = f->meths[m].hm.m;
+		 * condition of the checks below, which are made again), the
+		 * method read only once the entry's bci passes */
+		if (lost == LOST_AT_ENTRY && bci != 0)
+			continue;
+		struct flow_mscan *ms = &f->mscan[m];
 		unsigned rb = 4096;
-		if ((lost == LOST_AT_ENTRY && bci != 0) || !flow_entry_fits(f, m, want) ||
-		    (lost == LOST_AFTER_RET && !maybe_after_invoke(jm->code, bci)) ||
+		if (want >= 0 && !ms->zeroed1)
+			flow_entry_key(f, m, &ms->zeroed1, &ms->sync);
+		if (!flow_fits(want, ms->zeroed1, ms->sync) ||
+		    (lost == LOST_AFTER_RET && !maybe_after_invoke(f->bc, ms->code, bci)) ||
 		    (lost == LOST_AT_HANDLER && !is_handler(&f->meths[m], bci)) ||
-		    !raw_explains(f->bc, jm->code, jm->code_length, bci, ops, n, &rb))
+		    !raw_explains(f->bc, ms->code, ms->len, bci, ops, n, &rb))
 			continue;
 		/* the index holds bcis: the CFG is built for candidates only */
 		const struct jcfg *g = flow_meth_cfg(f, m);

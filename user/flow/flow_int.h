@@ -104,6 +104,15 @@ struct fmeth {
 	struct jcf_method *own;
 	struct jcfg *owncfg;
 	char *strs;
+	/* per instruction of its CFG, the callees flow_callees found there
+	 * (allocated at its first invoke asked about) */
+	struct fsite *sites;
+};
+
+/* An invoke's candidate callees with a CFG: N meths indices at
+ * callees[START1 - 1]; START1 0: not asked yet. */
+struct fsite {
+	uint32_t start1, n;
 };
 
 /* One frame of a state's call stack; immutable once built (but for the
@@ -240,6 +249,8 @@ struct flow {
 	size_t nmeths, capm;
 	struct u64map by_m;  /* jcf_method pointer -> meths index */
 	struct u64map by_id; /* jmethodID -> meths index + 1, 0 unresolvable */
+	uint32_t *callees; /* the fsite lists of every method */
+	size_t ncallees, capcallees;
 	uint32_t *synth; /* meths indices of the methods of missing classes */
 	size_t nsynth;
 	/* method-handle linkage frames: [0] call sites, [1] handle calls,
@@ -350,6 +361,10 @@ struct flow {
 
 int flow_meth_index(struct flow *f, const struct jhier_method *hm,
 		    uint32_t *out);
+/* The meths indices of the candidate callees with a CFG of the invoke at
+ * T (flow_is_invoke_at), in flow_call_targets' order; *OUT valid until
+ * the next call.  Their count, or a negative error. */
+int flow_callees(struct flow *f, const struct frame *t, const uint32_t **out);
 /* The meths index of jmethodID ID; -1 when the program lacks it. */
 int64_t flow_meth_of_id(struct flow *f, uint64_t id);
 const char *flow_codelet(const struct flow *f, uint64_t index);

@@ -28,6 +28,56 @@ int flow_call_targets(struct flow *f, const struct frame *t,
 	return n < 0 ? 0 : n;
 }
 
+/* The callees of the invoke at T, appended to f->callees (*START1, *N):
+ * meths indices are made in the hierarchy's order, as asking for them
+ * one by one did. */
+static int site_fill(struct flow *f, const struct frame *t, uint32_t *start1,
+		     uint32_t *n)
+{
+	const struct jhier_method *c;
+	int nc = flow_call_targets(f, t, &c);
+	size_t start = f->ncallees;
+	for (int j = 0; j < nc; j++) {
+		uint32_t m;
+		int err = flow_meth_index(f, &c[j], &m);
+		if (err)
+			return err;
+		if (!flow_meth_cfg(f, m))
+			continue;
+		if (JPB_GROW(f->callees, f->ncallees, f->capcallees))
+			return jpb_err_nomem;
+		f->callees[f->ncallees++] = m;
+	}
+	*start1 = (uint32_t)start + 1;
+	*n = (uint32_t)(f->ncallees - start);
+	return 0;
+}
+
+/* Kept per call site: every state at an invoke asks at every method
+ * entry, and the candidates (jprog_call_targets) and their meths indices
+ * (a u64map lookup each) do not change. */
+int flow_callees(struct flow *f, const struct frame *t, const uint32_t **out)
+{
+	struct fmeth *fm = &f->meths[t->meth];
+	*out = NULL;
+	if (!fm->hm.cls)
+		return 0;
+	if (!fm->sites) {
+		uint32_t ni = jcfg_insn_count(flow_meth_cfg(f, t->meth));
+		if (!(fm->sites = calloc(ni, sizeof(*fm->sites))))
+			return jpb_err_nomem;
+	}
+	struct fsite s = fm->sites[t->pos];
+	if (!s.start1) {
+		int err = site_fill(f, t, &s.start1, &s.n);
+		if (err)
+			return err;
+		f->meths[t->meth].sites[t->pos] = s; /* meths may have moved */
+	}
+	*out = f->callees + s.start1 - 1;
+	return (int)s.n;
+}
+
 /* Methods of missing (hidden) classes that a virtual or interface call
  * at T may reach: same name and descriptor.  Adds them as callees. */
 int flow_hidden_targets(struct flow *f, const struct frame *t, uint32_t from)

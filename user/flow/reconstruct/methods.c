@@ -243,8 +243,10 @@ void flow_free(struct flow *f)
 		free(f->meths[i].own);
 		free(f->meths[i].strs);
 		jcfg_free(f->meths[i].owncfg);
+		free(f->meths[i].sites);
 	}
 	free(f->meths);
+	free(f->callees);
 	free(f->synth);
 	for (int k = 0; k < 3; k++)
 		free(f->link[k]);

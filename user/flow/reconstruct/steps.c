@@ -155,15 +155,12 @@ static int step_entry(struct flow *f, uint32_t i, unsigned codelet)
 		}
 		if (!flow_is_invoke_at(f, t))
 			continue;
-		const struct jhier_method *c;
-		int nc = flow_call_targets(f, t, &c);
+		const uint32_t *c;
+		int nc = flow_callees(f, t, &c);
 		size_t before = f->nstage;
+		err = nc < 0 ? nc : 0;
 		for (int j = 0; j < nc && !err; j++) {
-			uint32_t m;
-			err = flow_meth_index(f, &c[j], &m);
-			if (err || !flow_meth_cfg(f, m))
-				continue;
-			struct frame *n = flow_frame_new(f, t, m, 0, 0);
+			struct frame *n = flow_frame_new(f, t, c[j], 0, 0);
 			if (n)
 				n->doubt = t->doubt;
 			err = n ? flow_add_node(f, n, LOST_NONE, k) : jpb_err_nomem;

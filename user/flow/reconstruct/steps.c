@@ -114,21 +114,22 @@ static int step_interp(struct flow *f, uint32_t i, uint8_t op, int emit)
  * none fitted, else 0. */
 static int stage_keep_fitting(struct flow *f, int want)
 {
+	/* one pass: the fitting move down over the others, and where none
+	 * fits nothing moved */
 	size_t k = 0;
-	for (size_t j = 0; j < f->nstage; j++)
-		k += !f->stage[j].top || flow_entry_fits(f, f->stage[j].top->meth, want);
+	for (size_t j = 0; j < f->nstage; j++) {
+		if (f->stage[j].top && !flow_entry_fits(f, f->stage[j].top->meth, want))
+			continue;
+		if (k != j) {
+			f->stage[k] = f->stage[j];
+			f->stage[k].seq = (uint32_t)k; /* staging order, as if alone */
+		}
+		k++;
+	}
 	if (!k)
 		return f->nstage ? -1 : 0;
 	if (k == f->nstage)
 		return 0;
-	k = 0;
-	for (size_t j = 0; j < f->nstage; j++) {
-		if (f->stage[j].top && !flow_entry_fits(f, f->stage[j].top->meth, want))
-			continue;
-		f->stage[k] = f->stage[j];
-		f->stage[k].seq = (uint32_t)k; /* staging order, as if alone */
-		k++;
-	}
 	f->nstage = k;
 	return 1;
 }

@@ -94,11 +94,6 @@ struct fmeth {
 	int cfg_tried; /* cfg was asked for (CFGs are built on first use) */
 	struct flow_method_info info;
 	int used; /* named by an output event */
-	/* 1 + the locals a zerolocals entry zeroes for it (max_locals minus
-	 * the parameters' slots), 0 not yet asked, -1 unknown: see
-	 * flow_entry_fits */
-	int32_t zeroed1;
-	int sync; /* its synchronized flag, -1 unknown; set with zeroed1 */
 	/* A method of a class the program lacks (jvm_method_code): owned
 	 * copies; hm.cls is NULL. */
 	struct jcf_method *own;
@@ -107,6 +102,13 @@ struct fmeth {
 	/* per instruction of its CFG, the callees flow_callees found there
 	 * (allocated at its first invoke asked about) */
 	struct fsite *sites;
+};
+
+/* What flow_entry_fits asks of a method: 1 + the locals a zerolocals
+ * entry zeroes for it (max_locals minus the parameters' slots), 0 not
+ * yet asked, -1 unknown; its synchronized flag, -1 unknown. */
+struct ekey {
+	int32_t zeroed1, sync;
 };
 
 /* An invoke's candidate callees with a CFG: N meths indices at
@@ -250,6 +252,11 @@ struct flow {
 	struct u64map by_m;  /* jcf_method pointer -> meths index */
 	struct u64map by_id; /* jmethodID -> meths index + 1, 0 unresolvable */
 	uint32_t *callees; /* the fsite lists of every method */
+	/* per meths index, flow_entry_key's answers: apart from meths, as
+	 * an entry asks of every callee it stages, and 8 bytes a method
+	 * stay in cache where a 120-byte fmeth each does not */
+	struct ekey *ekey;
+	size_t capekey;
 	size_t ncallees, capcallees;
 	uint32_t *synth; /* meths indices of the methods of missing classes */
 	size_t nsynth;
@@ -402,8 +409,9 @@ static inline int flow_entry_want(unsigned codelet, uint32_t locals)
  * its synchronized flag must match, each unless unknown (the entry's
  * count not known; no Code attribute, a hidden-class method known by its
  * bytecode only, a max_locals below the parameters'); yes when WANT is
- * -1 (not a zerolocals entry).  WANT: entry_locals << 1 | synchronized. */
-int flow_entry_fits(struct flow *f, uint32_t m, int want);
+ * -1 (not a zerolocals entry).  WANT: entry_locals << 1 | synchronized.
+ * Defined below flow_fits. */
+static inline int flow_entry_fits(struct flow *f, uint32_t m, int want);
 /* flow_entry_fits' rule for a method whose ZEROED1 (1 + the locals its
  * entry zeroes) and SYNC (its synchronized flag) are known, each -1 when
  * unknown. */
@@ -418,6 +426,19 @@ static inline int flow_fits(int want, int32_t zeroed1, int sync)
 }
 /* What flow_fits needs of meths[M]. */
 void flow_entry_key(struct flow *f, uint32_t m, int32_t *zeroed1, int *sync);
+/* Inline: asked of every callee an entry stages; a method not asked
+ * before goes to flow_entry_key. */
+static inline int flow_entry_fits(struct flow *f, uint32_t m, int want)
+{
+	if (want < 0)
+		return 1;
+	if (m < f->capekey && f->ekey[m].zeroed1)
+		return flow_fits(want, f->ekey[m].zeroed1, f->ekey[m].sync);
+	int32_t zeroed1;
+	int sync;
+	flow_entry_key(f, m, &zeroed1, &sync);
+	return flow_fits(want, zeroed1, sync);
+}
 /* The CFG of meths[M], built on first use (jprog caches it); NULL when
  * the method has no code or its code is bad.  Inline: asked at every
  * step; the build is out of line. */

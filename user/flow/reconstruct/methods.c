@@ -162,29 +162,29 @@ static int32_t zeroed_of(const struct fmeth *fm)
 	return slots >= 0 && m->max_locals >= slots ? m->max_locals - slots : -1;
 }
 
-void flow_entry_key(struct flow *f, uint32_t m, int32_t *zeroed1, int *sync)
+static struct ekey ekey_of(const struct fmeth *fm)
 {
-	struct fmeth *fm = &f->meths[m];
-	if (!fm->zeroed1) {
-		int32_t z = zeroed_of(fm);
-		fm->zeroed1 = z < 0 ? -1 : z + 1;
-		/* a method of a class the program lacks has no access flags */
-		fm->sync = fm->own ? -1 : !!(fm->hm.m->access_flags & JCF_ACC_SYNCHRONIZED);
-	}
-	/* kept beside zeroed1: an entry asks of each callee it stages,
-	 * and the class file's method is a cache miss away */
-	*zeroed1 = fm->zeroed1;
-	*sync = fm->sync;
+	int32_t z = zeroed_of(fm);
+	/* a method of a class the program lacks has no access flags */
+	return (struct ekey){ z < 0 ? -1 : z + 1,
+			      fm->own ? -1 : !!(fm->hm.m->access_flags & JCF_ACC_SYNCHRONIZED) };
 }
 
-int flow_entry_fits(struct flow *f, uint32_t m, int want)
+void flow_entry_key(struct flow *f, uint32_t m, int32_t *zeroed1, int *sync)
 {
-	if (want < 0)
-		return 1;
-	int32_t zeroed1;
-	int sync;
-	flow_entry_key(f, m, &zeroed1, &sync);
-	return flow_fits(want, zeroed1, sync);
+	size_t cap = f->capekey;
+	struct ekey k;
+	if (m >= cap && JPB_GROW(f->ekey, m, f->capekey)) {
+		k = ekey_of(&f->meths[m]); /* no room to keep it */
+	} else {
+		if (f->capekey != cap)
+			memset(f->ekey + cap, 0, (f->capekey - cap) * sizeof(*f->ekey));
+		if (!f->ekey[m].zeroed1)
+			f->ekey[m] = ekey_of(&f->meths[m]);
+		k = f->ekey[m];
+	}
+	*zeroed1 = k.zeroed1;
+	*sync = k.sync;
 }
 
 const struct jcfg *flow_meth_cfg_build(struct flow *f, uint32_t m)
@@ -247,6 +247,7 @@ void flow_free(struct flow *f)
 	}
 	free(f->meths);
 	free(f->callees);
+	free(f->ekey);
 	free(f->synth);
 	for (int k = 0; k < 3; k++)
 		free(f->link[k]);

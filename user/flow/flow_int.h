@@ -363,6 +363,10 @@ struct flow {
 	 * (flow_entry_want): the entry of any LOST_AT_ENTRY state, as only
 	 * step_entry makes them and the next step consumes them */
 	int entry_want;
+	/* while step_entry stages callees: the WANT they must fit, else -1
+	 * (flow_stage_callee), and how many did not */
+	int stage_want;
+	size_t nunfit;
 	struct flow_summary sum;
 };
 
@@ -372,6 +376,10 @@ int flow_meth_index(struct flow *f, const struct jhier_method *hm,
  * T (flow_is_invoke_at), in flow_call_targets' order; *OUT valid until
  * the next call.  Their count, or a negative error. */
 int flow_callees(struct flow *f, const struct frame *t, const uint32_t **out);
+/* Add callee M's entry on the invoke at T (of state FROM) to the step:
+ * not when step_entry filters (f->stage_want) and M does not fit. */
+int flow_stage_callee(struct flow *f, const struct frame *t, uint32_t m,
+		      uint32_t from);
 /* The meths index of jmethodID ID; -1 when the program lacks it. */
 int64_t flow_meth_of_id(struct flow *f, uint64_t id);
 const char *flow_codelet(const struct flow *f, uint64_t index);

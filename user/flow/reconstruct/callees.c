@@ -78,6 +78,20 @@ int flow_callees(struct flow *f, const struct frame *t, const uint32_t **out)
 	return (int)s.n;
 }
 
+int flow_stage_callee(struct flow *f, const struct frame *t, uint32_t m,
+		      uint32_t from)
+{
+	if (f->stage_want >= 0 && !flow_entry_fits(f, m, f->stage_want)) {
+		f->nunfit++;
+		return 0;
+	}
+	struct frame *n = flow_frame_new(f, (struct frame *)t, m, 0, 0);
+	if (!n)
+		return jpb_err_nomem;
+	n->doubt = t->doubt;
+	return flow_add_node(f, n, LOST_NONE, from);
+}
+
 /* Methods of missing (hidden) classes that a virtual or interface call
  * at T may reach: same name and descriptor.  Adds them as callees. */
 int flow_hidden_targets(struct flow *f, const struct frame *t, uint32_t from)
@@ -95,10 +109,7 @@ int flow_hidden_targets(struct flow *f, const struct frame *t, uint32_t from)
 		if (!flow_meth_cfg(f, f->synth[k]) || strcmp(c->info.name, ref.name) ||
 		    strcmp(c->info.descriptor, ref.descriptor))
 			continue;
-		struct frame *n = flow_frame_new(f, (struct frame *)t, f->synth[k], 0, 0);
-		if (n)
-			n->doubt = t->doubt;
-		err = n ? flow_add_node(f, n, LOST_NONE, from) : jpb_err_nomem;
+		err = flow_stage_callee(f, t, f->synth[k], from);
 	}
 	return err;
 }
@@ -214,12 +225,8 @@ int flow_linkage_targets(struct flow *f, const struct frame *t, uint32_t from)
 		return 0;
 	int err = f->link_built ? 0 : build_link(f);
 	for (int w = which; w >= 0 && !err; w = link_next(w))
-		for (size_t k = 0; k < f->nlink[w] && !err; k++) {
-			struct frame *n = flow_frame_new(f, (struct frame *)t, f->link[w][k], 0, 0);
-			if (n)
-				n->doubt = t->doubt;
-			err = n ? flow_add_node(f, n, LOST_NONE, from) : jpb_err_nomem;
-		}
+		for (size_t k = 0; k < f->nlink[w] && !err; k++)
+			err = flow_stage_callee(f, t, f->link[w][k], from);
 	return err;
 }
 

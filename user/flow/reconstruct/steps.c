@@ -105,33 +105,41 @@ static int step_interp(struct flow *f, uint32_t i, uint8_t op, int emit)
 	return err ? err : end;
 }
 
-/* Of the step's staged states, keep those whose method the entry may
- * have entered (WANT, flow_entry_fits; a lost state may be anywhere): a
- * state none of whose callees fits dies, as any path the trace
- * contradicts.  If no state fits at all, keep them all (the trace and
- * the program model disagree: the thread must not lose its place
- * because of the filter).  Returns 1 when some were dropped, -1 when
- * none fitted, else 0. */
-static int stage_keep_fitting(struct flow *f, int want)
+/* Stage the callees of the step's states P0 .. P0 + PN - 1 at a method
+ * entry; with WANT >= 0 only those whose method the entry may have
+ * entered (flow_entry_fits; a lost state may be anywhere), the others
+ * counted in f->nunfit and given no frame. */
+static int stage_callees(struct flow *f, uint32_t p0, uint32_t pn, int want)
 {
-	/* one pass: the fitting move down over the others, and where none
-	 * fits nothing moved */
-	size_t k = 0;
-	for (size_t j = 0; j < f->nstage; j++) {
-		if (f->stage[j].top && !flow_entry_fits(f, f->stage[j].top->meth, want))
+	int err = 0;
+	f->stage_want = want;
+	f->nunfit = 0;
+	flow_stage_begin(f);
+	for (uint32_t k = p0; k < p0 + pn && !err; k++) {
+		struct frame *t = f->nodes[k].top;
+		if (!t) {
+			err = flow_add_node(f, NULL, LOST_AT_ENTRY, k);
 			continue;
-		if (k != j) {
-			f->stage[k] = f->stage[j];
-			f->stage[k].seq = (uint32_t)k; /* staging order, as if alone */
 		}
-		k++;
+		if (!flow_is_invoke_at(f, t))
+			continue;
+		const uint32_t *c;
+		int nc = flow_callees(f, t, &c);
+		size_t before = f->nstage + f->nunfit;
+		err = nc < 0 ? nc : 0;
+		for (int j = 0; j < nc && !err; j++)
+			err = flow_stage_callee(f, t, c[j], k);
+		if (!err)
+			err = flow_linkage_targets(f, t, k);
+		if (!err)
+			err = flow_hidden_targets(f, t, k);
+		if (!err && f->nstage + f->nunfit == before)
+			/* an unknown callee: found by resynchronisation, on top
+			 * of its caller's known frames */
+			err = flow_add_node_below(f, NULL, LOST_AT_ENTRY, k, t);
 	}
-	if (!k)
-		return f->nstage ? -1 : 0;
-	if (k == f->nstage)
-		return 0;
-	f->nstage = k;
-	return 1;
+	f->stage_want = -1;
+	return err;
 }
 
 static int step_entry(struct flow *f, uint32_t i, unsigned codelet)
@@ -146,41 +154,19 @@ static int step_entry(struct flow *f, uint32_t i, unsigned codelet)
 	uint32_t p0 = flow_cur_step(f)->first, pn = flow_cur_step(f)->n;
 	int err = flow_step_begin(f, i, 0, 0);
 	/* a virtual call may have hundreds of candidate callees: the cap
-	 * is applied once all are known (flow_stage_end) */
-	flow_stage_begin(f);
-	for (uint32_t k = p0; k < p0 + pn && !err; k++) {
-		struct frame *t = f->nodes[k].top;
-		if (!t) {
-			err = flow_add_node(f, NULL, LOST_AT_ENTRY, k);
-			continue;
-		}
-		if (!flow_is_invoke_at(f, t))
-			continue;
-		const uint32_t *c;
-		int nc = flow_callees(f, t, &c);
-		size_t before = f->nstage;
-		err = nc < 0 ? nc : 0;
-		for (int j = 0; j < nc && !err; j++) {
-			struct frame *n = flow_frame_new(f, t, c[j], 0, 0);
-			if (n)
-				n->doubt = t->doubt;
-			err = n ? flow_add_node(f, n, LOST_NONE, k) : jpb_err_nomem;
-		}
-		if (!err)
-			err = flow_linkage_targets(f, t, k);
-		if (!err)
-			err = flow_hidden_targets(f, t, k);
-		if (!err && f->nstage == before)
-			/* an unknown callee: found by resynchronisation, on top
-			 * of its caller's known frames */
-			err = flow_add_node_below(f, NULL, LOST_AT_ENTRY, k, t);
+	 * is applied once all are known (flow_stage_end), and its room goes
+	 * to callees that fit the entry.  A state none of whose callees fits
+	 * dies, as any path the trace contradicts; if none fits at all, all
+	 * are staged (the trace and the program model disagree: the thread
+	 * must not lose its place because of the filter). */
+	int r = stage_callees(f, p0, err ? 0 : pn, want);
+	if (!err && !r && f->nunfit) {
+		f->sum.entries_narrowed += f->nstage > 0;
+		f->sum.entries_mismatched += !f->nstage;
+		if (!f->nstage)
+			r = stage_callees(f, p0, pn, -1);
 	}
-	if (!err && want >= 0) {
-		/* before the cap ranks them: its room goes to callees that fit */
-		int r = stage_keep_fitting(f, want);
-		f->sum.entries_narrowed += r > 0;
-		f->sum.entries_mismatched += r < 0;
-	}
+	err = err ? err : r;
 	int end = flow_stage_end(f);
 	return err ? err : end;
 }

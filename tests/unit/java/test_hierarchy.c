@@ -251,17 +251,25 @@ static void test_targets_after_adding(void **state)
 	expect_targets(h, "Caller", JBC_INVOKE_VIRTUAL, cp.b_m, "C.m", 0);
 	expect_targets(h, "Caller", JBC_INVOKE_INTERFACE, cp.i_m,
 		       "A.m C.m E.m", 0);
-	struct jb j;
-	jb_init(&j, "F", "D", 0x21);
-	jb_method(&j, 1, "m", "()V", ret, 1, NULL, 0, NULL, 0);
-	add(h, &j, 0, 0);
-	jb_init(&j, "G", "F", 0x21);
-	add(h, &j, 0, 0);
-	jb_init(&j, "K", "A", 0x0421);
-	jb_method(&j, 0x0401, "m", "()V", NULL, 0, NULL, 0, NULL, 0);
-	add(h, &j, 0, 0);
-	jb_init(&j, "L", "K", 0x21);
-	add(h, &j, 0, 0);
+	static const struct {
+		const char *name, *super;
+		uint16_t access, m_access; /* m_access 0: no m() */
+	} later[] = {
+		{ "F", "D", 0x21, 0x0001 },
+		{ "G", "F", 0x21, 0 },
+		{ "K", "A", 0x0421, 0x0401 },
+		{ "L", "K", 0x21, 0 },
+	};
+	for (size_t i = 0; i < sizeof(later) / sizeof(later[0]); i++) {
+		struct jb j;
+		int abstract = later[i].m_access & 0x0400;
+		jb_init(&j, later[i].name, later[i].super, later[i].access);
+		if (later[i].m_access)
+			jb_method(&j, later[i].m_access, "m", "()V",
+				  abstract ? NULL : ret, abstract ? 0 : 1, NULL,
+				  0, NULL, 0);
+		add(h, &j, 0, 0);
+	}
 	expect_targets(h, "Caller", JBC_INVOKE_VIRTUAL, cp.b_m, "C.m F.m", 0);
 	expect_targets(h, "Caller", JBC_INVOKE_INTERFACE, cp.i_m,
 		       "A.m C.m E.m F.m", 0);

@@ -272,23 +272,15 @@ struct flow {
 	int opidx_built;
 	uint32_t opstart[257];
 	uint64_t *opidx;
-	/* per opcode, jbc_info's kind and length (0: variable or invalid),
-	 * set with the index: its walk of all bytecode and raw_explains
-	 * read them inline rather than calling jbc_info and jbc_length */
-	struct flow_bc {
-		uint8_t len, kind;
-	} bc[256];
 	/* by (opcode, next opcode): 0xff as next = ends the lookahead */
 	uint32_t *pairstart; /* 65537 entries */
 	uint64_t *pairidx;
-	/* what the index's scan asks of each method it lists, side by side
-	 * (not through meths[] and the class file's method: two cache
-	 * misses per entry scanned) */
+	/* the code of each method the index lists, side by side (not
+	 * through meths[] and the class file's method: two cache misses per
+	 * entry scanned); its entry key is in ekey */
 	struct flow_mscan {
 		const uint8_t *code;
 		uint32_t len;
-		int32_t zeroed1; /* flow_entry_key's, 0 until an entry asks */
-		int sync;
 	} *mscan;
 	/* per thread: the decoded events from the oldest pending step's on,
 	 * the next to run at ev[next] */
@@ -433,19 +425,16 @@ static inline int flow_fits(int want, int32_t zeroed1, int sync)
 	return !counted || zeroed1 < 0 || zeroed1 == counted;
 }
 /* What flow_fits needs of meths[M]. */
-void flow_entry_key(struct flow *f, uint32_t m, int32_t *zeroed1, int *sync);
+struct ekey flow_entry_key(struct flow *f, uint32_t m);
 /* Inline: asked of every callee an entry stages; a method not asked
  * before goes to flow_entry_key. */
 static inline int flow_entry_fits(struct flow *f, uint32_t m, int want)
 {
 	if (want < 0)
 		return 1;
-	if (m < f->capekey && f->ekey[m].zeroed1)
-		return flow_fits(want, f->ekey[m].zeroed1, f->ekey[m].sync);
-	int32_t zeroed1;
-	int sync;
-	flow_entry_key(f, m, &zeroed1, &sync);
-	return flow_fits(want, zeroed1, sync);
+	struct ekey k = m < f->capekey && f->ekey[m].zeroed1 ? f->ekey[m] :
+							      flow_entry_key(f, m);
+	return flow_fits(want, k.zeroed1, k.sync);
 }
 /* The CFG of meths[M], built on first use (jprog caches it); NULL when
  * the method has no code or its code is bad.  Inline: asked at every

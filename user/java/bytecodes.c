@@ -4,7 +4,7 @@
 
 #include "bundle.h"
 
-static const struct jbc_info table[256] = {
+const struct jbc_info jbc_table[256] = {
 	[0x00] = { "nop", 1, JBC_OTHER },
 	[0x01] = { "aconst_null", 1, JBC_OTHER },
 	[0x02] = { "iconst_m1", 1, JBC_OTHER },
@@ -212,16 +212,11 @@ static const struct jbc_info table[256] = {
 	[0xff] = { "impdep2", 1, JBC_OTHER },
 };
 
-static const struct jbc_info invalid = { NULL, 0, JBC_INVALID };
-
-const struct jbc_info *jbc_info(uint8_t op)
-{
-	return table[op].name ? &table[op] : &invalid;
-}
+const struct jbc_info jbc_invalid = { NULL, 0, JBC_INVALID };
 
 const char *jbc_name(uint8_t op)
 {
-	return table[op].name ? table[op].name : "invalid";
+	return jbc_table[op].name ? jbc_table[op].name : "invalid";
 }
 
 static int32_t be32(const uint8_t *p)
@@ -254,7 +249,7 @@ static int switch_length(const uint8_t *code, size_t len, size_t bci)
 	return (int)(p + (size_t)n - bci);
 }
 
-int jbc_length(const uint8_t *code, size_t len, size_t bci)
+int jbc_length_any(const uint8_t *code, size_t len, size_t bci)
 {
 	if (bci >= len)
 		return jpb_err_invalid;

@@ -34,8 +34,17 @@ struct jbc_info {
 	uint8_t kind; /* enum jbc_kind */
 };
 
+/* The opcode table (read-only): undefined opcodes have name NULL and
+ * length 0.  Public so that the lookups below inline: resynchronisation
+ * and CFG building ask them per instruction of whole programs. */
+extern const struct jbc_info jbc_table[256];
+extern const struct jbc_info jbc_invalid;
+
 /* The entry for OP; undefined opcodes give name NULL, kind JBC_INVALID. */
-const struct jbc_info *jbc_info(uint8_t op);
+static inline const struct jbc_info *jbc_info(uint8_t op)
+{
+	return jbc_table[op].name ? &jbc_table[op] : &jbc_invalid;
+}
 
 /* Mnemonic of OP, or "invalid". */
 const char *jbc_name(uint8_t op);
@@ -45,10 +54,18 @@ static inline int jbc_is_invoke(unsigned kind)
 	return kind >= JBC_INVOKE_VIRTUAL && kind <= JBC_INVOKE_DYNAMIC;
 }
 
+/* jbc_length for every case: switches, wide, undefined opcodes and
+ * instructions that run past LEN. */
+int jbc_length_any(const uint8_t *code, size_t len, size_t bci);
+
 /* Length in bytes of the instruction at CODE[BCI] (tableswitch,
  * lookupswitch and wide included), or a negative jpb_error when it is
- * undefined or runs past LEN. */
-int jbc_length(const uint8_t *code, size_t len, size_t bci);
+ * undefined or runs past LEN.  A fixed length from the table inline. */
+static inline int jbc_length(const uint8_t *code, size_t len, size_t bci)
+{
+	unsigned l = bci < len ? jbc_table[code[bci]].length : 0;
+	return l && l <= len - bci ? (int)l : jbc_length_any(code, len, bci);
+}
 
 /* Branch target of the goto/if/jsr at CODE[BCI], or -1 if OP has none or
  * the operand runs past LEN. */

@@ -170,21 +170,16 @@ static struct ekey ekey_of(const struct fmeth *fm)
 			      fm->own ? -1 : !!(fm->hm.m->access_flags & JCF_ACC_SYNCHRONIZED) };
 }
 
-void flow_entry_key(struct flow *f, uint32_t m, int32_t *zeroed1, int *sync)
+struct ekey flow_entry_key(struct flow *f, uint32_t m)
 {
 	size_t cap = f->capekey;
-	struct ekey k;
-	if (m >= cap && JPB_GROW(f->ekey, m, f->capekey)) {
-		k = ekey_of(&f->meths[m]); /* no room to keep it */
-	} else {
-		if (f->capekey != cap)
-			memset(f->ekey + cap, 0, (f->capekey - cap) * sizeof(*f->ekey));
-		if (!f->ekey[m].zeroed1)
-			f->ekey[m] = ekey_of(&f->meths[m]);
-		k = f->ekey[m];
-	}
-	*zeroed1 = k.zeroed1;
-	*sync = k.sync;
+	if (m >= cap && JPB_GROW(f->ekey, m, f->capekey))
+		return ekey_of(&f->meths[m]); /* no room to keep it */
+	if (f->capekey != cap)
+		memset(f->ekey + cap, 0, (f->capekey - cap) * sizeof(*f->ekey));
+	if (!f->ekey[m].zeroed1)
+		f->ekey[m] = ekey_of(&f->meths[m]);
+	return f->ekey[m];
 }
 
 const struct jcfg *flow_meth_cfg_build(struct flow *f, uint32_t m)

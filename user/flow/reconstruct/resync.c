@@ -41,42 +41,6 @@ int flow_fuses(uint8_t op, const struct jcfg *g, uint32_t pos)
 	return n == 1 && flow_fused_pair(op, jcfg_insn(g, s[0])->op);
 }
 
-/* jbc_length of the instruction at CODE[BCI], its length read from BC
- * unless variable (a switch, wide) or invalid. */
-static inline int bc_length(const struct flow_bc *bc, const uint8_t *code, size_t len,
-			    size_t bci)
-{
-	unsigned l = bci < len ? bc[code[bci]].len : 0;
-	if (!l)
-		return jbc_length(code, len, bci);
-	return l <= len - bci ? (int)l : jpb_err_truncated;
-}
-
-/* jbc_branch_target of the instruction at CODE[BCI] (kind KIND from BC) */
-static inline long bc_branch_target(const struct flow_bc *bc, const uint8_t *code,
-				    size_t len, size_t bci, unsigned kind)
-{
-	if (kind != JBC_COND_BRANCH && kind != JBC_GOTO && kind != JBC_JSR)
-		return -1;
-	unsigned l = bc[code[bci]].len;
-	if (!l || bci + l > len)
-		return -1;
-	if (l == 5)
-		return (long)bci + (int32_t)((uint32_t)code[bci + 1] << 24 | (uint32_t)code[bci + 2] << 16 |
-					     (uint32_t)code[bci + 3] << 8 | code[bci + 4]);
-	return (long)bci + (int16_t)(code[bci + 1] << 8 | code[bci + 2]);
-}
-
-static void bc_fill(struct flow *f)
-{
-	for (unsigned op = 0; op < 256; op++) {
-		const struct jbc_info *in = jbc_info((uint8_t)op);
-		int fixed = in->kind != JBC_INVALID && op != JBC_WIDE &&
-			    op != JBC_TABLESWITCH && op != JBC_LOOKUPSWITCH;
-		f->bc[op] = (struct flow_bc){ (uint8_t)(fixed ? in->length : 0), in->kind };
-	}
-}
-
 /* Can the code from instruction POS (which ran OPS[0]) go on to run
  * OPS[1..N-1] within the method?  Calls, returns and throws end the check
  * successfully: what follows is another method's business. */
@@ -114,19 +78,19 @@ static int explains(struct flow *f, uint32_t meth, uint32_t pos,
  * it leaves to explains) it walks explains' very tree, budget included.
  * Most of a resynchronisation's candidates fail here (jython: 98%), and
  * their methods' CFGs are then never built. */
-static int raw_explains(const struct flow_bc *bc, const uint8_t *code, size_t len,
-			size_t bci, const uint8_t *ops, size_t n, unsigned *budget)
+static int raw_explains(const uint8_t *code, size_t len, size_t bci,
+			const uint8_t *ops, size_t n, unsigned *budget)
 {
 	if (n <= 1 || !*budget)
 		return 1;
 	--*budget;
 	uint8_t op = code[bci];
-	unsigned kind = bc[op].kind;
+	unsigned kind = jbc_info(op)->kind;
 	if (jbc_is_invoke(kind) || kind == JBC_RETURN || kind == JBC_ATHROW ||
 	    kind == JBC_SWITCH || kind == JBC_JSR || kind == JBC_RET ||
 	    kind == JBC_INVALID || (op == JBC_WIDE && bci + 1 < len && code[bci + 1] == 0xa9))
 		return 1;
-	int l = bc_length(bc, code, len, bci);
+	int l = jbc_length(code, len, bci);
 	if (l <= 0)
 		return 1;
 	size_t s[2];
@@ -134,7 +98,7 @@ static int raw_explains(const struct flow_bc *bc, const uint8_t *code, size_t le
 	if (kind != JBC_GOTO)
 		s[ns++] = bci + (size_t)l;
 	if (kind == JBC_COND_BRANCH || kind == JBC_GOTO) {
-		long t = bc_branch_target(bc, code, len, bci, kind);
+		long t = jbc_branch_target(code, len, bci);
 		if (t < 0)
 			return 1;
 		if (!ns || s[0] != (size_t)t)
@@ -143,16 +107,16 @@ static int raw_explains(const struct flow_bc *bc, const uint8_t *code, size_t le
 	for (unsigned k = 0; k < ns; k++) {
 		if (s[k] >= len)
 			return 1;
-		if (code[s[k]] == ops[1] && raw_explains(bc, code, len, s[k], ops + 1, n - 1, budget))
+		if (code[s[k]] == ops[1] && raw_explains(code, len, s[k], ops + 1, n - 1, budget))
 			return 1;
 	}
 	if (ns == 1 && flow_fused_pair(op, code[s[0]])) {
 		/* getfield, iload and caload fall through: one successor */
-		int l2 = bc_length(bc, code, len, s[0]);
+		int l2 = jbc_length(code, len, s[0]);
 		size_t s2 = s[0] + (size_t)(l2 > 0 ? l2 : 0);
 		if (l2 <= 0 || s2 >= len)
 			return 1;
-		if (code[s2] == ops[1] && raw_explains(bc, code, len, s2, ops + 1, n - 1, budget))
+		if (code[s2] == ops[1] && raw_explains(code, len, s2, ops + 1, n - 1, budget))
 			return 1;
 	}
 	return 0;
@@ -161,10 +125,10 @@ static int raw_explains(const struct flow_bc *bc, const uint8_t *code, size_t le
 /* Can the instruction at BCI follow an invoke?  An invoke is 3 bytes
  * long, or 5 (invokeinterface, invokedynamic): 0 when neither byte
  * before is an invoke's opcode. */
-static int maybe_after_invoke(const struct flow_bc *bc, const uint8_t *code, uint32_t bci)
+static int maybe_after_invoke(const uint8_t *code, uint32_t bci)
 {
-	return (bci >= 3 && jbc_is_invoke(bc[code[bci - 3]].kind)) ||
-	       (bci >= 5 && jbc_is_invoke(bc[code[bci - 5]].kind));
+	return (bci >= 3 && jbc_is_invoke(jbc_info(code[bci - 3])->kind)) ||
+	       (bci >= 5 && jbc_is_invoke(jbc_info(code[bci - 5])->kind));
 }
 
 /* Lists gathered in program order, as key << 16 | bci (a bci fits 16
@@ -199,16 +163,16 @@ static void method_lists(struct flow *f, uint32_t m, struct keyed *ops,
 	const struct jcf_method *jm = f->meths[m].hm.m;
 	const uint8_t *code = jm->code;
 	size_t len = jm->code ? jm->code_length : 0;
-	f->mscan[m] = (struct flow_mscan){ code, (uint32_t)len, 0, -1 };
+	f->mscan[m] = (struct flow_mscan){ code, (uint32_t)len };
 	ops->at[m] = (uint32_t)ops->n;
 	pairs->at[m] = (uint32_t)pairs->n;
 	for (size_t bci = 0; bci < len;) {
-		int l = bc_length(f->bc, code, len, bci);
+		int l = jbc_length(code, len, bci);
 		if (l <= 0)
 			return; /* undefined code: its CFG fails too */
 		uint8_t op = code[bci], seen[32] = { 0 }, nx[3];
-		unsigned kind = f->bc[op].kind, n = 0;
-		long t = bc_branch_target(f->bc, code, len, bci, kind);
+		unsigned kind = jbc_info(op)->kind, n = 0;
+		long t = jbc_branch_target(code, len, bci);
 		size_t next = bci + (size_t)l;
 		keyed_put(ops, op, bci);
 		if (op == JBC_WIDE && bci + 1 < len && code[bci + 1] == 0xa9)
@@ -233,7 +197,7 @@ static void method_lists(struct flow *f, uint32_t m, struct keyed *ops,
 				nx[n++] = code[t];
 			/* a fused pair: what follows its second instruction */
 			if (kind == JBC_OTHER && n == 1 && flow_fused_pair(op, nx[0])) {
-				int l2 = bc_length(f->bc, code, len, next);
+				int l2 = jbc_length(code, len, next);
 				if (l2 > 0 && next + (size_t)l2 < len)
 					nx[n++] = code[next + (size_t)l2];
 			}
@@ -290,7 +254,6 @@ static int build_opidx(struct flow *f)
 	}
 	size_t nm = f->nmeths;
 	struct keyed ops = { 0 }, pairs = { 0 };
-	bc_fill(f);
 	if (!(f->mscan = malloc((nm + 1) * sizeof(*f->mscan))))
 		return jpb_err_nomem;
 	ops.at = malloc((nm + 1) * sizeof(*ops.at));
@@ -382,12 +345,10 @@ static int resync_candidates(struct flow *f, uint8_t op, int lost, int want,
 			continue;
 		struct flow_mscan *ms = &f->mscan[m];
 		unsigned rb = 4096;
-		if (want >= 0 && !ms->zeroed1)
-			flow_entry_key(f, m, &ms->zeroed1, &ms->sync);
-		if (!flow_fits(want, ms->zeroed1, ms->sync) ||
-		    (lost == LOST_AFTER_RET && !maybe_after_invoke(f->bc, ms->code, bci)) ||
+		if (!flow_entry_fits(f, m, want) ||
+		    (lost == LOST_AFTER_RET && !maybe_after_invoke(ms->code, bci)) ||
 		    (lost == LOST_AT_HANDLER && !is_handler(&f->meths[m], bci)) ||
-		    !raw_explains(f->bc, ms->code, ms->len, bci, ops, n, &rb))
+		    !raw_explains(ms->code, ms->len, bci, ops, n, &rb))
 			continue;
 		/* the index holds bcis: the CFG is built for candidates only */
 		const struct jcfg *g = flow_meth_cfg(f, m);

@@ -588,18 +588,20 @@ static int vt_grow(struct jhier *h)
 	return java_ok;
 }
 
-/* Keep V (N targets, owned from here on) as the answer for SYM, M. */
-static int vt_store(struct jhier *h, uint32_t sym, const struct jcf_method *m,
-		    struct jhier_method *v, int n)
+/* Keep V (N targets, owned from here on) as the answer for SYM, M: its
+ * entry, or NULL when out of memory (V freed). */
+static const struct vtargets *vt_store(struct jhier *h, uint32_t sym,
+				       const struct jcf_method *m,
+				       struct jhier_method *v, int n)
 {
 	if (2 * (h->vt_n + 1) > h->vt_cap && vt_grow(h)) {
 		free(v);
-		return java_err_nomem;
+		return NULL;
 	}
 	struct vtargets *e = &h->vt[vt_slot(h, sym, m)];
 	*e = (struct vtargets){ .sym = sym, .m = m, .n = n, .v = v };
 	h->vt_n++;
-	return java_ok;
+	return e;
 }
 
 /* Every method a virtual call on SYM resolved to RES can run: into *ALL
@@ -648,10 +650,8 @@ static int virtual_targets(struct jhier *h, uint32_t sym,
 		int n = select_all(h, sym, res, &all);
 		if (n < 0)
 			return n;
-		int err = vt_store(h, sym, res->m, all, n);
-		if (err)
-			return err;
-		e = vt_find(h, sym, res->m);
+		if (!(e = vt_store(h, sym, res->m, all, n)))
+			return java_err_nomem;
 	}
 	for (int i = 0; i < e->n && (size_t)i < max; i++)
 		out[i] = e->v[i];

@@ -418,6 +418,107 @@ int jcfg_build(struct jcfg **out, const struct jcf_method *m,
 	return java_ok;
 }
 
+/* ---- checking without building ------------------------------------------ */
+
+static int starts_at(const uint64_t *starts, uint32_t len, uint32_t bci)
+{
+	return bci < len && (starts[bci >> 6] >> (bci & 63) & 1);
+}
+
+/* What decode_one and normal_succs reject in the instruction at BCI: an
+ * undefined opcode, a bad length or wide form, falling off the end. */
+static int insn_ok(const uint8_t *code, uint32_t len, uint32_t bci, int *n)
+{
+	uint8_t op = code[bci];
+	*n = jbc_length(code, len, bci);
+	if (*n <= 0 || op > 0xc9 || jbc_info(op)->kind == JBC_INVALID)
+		return 0;
+	unsigned kind = jbc_info(op)->kind;
+	if (op == JBC_WIDE) {
+		if (!wide_ok(code[bci + 1]))
+			return 0;
+		if (code[bci + 1] == 0xa9)
+			kind = JBC_RET;
+	}
+	return bci + (uint32_t)*n < len || !falls_through(kind);
+}
+
+static int switch_ok(const uint8_t *code, uint32_t len,
+		     const uint64_t *starts, uint32_t bci)
+{
+	uint32_t p = (bci + 4) & ~3u, n, step;
+	if (code[bci] == JBC_TABLESWITCH) {
+		n = (uint32_t)((int64_t)be32(code + p + 8) -
+			       be32(code + p + 4) + 1);
+		step = 4;
+	} else {
+		n = (uint32_t)be32(code + p + 4);
+		step = 8;
+	}
+	if (!starts_at(starts, len, (uint32_t)(bci + be32(code + p))))
+		return 0;
+	for (uint32_t k = 0; k < n; k++)
+		if (!starts_at(starts, len,
+			       (uint32_t)(bci + be32(code + p + 12 + k * step))))
+			return 0;
+	return 1;
+}
+
+/* Do the branch, switch and handler targets all start instructions? */
+static int targets_ok(const struct jcf_method *m, const uint64_t *starts)
+{
+	const uint8_t *code = m->code;
+	uint32_t len = m->code_length;
+	for (uint32_t bci = 0; bci < len;
+	     bci += (uint32_t)jbc_length(code, len, bci)) {
+		unsigned kind = jbc_info(code[bci])->kind;
+		if (kind == JBC_SWITCH && !switch_ok(code, len, starts, bci))
+			return 0;
+		if ((kind == JBC_COND_BRANCH || kind == JBC_GOTO ||
+		     kind == JBC_JSR) &&
+		    !starts_at(starts, len, (uint32_t)jbc_branch_target(
+					code, len, bci)))
+			return 0;
+	}
+	for (unsigned k = 0; k < m->nexc; k++) {
+		const struct jcf_exc *x = &m->exc[k];
+		if (!starts_at(starts, len, x->handler_pc) ||
+		    !starts_at(starts, len, x->start_pc) ||
+		    (x->end_pc < len && !starts_at(starts, len, x->end_pc)))
+			return 0;
+	}
+	return 1;
+}
+
+static int check(const struct jcf_method *m, uint64_t *starts)
+{
+	uint32_t len = m->code_length;
+	memset(starts, 0, ((len + 63) / 64) * sizeof(*starts));
+	for (uint32_t bci = 0; bci < len;) {
+		int n;
+		if (!insn_ok(m->code, len, bci, &n))
+			return java_err_bad_code;
+		starts[bci >> 6] |= 1ull << (bci & 63);
+		bci += (uint32_t)n;
+	}
+	return targets_ok(m, starts) ? java_ok : java_err_bad_code;
+}
+
+int jcfg_check(const struct jcf_method *m)
+{
+	if (!m)
+		return java_err_invalid;
+	if (!m->code || !m->code_length)
+		return java_err_no_code;
+	uint64_t few[1024]; /* class files keep code under 64 KiB */
+	if (m->code_length <= 64 * 1024)
+		return check(m, few);
+	uint64_t *starts = malloc(((m->code_length + 63) / 64) * sizeof(*starts));
+	int err = starts ? check(m, starts) : java_err_nomem;
+	free(starts);
+	return err;
+}
+
 void jcfg_free(struct jcfg *g)
 {
 	if (!g)

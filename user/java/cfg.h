@@ -59,6 +59,10 @@ struct jcfg;
 int jcfg_build(struct jcfg **out, const struct jcf_method *m,
 	       struct java_diag *diag);
 void jcfg_free(struct jcfg *g);
+/* What jcfg_build of M would return, short of running out of memory,
+ * without building: java_ok, java_err_no_code or java_err_bad_code.  For
+ * callers that only ask whether a method has a CFG. */
+int jcfg_check(const struct jcf_method *m);
 
 uint32_t jcfg_insn_count(const struct jcfg *g);
 const struct jcfg_insn *jcfg_insn(const struct jcfg *g, uint32_t i);

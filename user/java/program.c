@@ -311,26 +311,39 @@ static int cfg_grow(struct jprog *p)
 	return java_ok;
 }
 
+/* Build M's CFG into S (new, or checked by jprog_has_cfg and not yet
+ * built); a failed build is remembered, running out of memory is not. */
+static int build_slot(struct jprog *p, struct cfg_slot *s,
+		      const struct jcf_method *m, struct java_diag *diag)
+{
+	int fresh = !s->m;
+	s->m = m;
+	s->err = jcfg_build(&s->g, m, diag);
+	if (s->err != java_err_nomem) {
+		p->ncfgs += fresh;
+		return s->err;
+	}
+	s->err = 0;
+	if (fresh)
+		s->m = NULL; /* linear probing: a new slot was the end */
+	return java_err_nomem;
+}
+
+static int reserve_slot(struct jprog *p)
+{
+	return 2 * (p->ncfgs + 1) > p->cfgs_cap ? cfg_grow(p) : java_ok;
+}
+
 static int get_slot(struct jprog *p, const struct jcf_method *m,
 		    struct cfg_slot **out, struct java_diag *diag)
 {
-	if (2 * (p->ncfgs + 1) > p->cfgs_cap) {
-		int err = cfg_grow(p);
-		if (err)
-			return err;
-	}
+	int err = reserve_slot(p);
+	if (err)
+		return err;
 	struct cfg_slot *s = cfg_slot(p, m);
-	if (!s->m) {
-		s->m = m;
-		s->err = jcfg_build(&s->g, m, diag);
-		p->ncfgs++;
-		/* Out of memory may pass; do not remember it. */
-		if (s->err == java_err_nomem) {
-			int err = s->err;
-			s->m = NULL; /* linear probing: the slot was the end */
-			p->ncfgs--;
+	if (!s->m || (!s->g && !s->err)) {
+		if ((err = build_slot(p, s, m, diag)) == java_err_nomem)
 			return err;
-		}
 	} else if (s->err && diag) {
 		diag->err = s->err;
 		diag->offset = 0;
@@ -340,6 +353,26 @@ static int get_slot(struct jprog *p, const struct jcf_method *m,
 	}
 	*out = s;
 	return s->err;
+}
+
+int jprog_has_cfg(struct jprog *p, const struct jcf_method *m)
+{
+	if (!p || !m)
+		return java_err_invalid;
+	int err = reserve_slot(p);
+	if (err)
+		return err;
+	struct cfg_slot *s = cfg_slot(p, m);
+	if (s->m)
+		return !s->err;
+	if (jcfg_check(m) == java_ok) {
+		s->m = m; /* checked: built when first asked for */
+		p->ncfgs++;
+		return 1;
+	}
+	/* Rare: build it, so that jprog_cfg reports why as it always did. */
+	err = build_slot(p, s, m, NULL);
+	return err == java_err_nomem ? err : !err;
 }
 
 int jprog_cfg(struct jprog *p, const struct jcf_method *m,

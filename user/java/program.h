@@ -58,6 +58,9 @@ int jprog_method_by_id(struct jprog *p, uint64_t id, struct jhier_method *out);
  * belongs to P.  java_err_no_code for abstract and native methods. */
 int jprog_cfg(struct jprog *p, const struct jcf_method *m,
 	      const struct jcfg **out, struct java_diag *diag);
+/* 1 if jprog_cfg would give M a CFG, else 0 (or a negative java_error),
+ * answered without building the CFG where the code checks out. */
+int jprog_has_cfg(struct jprog *p, const struct jcf_method *m);
 
 /* Candidates of the invoke at instruction index INSN of M's CFG, where M
  * is declared in CLS (defined by LOADER); see jhier_call_targets.  Computed

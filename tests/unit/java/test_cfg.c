@@ -31,6 +31,7 @@ static struct jcfg *build(const struct jcf_method *m)
 	int err = jcfg_build(&g, m, &d);
 	if (err)
 		fail_msg("jcfg_build: %s: %s", java_errstr(err), d.msg);
+	assert_int_equal(jcfg_check(m), java_ok);
 	return g;
 }
 
@@ -295,6 +296,7 @@ static void expect_bad(const uint8_t *code, size_t len,
 	struct java_diag d = { 0 };
 	assert_int_equal(jcfg_build(&g, &m, &d), java_err_bad_code);
 	assert_null(g);
+	assert_int_equal(jcfg_check(&m), java_err_bad_code);
 	assert_int_equal(d.err, java_err_bad_code);
 	if (d.offset != bci)
 		fail_msg("error at %zu, wanted %u: %s", d.offset, bci, d.msg);
@@ -326,8 +328,21 @@ static void test_bad_code(void **state)
 	struct jcf_exc x = { 0, 2, 1, 0, NULL };
 	expect_bad((const uint8_t[]){ 0x10, 0x01, 0xac }, 3, &x, 1, 1);
 
+	/* A switch case, and an exception range's start and end, inside an
+	 * instruction. */
+	expect_bad((const uint8_t[]){ 0x03, 0xaa, 0, 0, 0, 0, 0, 19, 0, 0,
+				      0, 0, 0, 0, 0, 0, 0, 0, 0, 20, 0x10,
+				      0x05, 0xb1 }, 23, NULL, 0, 1);
+	struct jcf_exc start = { 1, 3, 3, 0, NULL };
+	expect_bad((const uint8_t[]){ 0x10, 0x01, 0x57, 0xb1 }, 4, &start, 1,
+		   1);
+	struct jcf_exc end = { 0, 1, 3, 0, NULL };
+	expect_bad((const uint8_t[]){ 0x10, 0x01, 0x57, 0xb1 }, 4, &end, 1, 1);
+
 	struct jcf_method none = { 0 };
 	struct jcfg *g;
+	assert_int_equal(jcfg_check(&none), java_err_no_code);
+	assert_int_equal(jcfg_check(NULL), java_err_invalid);
 	assert_int_equal(jcfg_build(&g, &none, NULL), java_err_no_code);
 	assert_int_equal(jcfg_build(NULL, &none, NULL), java_err_invalid);
 }

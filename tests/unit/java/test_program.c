@@ -172,6 +172,46 @@ static void add_bytes(struct jprog *p, struct jb *j)
 	free(b);
 }
 
+/* jprog_has_cfg answers as jprog_cfg would, without building good code;
+ * checked methods are built when asked for, also after the cache grew. */
+static void test_has_cfg(void **state)
+{
+	(void)state;
+	static const uint8_t off_end[] = { 0x03 }; /* falls off the end */
+	struct jprog *p;
+	struct jb j;
+	assert_int_equal(jprog_alloc(&p), 0);
+	jb_init(&j, "Some", NULL, 0x21);
+	char names[100][16];
+	for (int i = 0; i < 100; i++) {
+		snprintf(names[i], sizeof(names[i]), "m%d", i);
+		jb_method(&j, 9, names[i], "()I", i % 10 ? loop_code : off_end,
+			  i % 10 ? sizeof(loop_code) : 1, NULL, 0, NULL, 0);
+	}
+	jb_method(&j, 0x0109, "nat", "()V", NULL, 0, NULL, 0, NULL, 0);
+	add_bytes(p, &j);
+	const struct jcf *cf = jhier_class(jprog_hier(p), "Some", 0);
+	for (unsigned i = 0; i < 100; i++)
+		assert_int_equal(jprog_has_cfg(p, jcf_method(cf, i)), i % 10 != 0);
+	assert_int_equal(jprog_has_cfg(p, jcf_method(cf, 100)), 0);
+	assert_int_equal(jprog_has_cfg(NULL, jcf_method(cf, 0)), java_err_invalid);
+	for (unsigned i = 0; i < 100; i++) {
+		const struct jcfg *g = (const struct jcfg *)1;
+		struct java_diag d = { 0 };
+		int err = jprog_cfg(p, jcf_method(cf, i), &g, &d);
+		if (i % 10) {
+			assert_int_equal(err, 0);
+			assert_int_equal(jcfg_block_count(g), 4);
+		} else {
+			assert_int_equal(err, java_err_bad_code);
+			assert_null(g);
+			assert_non_null(strstr(d.msg, "(cached)"));
+		}
+		assert_int_equal(jprog_has_cfg(p, jcf_method(cf, i)), i % 10 != 0);
+	}
+	jprog_free(p);
+}
+
 /* Call-site candidates are cached per instruction and recomputed when a
  * new class (here a subclass that overrides) arrives. */
 static void test_call_cache(void **state)
@@ -224,6 +264,7 @@ int main(void)
 		cmocka_unit_test(test_call_cache),
 		cmocka_unit_test(test_load_bundle),
 		cmocka_unit_test(test_cfg_cache_growth),
+		cmocka_unit_test(test_has_cfg),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,6 +28,18 @@ int flow_call_targets(struct flow *f, const struct frame *t,
 	return n < 0 ? 0 : n;
 }
 
+/* Would flow_meth_cfg(F, M) give a CFG?  Asked of every candidate of a
+ * call site, most of which never run: their CFGs are built when a step
+ * first needs them, not here. */
+static int has_cfg(struct flow *f, uint32_t m)
+{
+	const struct fmeth *fm = &f->meths[m];
+	if (fm->cfg_tried || !fm->hm.m->code)
+		return fm->cfg_tried && fm->cfg;
+	int yes = jprog_has_cfg(f->p, fm->hm.m);
+	return yes < 0 ? flow_meth_cfg(f, m) != NULL : yes;
+}
+
 /* The callees of the invoke at T, appended to f->callees (*START1, *N):
  * meths indices are made in the hierarchy's order, as asking for them
  * one by one did. */
@@ -42,7 +54,7 @@ static int site_fill(struct flow *f, const struct frame *t, uint32_t *start1,
 		int err = flow_meth_index(f, &c[j], &m);
 		if (err)
 			return err;
-		if (!flow_meth_cfg(f, m))
+		if (!has_cfg(f, m))
 			continue;
 		if (JPB_GROW(f->callees, f->ncallees, f->capcallees))
 			return jpb_err_nomem;
@@ -136,7 +148,7 @@ static int link_class(struct flow *f, const char *name, int which, int linkto)
 		uint32_t m;
 		hm.m = jcf_method(hm.cls, k);
 		if (!hm.m->code || (err = flow_meth_index(f, &hm, &m)) ||
-		    !flow_meth_cfg(f, m))
+		    !has_cfg(f, m))
 			continue;
 		if (linkto && !strncmp(hm.m->name, "linkTo", 6))
 			err = link_add(f, 0, m);

@@ -16,22 +16,32 @@ struct vec {
 	uint32_t n, cap;
 };
 
+/* Class files keep code under 64 KiB (JVMS 4.7.3), so an instruction
+ * index fits 16 bits and NO_INSN is none. */
+#define MAX_CODE 65535u
+#define NO_INSN 0xffffu /* in at[]: inside an instruction */
+
+/* One allocation holds the struct, the instructions, their normal
+ * successors (room for the most they can have), at[] and the code; a
+ * second the blocks and their successors.  Only methods with exception
+ * handlers grow the vectors. */
 struct jcfg {
-	uint8_t *code; /* a copy, for the switch operands */
+	const uint8_t *code; /* a copy, for the switch operands */
 	uint32_t code_length;
 	uint32_t ninsn, nblock;
-	int32_t *at; /* bci -> instruction index, -1 inside one */
+	uint16_t *at; /* bci -> instruction index, NO_INSN inside one */
 	struct jcfg_insn *insn;
 	struct jcfg_block *block;
-	struct vec succ, xsucc, bsucc, bxsucc;
+	uint32_t *succ, *bsucc;
+	uint32_t nsucc, nbsucc;
+	struct vec xsucc, bxsucc;
 };
 
 /* Per-build scratch state. */
 struct builder {
 	struct jcfg *g;
 	const struct jcf_method *m;
-	int32_t *at;     /* bci -> instruction index, -1 inside one */
-	uint8_t *leader; /* per instruction */
+	uint32_t line;   /* the next line-number entry decode_one reads */
 	struct java_diag *diag;
 };
 
@@ -58,7 +68,7 @@ static int bad(struct builder *b, int err, uint32_t bci, const char *fmt, ...)
 static int vec_push(struct vec *v, uint32_t x)
 {
 	if (v->n == v->cap) {
-		uint32_t cap = v->cap ? v->cap * 2 : 64;
+		uint32_t cap = v->cap ? v->cap * 2 : 16;
 		uint32_t *p = realloc(v->v, cap * sizeof(*p));
 		if (!p)
 			return java_err_nomem;
@@ -76,6 +86,15 @@ static int vec_add_unique(struct vec *v, uint32_t from, uint32_t x)
 		if (v->v[i] == x)
 			return java_ok;
 	return vec_push(v, x);
+}
+
+/* The same for a list given room beforehand (measure, make_blocks). */
+static void add_unique(uint32_t *v, uint32_t *n, uint32_t from, uint32_t x)
+{
+	for (uint32_t i = from; i < *n; i++)
+		if (v[i] == x)
+			return;
+	v[(*n)++] = x;
 }
 
 static int32_t be32(const uint8_t *p)
@@ -114,112 +133,6 @@ static int wide_ok(uint8_t op)
 	       op == 0xa9 || op == 0x84;
 }
 
-static int decode_one(struct builder *b, uint32_t bci, struct jcfg_insn *in)
-{
-	const uint8_t *code = b->g->code;
-	uint8_t op = code[bci];
-	if (op > 0xc9 || jbc_info(op)->kind == JBC_INVALID)
-		return bad(b, java_err_bad_code, bci, "undefined opcode 0x%02x",
-			   op);
-	int len = jbc_length(code, b->g->code_length, bci);
-	if (len <= 0)
-		return bad(b, java_err_bad_code, bci, "%s runs past the code "
-			   "or has bad operands", jbc_name(op));
-	in->bci = bci;
-	in->len = (uint16_t)len;
-	in->op = op;
-	in->kind = jbc_info(op)->kind;
-	if (op == JBC_WIDE) {
-		in->wide_op = code[bci + 1];
-		if (!wide_ok(in->wide_op))
-			return bad(b, java_err_bad_code, bci, "wide %s",
-				   jbc_name(in->wide_op));
-		if (in->wide_op == 0xa9)
-			in->kind = JBC_RET;
-	}
-	in->can_throw = (uint8_t)can_throw(op);
-	in->cp_index = cp_operand(code, bci, op);
-	in->line = jcf_line_at(b->m, bci);
-	return java_ok;
-}
-
-static int decode(struct builder *b)
-{
-	struct jcfg *g = b->g;
-	uint32_t n = 0;
-	/* Count first so the array is allocated once, exactly. */
-	for (uint32_t bci = 0; bci < g->code_length; n++) {
-		int len = jbc_length(g->code, g->code_length, bci);
-		if (len <= 0) {
-			struct jcfg_insn tmp = { 0 };
-			int err = decode_one(b, bci, &tmp);
-			return err ? err : bad(b, java_err_bad_code, bci,
-					       "bad instruction");
-		}
-		bci += (uint32_t)len;
-	}
-	g->insn = calloc(n, sizeof(*g->insn));
-	if (!g->insn)
-		return java_err_nomem;
-	g->ninsn = n;
-	uint32_t bci = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		int err = decode_one(b, bci, &g->insn[i]);
-		if (err)
-			return err;
-		b->at[bci] = (int32_t)i;
-		bci += g->insn[i].len;
-	}
-	return java_ok;
-}
-
-/* Instruction index at TARGET (a bci), or an error if it is not a
- * boundary. */
-static int target_index(struct builder *b, uint32_t from, int64_t target,
-			uint32_t *idx)
-{
-	if (target < 0 || target >= b->g->code_length || b->at[target] < 0)
-		return bad(b, java_err_bad_code, from,
-			   "target %lld is not an instruction",
-			   (long long)target);
-	*idx = (uint32_t)b->at[target];
-	return java_ok;
-}
-
-/* Call FN for every switch target of instruction I: the default first. */
-static int switch_targets(struct builder *b, uint32_t i,
-			  int (*fn)(struct builder *, uint32_t, uint32_t))
-{
-	const struct jcfg_insn *in = &b->g->insn[i];
-	const uint8_t *code = b->g->code;
-	uint32_t p = (in->bci + 4) & ~3u;
-	uint32_t n, step, first;
-	if (in->op == JBC_TABLESWITCH) {
-		n = (uint32_t)((int64_t)be32(code + p + 8) -
-			       be32(code + p + 4) + 1);
-		first = p + 12;
-		step = 4;
-	} else {
-		n = (uint32_t)be32(code + p + 4);
-		first = p + 12; /* the offset of pair 0 */
-		step = 8;
-	}
-	int err = fn(b, i, (uint32_t)(in->bci + be32(code + p)));
-	for (uint32_t k = 0; k < n && !err; k++)
-		err = fn(b, i, (uint32_t)(in->bci +
-					   be32(code + first + k * step)));
-	return err;
-}
-
-static int mark_leader(struct builder *b, uint32_t i, uint32_t target)
-{
-	uint32_t t = 0;
-	int err = target_index(b, b->g->insn[i].bci, target, &t);
-	if (!err)
-		b->leader[t] = 1;
-	return err;
-}
-
 static int ends_block(unsigned kind)
 {
 	return kind == JBC_COND_BRANCH || kind == JBC_GOTO ||
@@ -232,15 +145,155 @@ static int falls_through(unsigned kind)
 	return !ends_block(kind) || kind == JBC_COND_BRANCH;
 }
 
+/* The source line of BCI; instructions are decoded in bci order, so the
+ * sorted line table is walked once rather than searched per
+ * instruction (the same entry as jcf_line_at). */
+static int32_t line_at(struct builder *b, uint32_t bci)
+{
+	const struct jcf_method *m = b->m;
+	while (b->line < m->nlines && m->lines[b->line].start_pc <= bci)
+		b->line++;
+	return b->line ? m->lines[b->line - 1].line : -1;
+}
+
+static int decode_one(struct builder *b, uint32_t bci, struct jcfg_insn *in)
+{
+	const uint8_t *code = b->m->code;
+	uint8_t op = code[bci];
+	if (op > 0xc9 || jbc_info(op)->kind == JBC_INVALID)
+		return bad(b, java_err_bad_code, bci, "undefined opcode 0x%02x",
+			   op);
+	int len = jbc_length(code, b->m->code_length, bci);
+	if (len <= 0)
+		return bad(b, java_err_bad_code, bci, "%s runs past the code "
+			   "or has bad operands", jbc_name(op));
+	*in = (struct jcfg_insn){ .bci = bci, .len = (uint16_t)len, .op = op,
+				  .kind = jbc_info(op)->kind };
+	if (op == JBC_WIDE) {
+		in->wide_op = code[bci + 1];
+		if (!wide_ok(in->wide_op))
+			return bad(b, java_err_bad_code, bci, "wide %s",
+				   jbc_name(in->wide_op));
+		if (in->wide_op == 0xa9)
+			in->kind = JBC_RET;
+	}
+	in->can_throw = (uint8_t)can_throw(op);
+	in->cp_index = cp_operand(code, bci, op);
+	in->line = line_at(b, bci);
+	return java_ok;
+}
+
+/* Cases of the switch at BCI (validated by jbc_length). */
+static uint32_t switch_pairs(const uint8_t *code, uint32_t bci)
+{
+	uint32_t p = (bci + 4) & ~3u;
+	if (code[bci] == JBC_TABLESWITCH)
+		return (uint32_t)((int64_t)be32(code + p + 8) -
+				  be32(code + p + 4) + 1);
+	return (uint32_t)be32(code + p + 4);
+}
+
+/* What a walk of the instruction boundaries finds: how many there are,
+ * and room enough for their normal successors (a ret may return after
+ * every jsr). */
+struct shape {
+	uint32_t ninsn;
+	size_t nsucc;
+};
+
+static int measure(struct builder *b, const uint8_t *code, uint32_t len,
+		   struct shape *s)
+{
+	size_t njsr = 0, nret = 0;
+	*s = (struct shape){ 0 };
+	for (uint32_t bci = 0; bci < len; s->ninsn++) {
+		int n = jbc_length(code, len, bci);
+		if (n <= 0) {
+			struct jcfg_insn tmp;
+			int err = decode_one(b, bci, &tmp);
+			return err ? err : bad(b, java_err_bad_code, bci,
+					       "bad instruction");
+		}
+		unsigned kind = jbc_info(code[bci])->kind;
+		if (code[bci] == JBC_WIDE && code[bci + 1] == 0xa9)
+			kind = JBC_RET;
+		njsr += kind == JBC_JSR;
+		nret += kind == JBC_RET;
+		s->nsucc += (size_t)falls_through(kind) +
+			    (kind == JBC_COND_BRANCH || kind == JBC_GOTO ||
+			     kind == JBC_JSR) +
+			    (kind == JBC_SWITCH ? 1 + (size_t)switch_pairs(code, bci) : 0);
+		bci += (uint32_t)n;
+	}
+	s->nsucc += nret * njsr;
+	return java_ok;
+}
+
+static int decode(struct builder *b)
+{
+	struct jcfg *g = b->g;
+	uint32_t bci = 0;
+	for (uint32_t i = 0; i < g->ninsn; i++) {
+		int err = decode_one(b, bci, &g->insn[i]);
+		if (err)
+			return err;
+		g->at[bci] = (uint16_t)i;
+		bci += g->insn[i].len;
+	}
+	return java_ok;
+}
+
+/* Instruction index at TARGET (a bci), or an error if it is not a
+ * boundary. */
+static int target_index(struct builder *b, uint32_t from, int64_t target,
+			uint32_t *idx)
+{
+	if (target < 0 || target >= b->g->code_length ||
+	    b->g->at[target] == NO_INSN)
+		return bad(b, java_err_bad_code, from,
+			   "target %lld is not an instruction",
+			   (long long)target);
+	*idx = b->g->at[target];
+	return java_ok;
+}
+
+/* Call FN for every switch target of instruction I: the default first. */
+static int switch_targets(struct builder *b, uint32_t i,
+			  int (*fn)(struct builder *, uint32_t, uint32_t))
+{
+	const struct jcfg_insn *in = &b->g->insn[i];
+	const uint8_t *code = b->g->code;
+	uint32_t p = (in->bci + 4) & ~3u;
+	uint32_t n = switch_pairs(code, in->bci);
+	uint32_t step = in->op == JBC_TABLESWITCH ? 4 : 8;
+	uint32_t first = p + 12; /* case 0's offset (lookupswitch: pair 0's) */
+	int err = fn(b, i, (uint32_t)(in->bci + be32(code + p)));
+	for (uint32_t k = 0; k < n && !err; k++)
+		err = fn(b, i, (uint32_t)(in->bci +
+					   be32(code + first + k * step)));
+	return err;
+}
+
+/* Until make_blocks, an instruction's block field says whether it leads
+ * one. */
+static int mark_leader(struct builder *b, uint32_t i, uint32_t target)
+{
+	uint32_t t = 0;
+	int err = target_index(b, b->g->insn[i].bci, target, &t);
+	if (!err)
+		b->g->insn[t].block = 1;
+	return err;
+}
+
 static int mark_leaders(struct builder *b)
 {
 	struct jcfg *g = b->g;
 	int err = java_ok;
-	b->leader[0] = 1;
+	g->insn[0].block = 1;
 	for (uint32_t i = 0; i < g->ninsn && !err; i++) {
 		const struct jcfg_insn *in = &g->insn[i];
 		if (ends_block(in->kind) && i + 1 < g->ninsn)
-			b->leader[i + 1] = 1;
+			g->insn[i + 1].block = 1;
 		if (in->kind == JBC_SWITCH)
 			err = switch_targets(b, i, mark_leader);
 		else if (in->kind == JBC_COND_BRANCH || in->kind == JBC_GOTO ||
@@ -253,7 +306,7 @@ static int mark_leaders(struct builder *b)
 		uint32_t t = 0;
 		err = target_index(b, x->handler_pc, x->handler_pc, &t);
 		if (!err)
-			b->leader[t] = 1;
+			g->insn[t].block = 1;
 		if (!err)
 			err = target_index(b, x->start_pc, x->start_pc, &t);
 		if (!err && x->end_pc < g->code_length)
@@ -266,7 +319,9 @@ static int add_succ(struct builder *b, uint32_t i, uint32_t target)
 {
 	uint32_t t = 0;
 	int err = target_index(b, b->g->insn[i].bci, target, &t);
-	return err ? err : vec_add_unique(&b->g->succ, b->g->insn[i].succ, t);
+	if (!err)
+		add_unique(b->g->succ, &b->g->nsucc, b->g->insn[i].succ, t);
+	return err;
 }
 
 static int normal_succs(struct builder *b, uint32_t i)
@@ -274,25 +329,25 @@ static int normal_succs(struct builder *b, uint32_t i)
 	struct jcfg *g = b->g;
 	struct jcfg_insn *in = &g->insn[i];
 	int err = java_ok;
-	in->succ = g->succ.n;
+	in->succ = g->nsucc;
 	if (falls_through(in->kind)) {
 		if (i + 1 >= g->ninsn)
 			return bad(b, java_err_bad_code, in->bci,
 				   "%s falls off the end of the code",
 				   jbc_name(in->op));
-		err = vec_push(&g->succ, i + 1);
+		g->succ[g->nsucc++] = i + 1;
 	}
-	if (!err && in->kind == JBC_SWITCH)
+	if (in->kind == JBC_SWITCH)
 		err = switch_targets(b, i, add_succ);
-	else if (!err && (in->kind == JBC_COND_BRANCH ||
-			  in->kind == JBC_GOTO || in->kind == JBC_JSR))
+	else if (in->kind == JBC_COND_BRANCH || in->kind == JBC_GOTO ||
+		 in->kind == JBC_JSR)
 		err = add_succ(b, i, (uint32_t)jbc_branch_target(
 			g->code, g->code_length, in->bci));
-	else if (!err && in->kind == JBC_RET)
-		for (uint32_t j = 0; j + 1 < g->ninsn && !err; j++)
+	else if (in->kind == JBC_RET)
+		for (uint32_t j = 0; j + 1 < g->ninsn; j++)
 			if (g->insn[j].kind == JBC_JSR)
-				err = vec_add_unique(&g->succ, in->succ, j + 1);
-	in->nsucc = g->succ.n - in->succ;
+				add_unique(g->succ, &g->nsucc, in->succ, j + 1);
+	in->nsucc = (uint16_t)(g->nsucc - in->succ);
 	return err;
 }
 
@@ -306,31 +361,37 @@ static int exc_succs(struct builder *b, uint32_t i)
 		const struct jcf_exc *x = &b->m->exc[k];
 		if (in->bci < x->start_pc || in->bci >= x->end_pc)
 			continue;
-		err = vec_add_unique(&g->xsucc, in->xsucc,
-				     (uint32_t)b->at[x->handler_pc]);
+		err = vec_add_unique(&g->xsucc, in->xsucc, g->at[x->handler_pc]);
 		if (x->catch_type == 0)
 			break; /* catches everything: later entries never match */
 	}
-	in->nxsucc = g->xsucc.n - in->xsucc;
+	in->nxsucc = (uint16_t)(g->xsucc.n - in->xsucc);
 	return err;
 }
 
+/* The blocks, and room for their normal successors: those of each
+ * block's last instruction. */
 static int make_blocks(struct builder *b)
 {
 	struct jcfg *g = b->g;
 	uint32_t n = 0;
-	for (uint32_t i = 0; i < g->ninsn; i++)
-		n += b->leader[i];
-	g->block = calloc(n, sizeof(*g->block));
+	size_t nsucc = 0;
+	for (uint32_t i = 0; i < g->ninsn; i++) {
+		n += g->insn[i].block;
+		if (i + 1 == g->ninsn || g->insn[i + 1].block)
+			nsucc += g->insn[i].nsucc;
+	}
+	g->block = malloc(n * sizeof(*g->block) + nsucc * sizeof(*g->bsucc));
 	if (!g->block)
 		return java_err_nomem;
+	g->bsucc = (uint32_t *)(g->block + n);
 	g->nblock = n;
 	for (uint32_t i = 0, k = 0; i < g->ninsn; i++) {
-		if (b->leader[i]) {
+		if (g->insn[i].block) {
 			if (i)
 				k++;
-			g->block[k].first = i;
-			g->block[k].start_bci = g->insn[i].bci;
+			g->block[k] = (struct jcfg_block){ .first = i,
+				.start_bci = g->insn[i].bci };
 		}
 		g->insn[i].block = k;
 		g->block[k].last = i;
@@ -344,11 +405,11 @@ static int block_succs(struct jcfg *g, uint32_t k)
 	struct jcfg_block *bl = &g->block[k];
 	const struct jcfg_insn *last = &g->insn[bl->last];
 	int err = java_ok;
-	bl->succ = g->bsucc.n;
-	for (uint32_t s = 0; s < last->nsucc && !err; s++)
-		err = vec_add_unique(&g->bsucc, bl->succ,
-				     g->insn[g->succ.v[last->succ + s]].block);
-	bl->nsucc = g->bsucc.n - bl->succ;
+	bl->succ = g->nbsucc;
+	for (uint32_t s = 0; s < last->nsucc; s++)
+		add_unique(g->bsucc, &g->nbsucc, bl->succ,
+			   g->insn[g->succ[last->succ + s]].block);
+	bl->nsucc = g->nbsucc - bl->succ;
 	bl->xsucc = g->bxsucc.n;
 	for (uint32_t i = bl->first; i <= bl->last && !err; i++) {
 		const struct jcfg_insn *in = &g->insn[i];
@@ -364,12 +425,8 @@ static int build(struct builder *b)
 {
 	struct jcfg *g = b->g;
 	int err = decode(b);
-	if (!err) {
-		b->leader = calloc(g->ninsn, 1);
-		if (!b->leader)
-			return java_err_nomem;
+	if (!err)
 		err = mark_leaders(b);
-	}
 	for (uint32_t i = 0; i < g->ninsn && !err; i++) {
 		err = normal_succs(b, i);
 		if (!err)
@@ -382,6 +439,30 @@ static int build(struct builder *b)
 	return err;
 }
 
+/* The struct, instructions, room for their successors, at[] and the
+ * code in one allocation, laid out in that order (alignments
+ * decreasing). */
+static struct jcfg *jcfg_alloc(const struct jcf_method *m,
+			       const struct shape *s)
+{
+	size_t len = m->code_length;
+	struct jcfg *g = malloc(sizeof(*g) + s->ninsn * sizeof(*g->insn) +
+				s->nsucc * sizeof(*g->succ) +
+				len * sizeof(*g->at) + len);
+	if (!g)
+		return NULL;
+	*g = (struct jcfg){ .code_length = m->code_length,
+			    .ninsn = s->ninsn };
+	g->insn = (struct jcfg_insn *)(g + 1);
+	g->succ = (uint32_t *)(g->insn + s->ninsn);
+	g->at = (uint16_t *)(g->succ + s->nsucc);
+	uint8_t *code = (uint8_t *)(g->at + len);
+	memcpy(code, m->code, len);
+	memset(g->at, 0xff, len * sizeof(*g->at));
+	g->code = code;
+	return g;
+}
+
 int jcfg_build(struct jcfg **out, const struct jcf_method *m,
 	       struct java_diag *diag)
 {
@@ -390,31 +471,25 @@ int jcfg_build(struct jcfg **out, const struct jcf_method *m,
 	*out = NULL;
 	if (!m->code || !m->code_length)
 		return java_err_no_code;
-	struct jcfg *g = calloc(1, sizeof(*g));
-	struct builder b = { .g = g, .m = m, .diag = diag };
-	if (g) {
-		g->code_length = m->code_length;
-		g->code = malloc(m->code_length);
-		b.at = malloc(m->code_length * sizeof(*b.at));
-	}
-	int err = java_err_nomem;
-	if (g && g->code && b.at) {
-		memcpy(g->code, m->code, m->code_length);
-		memset(b.at, 0xff, m->code_length * sizeof(*b.at));
-		err = build(&b);
-	}
-	if (g)
-		g->at = b.at; /* kept: jcfg_index_of in constant time */
+	struct builder b = { .m = m, .diag = diag };
+	struct shape s;
+	if (m->code_length > MAX_CODE)
+		return bad(&b, java_err_bad_code, 0, "code of %u bytes",
+			   m->code_length);
+	int err = measure(&b, m->code, m->code_length, &s);
+	if (err)
+		return err;
+	if (!(b.g = jcfg_alloc(m, &s)))
+		err = java_err_nomem;
 	else
-		free(b.at);
-	free(b.leader);
+		err = build(&b);
 	if (err) {
 		if (err == java_err_nomem && diag)
 			bad(&b, err, 0, "out of memory");
-		jcfg_free(g);
+		jcfg_free(b.g);
 		return err;
 	}
-	*out = g;
+	*out = b.g;
 	return java_ok;
 }
 
@@ -446,15 +521,8 @@ static int insn_ok(const uint8_t *code, uint32_t len, uint32_t bci, int *n)
 static int switch_ok(const uint8_t *code, uint32_t len,
 		     const uint64_t *starts, uint32_t bci)
 {
-	uint32_t p = (bci + 4) & ~3u, n, step;
-	if (code[bci] == JBC_TABLESWITCH) {
-		n = (uint32_t)((int64_t)be32(code + p + 8) -
-			       be32(code + p + 4) + 1);
-		step = 4;
-	} else {
-		n = (uint32_t)be32(code + p + 4);
-		step = 8;
-	}
+	uint32_t p = (bci + 4) & ~3u, n = switch_pairs(code, bci);
+	uint32_t step = code[bci] == JBC_TABLESWITCH ? 4 : 8;
 	if (!starts_at(starts, len, (uint32_t)(bci + be32(code + p))))
 		return 0;
 	for (uint32_t k = 0; k < n; k++)
@@ -510,28 +578,20 @@ int jcfg_check(const struct jcf_method *m)
 		return java_err_invalid;
 	if (!m->code || !m->code_length)
 		return java_err_no_code;
-	uint64_t few[1024]; /* class files keep code under 64 KiB */
-	if (m->code_length <= 64 * 1024)
-		return check(m, few);
-	uint64_t *starts = malloc(((m->code_length + 63) / 64) * sizeof(*starts));
-	int err = starts ? check(m, starts) : java_err_nomem;
-	free(starts);
-	return err;
+	if (m->code_length > MAX_CODE)
+		return java_err_bad_code;
+	uint64_t starts[(MAX_CODE + 64) / 64];
+	return check(m, starts);
 }
 
 void jcfg_free(struct jcfg *g)
 {
 	if (!g)
 		return;
-	free(g->code);
-	free(g->at);
-	free(g->insn);
-	free(g->block);
-	free(g->succ.v);
+	free(g->block); /* with bsucc */
 	free(g->xsucc.v);
-	free(g->bsucc.v);
 	free(g->bxsucc.v);
-	free(g);
+	free(g); /* with insn, succ, at and code */
 }
 
 uint32_t jcfg_insn_count(const struct jcfg *g) { return g->ninsn; }
@@ -559,13 +619,14 @@ int32_t jcfg_index_covering(const struct jcfg *g, uint32_t bci)
 
 int32_t jcfg_index_of(const struct jcfg *g, uint32_t bci)
 {
-	return bci < g->code_length ? g->at[bci] : -1;
+	return bci < g->code_length && g->at[bci] != NO_INSN ?
+		       (int32_t)g->at[bci] : -1;
 }
 
 const uint32_t *jcfg_succs(const struct jcfg *g, uint32_t i, uint32_t *n)
 {
 	*n = i < g->ninsn ? g->insn[i].nsucc : 0;
-	return *n ? g->succ.v + g->insn[i].succ : NULL;
+	return *n ? g->succ + g->insn[i].succ : NULL;
 }
 
 const uint32_t *jcfg_xsuccs(const struct jcfg *g, uint32_t i, uint32_t *n)
@@ -585,7 +646,7 @@ const uint32_t *jcfg_block_succs(const struct jcfg *g, uint32_t b,
 				 uint32_t *n)
 {
 	*n = b < g->nblock ? g->block[b].nsucc : 0;
-	return *n ? g->bsucc.v + g->block[b].succ : NULL;
+	return *n ? g->bsucc + g->block[b].succ : NULL;
 }
 
 const uint32_t *jcfg_block_xsuccs(const struct jcfg *g, uint32_t b,

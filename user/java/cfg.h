@@ -18,9 +18,10 @@
  *    after the first catch-all; duplicates removed.
  *  Successor lists never repeat an entry.
  *
- * Building checks the code: every instruction defined and complete, every
- * branch, switch and handler target an instruction boundary, no fall-
- * through past the end.  Failures give java_err_bad_code with the bci.
+ * Building checks the code: at most 65535 bytes (JVMS 4.7.3), every
+ * instruction defined and complete, every branch, switch and handler
+ * target an instruction boundary, no fall-through past the end.  Failures
+ * give java_err_bad_code with the bci.
  */
 #ifndef JPBPF_JAVA_CFG_H
 #define JPBPF_JAVA_CFG_H
@@ -41,8 +42,11 @@ struct jcfg_insn {
 			    * multianewarray), else 0 */
 	uint32_t block;    /* index of its basic block */
 	int32_t line;      /* source line, -1 if unknown */
-	uint32_t succ, nsucc;   /* normal successors (instruction indices) */
-	uint32_t xsucc, nxsucc; /* exception handlers (instruction indices) */
+	/* First of its normal successors and of its exception handlers
+	 * (instruction indices, see jcfg_succs and jcfg_xsuccs), and how
+	 * many: 16 bits hold either, as code is under 64 KiB. */
+	uint32_t succ, xsucc;
+	uint16_t nsucc, nxsucc;
 };
 
 struct jcfg_block {

@@ -285,6 +285,48 @@ static void test_jsr_ret(void **state)
 	jcfg_free(g);
 }
 
+/* Each instruction's line is the last entry starting at or before it,
+ * as jcf_line_at finds; before the first entry there is none. */
+static void test_lines(void **state)
+{
+	(void)state;
+	struct jcf_line lines[] = { { 1, 7 }, { 3, 8 }, { 4, 9 }, { 14, 5 } };
+	struct jcf_method m = method(loop_code, sizeof(loop_code));
+	m.lines = lines;
+	m.nlines = 4;
+	struct jcfg *g = build(&m);
+	static const int32_t want[] = { -1, 7, 7, 8, 9, 9, 9, 5, 5 };
+	for (uint32_t i = 0; i < jcfg_insn_count(g); i++) {
+		const struct jcfg_insn *in = jcfg_insn(g, i);
+		assert_int_equal(in->line, want[i]);
+		assert_int_equal(in->line, jcf_line_at(&m, in->bci));
+	}
+	jcfg_free(g);
+}
+
+/* Code of 65535 bytes (the most a class file holds) is indexed to its
+ * last byte; longer code is refused by both jcfg_build and jcfg_check. */
+static void test_code_size(void **state)
+{
+	(void)state;
+	uint8_t *code = calloc(65536, 1); /* nop ... */
+	code[65534] = 0xb1;               /* return */
+	struct jcf_method m = method(code, 65535);
+	struct jcfg *g = build(&m);
+	assert_int_equal(jcfg_insn_count(g), 65535);
+	assert_int_equal(jcfg_index_of(g, 65534), 65534);
+	assert_int_equal(jcfg_index_covering(g, 65534), 65534);
+	assert_int_equal(jcfg_block_count(g), 1);
+	jcfg_free(g);
+	code[65534] = 0x00;
+	code[65535] = 0xb1;
+	m = method(code, 65536);
+	assert_int_equal(jcfg_check(&m), java_err_bad_code);
+	assert_int_equal(jcfg_build(&g, &m, NULL), java_err_bad_code);
+	assert_null(g);
+	free(code);
+}
+
 /* Build CODE and expect java_err_bad_code at BCI. */
 static void expect_bad(const uint8_t *code, size_t len,
 		       const struct jcf_exc *exc, unsigned nexc, uint32_t bci)
@@ -356,6 +398,8 @@ int main(void)
 		cmocka_unit_test(test_try_catch),
 		cmocka_unit_test(test_jsr_ret),
 		cmocka_unit_test(test_bad_code),
+		cmocka_unit_test(test_lines),
+		cmocka_unit_test(test_code_size),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,20 +19,18 @@ struct vec {
 /* Class files keep code under 64 KiB (JVMS 4.7.3), so an instruction
  * index fits 16 bits and NO_INSN is none. */
 #define MAX_CODE 65535u
-#define NO_INSN 0xffffu /* in at[]: inside an instruction */
+#define NO_INSN JCFG_NO_INSN
 
 /* One allocation holds the struct, the instructions, their normal
  * successors (room for the most they can have), at[] and the code; a
  * second the blocks and their successors.  Only methods with exception
  * handlers grow the vectors. */
 struct jcfg {
+	struct jcfg_lookup l; /* first: the inline lookups read it */
 	const uint8_t *code; /* a copy, for the switch operands */
-	uint32_t code_length;
-	uint32_t ninsn, nblock;
-	uint16_t *at; /* bci -> instruction index, NO_INSN inside one */
-	struct jcfg_insn *insn;
+	uint32_t nblock;
 	struct jcfg_block *block;
-	uint32_t *succ, *bsucc;
+	uint32_t *bsucc;
 	uint32_t nsucc, nbsucc;
 	struct vec xsucc, bxsucc;
 };
@@ -233,12 +231,12 @@ static int decode(struct builder *b)
 {
 	struct jcfg *g = b->g;
 	uint32_t bci = 0;
-	for (uint32_t i = 0; i < g->ninsn; i++) {
-		int err = decode_one(b, bci, &g->insn[i]);
+	for (uint32_t i = 0; i < g->l.ninsn; i++) {
+		int err = decode_one(b, bci, &g->l.insn[i]);
 		if (err)
 			return err;
-		g->at[bci] = (uint16_t)i;
-		bci += g->insn[i].len;
+		g->l.at[bci] = (uint16_t)i;
+		bci += g->l.insn[i].len;
 	}
 	return java_ok;
 }
@@ -248,12 +246,12 @@ static int decode(struct builder *b)
 static int target_index(struct builder *b, uint32_t from, int64_t target,
 			uint32_t *idx)
 {
-	if (target < 0 || target >= b->g->code_length ||
-	    b->g->at[target] == NO_INSN)
+	if (target < 0 || target >= b->g->l.code_length ||
+	    b->g->l.at[target] == NO_INSN)
 		return bad(b, java_err_bad_code, from,
 			   "target %lld is not an instruction",
 			   (long long)target);
-	*idx = b->g->at[target];
+	*idx = b->g->l.at[target];
 	return java_ok;
 }
 
@@ -261,7 +259,7 @@ static int target_index(struct builder *b, uint32_t from, int64_t target,
 static int switch_targets(struct builder *b, uint32_t i,
 			  int (*fn)(struct builder *, uint32_t, uint32_t))
 {
-	const struct jcfg_insn *in = &b->g->insn[i];
+	const struct jcfg_insn *in = &b->g->l.insn[i];
 	const uint8_t *code = b->g->code;
 	uint32_t p = (in->bci + 4) & ~3u;
 	uint32_t n = switch_pairs(code, in->bci);
@@ -279,9 +277,9 @@ static int switch_targets(struct builder *b, uint32_t i,
 static int mark_leader(struct builder *b, uint32_t i, uint32_t target)
 {
 	uint32_t t = 0;
-	int err = target_index(b, b->g->insn[i].bci, target, &t);
+	int err = target_index(b, b->g->l.insn[i].bci, target, &t);
 	if (!err)
-		b->g->insn[t].block = 1;
+		b->g->l.insn[t].block = 1;
 	return err;
 }
 
@@ -289,27 +287,27 @@ static int mark_leaders(struct builder *b)
 {
 	struct jcfg *g = b->g;
 	int err = java_ok;
-	g->insn[0].block = 1;
-	for (uint32_t i = 0; i < g->ninsn && !err; i++) {
-		const struct jcfg_insn *in = &g->insn[i];
-		if (ends_block(in->kind) && i + 1 < g->ninsn)
-			g->insn[i + 1].block = 1;
+	g->l.insn[0].block = 1;
+	for (uint32_t i = 0; i < g->l.ninsn && !err; i++) {
+		const struct jcfg_insn *in = &g->l.insn[i];
+		if (ends_block(in->kind) && i + 1 < g->l.ninsn)
+			g->l.insn[i + 1].block = 1;
 		if (in->kind == JBC_SWITCH)
 			err = switch_targets(b, i, mark_leader);
 		else if (in->kind == JBC_COND_BRANCH || in->kind == JBC_GOTO ||
 			 in->kind == JBC_JSR)
 			err = mark_leader(b, i, (uint32_t)jbc_branch_target(
-				g->code, g->code_length, in->bci));
+				g->code, g->l.code_length, in->bci));
 	}
 	for (unsigned k = 0; k < b->m->nexc && !err; k++) {
 		const struct jcf_exc *x = &b->m->exc[k];
 		uint32_t t = 0;
 		err = target_index(b, x->handler_pc, x->handler_pc, &t);
 		if (!err)
-			g->insn[t].block = 1;
+			g->l.insn[t].block = 1;
 		if (!err)
 			err = target_index(b, x->start_pc, x->start_pc, &t);
-		if (!err && x->end_pc < g->code_length)
+		if (!err && x->end_pc < g->l.code_length)
 			err = target_index(b, x->end_pc, x->end_pc, &t);
 	}
 	return err;
@@ -318,35 +316,35 @@ static int mark_leaders(struct builder *b)
 static int add_succ(struct builder *b, uint32_t i, uint32_t target)
 {
 	uint32_t t = 0;
-	int err = target_index(b, b->g->insn[i].bci, target, &t);
+	int err = target_index(b, b->g->l.insn[i].bci, target, &t);
 	if (!err)
-		add_unique(b->g->succ, &b->g->nsucc, b->g->insn[i].succ, t);
+		add_unique(b->g->l.succ, &b->g->nsucc, b->g->l.insn[i].succ, t);
 	return err;
 }
 
 static int normal_succs(struct builder *b, uint32_t i)
 {
 	struct jcfg *g = b->g;
-	struct jcfg_insn *in = &g->insn[i];
+	struct jcfg_insn *in = &g->l.insn[i];
 	int err = java_ok;
 	in->succ = g->nsucc;
 	if (falls_through(in->kind)) {
-		if (i + 1 >= g->ninsn)
+		if (i + 1 >= g->l.ninsn)
 			return bad(b, java_err_bad_code, in->bci,
 				   "%s falls off the end of the code",
 				   jbc_name(in->op));
-		g->succ[g->nsucc++] = i + 1;
+		g->l.succ[g->nsucc++] = i + 1;
 	}
 	if (in->kind == JBC_SWITCH)
 		err = switch_targets(b, i, add_succ);
 	else if (in->kind == JBC_COND_BRANCH || in->kind == JBC_GOTO ||
 		 in->kind == JBC_JSR)
 		err = add_succ(b, i, (uint32_t)jbc_branch_target(
-			g->code, g->code_length, in->bci));
+			g->code, g->l.code_length, in->bci));
 	else if (in->kind == JBC_RET)
-		for (uint32_t j = 0; j + 1 < g->ninsn; j++)
-			if (g->insn[j].kind == JBC_JSR)
-				add_unique(g->succ, &g->nsucc, in->succ, j + 1);
+		for (uint32_t j = 0; j + 1 < g->l.ninsn; j++)
+			if (g->l.insn[j].kind == JBC_JSR)
+				add_unique(g->l.succ, &g->nsucc, in->succ, j + 1);
 	in->nsucc = (uint16_t)(g->nsucc - in->succ);
 	return err;
 }
@@ -354,14 +352,14 @@ static int normal_succs(struct builder *b, uint32_t i)
 static int exc_succs(struct builder *b, uint32_t i)
 {
 	struct jcfg *g = b->g;
-	struct jcfg_insn *in = &g->insn[i];
+	struct jcfg_insn *in = &g->l.insn[i];
 	int err = java_ok;
 	in->xsucc = g->xsucc.n;
 	for (unsigned k = 0; k < b->m->nexc && in->can_throw && !err; k++) {
 		const struct jcf_exc *x = &b->m->exc[k];
 		if (in->bci < x->start_pc || in->bci >= x->end_pc)
 			continue;
-		err = vec_add_unique(&g->xsucc, in->xsucc, g->at[x->handler_pc]);
+		err = vec_add_unique(&g->xsucc, in->xsucc, g->l.at[x->handler_pc]);
 		if (x->catch_type == 0)
 			break; /* catches everything: later entries never match */
 	}
@@ -376,26 +374,26 @@ static int make_blocks(struct builder *b)
 	struct jcfg *g = b->g;
 	uint32_t n = 0;
 	size_t nsucc = 0;
-	for (uint32_t i = 0; i < g->ninsn; i++) {
-		n += g->insn[i].block;
-		if (i + 1 == g->ninsn || g->insn[i + 1].block)
-			nsucc += g->insn[i].nsucc;
+	for (uint32_t i = 0; i < g->l.ninsn; i++) {
+		n += g->l.insn[i].block;
+		if (i + 1 == g->l.ninsn || g->l.insn[i + 1].block)
+			nsucc += g->l.insn[i].nsucc;
 	}
 	g->block = malloc(n * sizeof(*g->block) + nsucc * sizeof(*g->bsucc));
 	if (!g->block)
 		return java_err_nomem;
 	g->bsucc = (uint32_t *)(g->block + n);
 	g->nblock = n;
-	for (uint32_t i = 0, k = 0; i < g->ninsn; i++) {
-		if (g->insn[i].block) {
+	for (uint32_t i = 0, k = 0; i < g->l.ninsn; i++) {
+		if (g->l.insn[i].block) {
 			if (i)
 				k++;
 			g->block[k] = (struct jcfg_block){ .first = i,
-				.start_bci = g->insn[i].bci };
+				.start_bci = g->l.insn[i].bci };
 		}
-		g->insn[i].block = k;
+		g->l.insn[i].block = k;
 		g->block[k].last = i;
-		g->block[k].end_bci = g->insn[i].bci + g->insn[i].len;
+		g->block[k].end_bci = g->l.insn[i].bci + g->l.insn[i].len;
 	}
 	return java_ok;
 }
@@ -403,19 +401,19 @@ static int make_blocks(struct builder *b)
 static int block_succs(struct jcfg *g, uint32_t k)
 {
 	struct jcfg_block *bl = &g->block[k];
-	const struct jcfg_insn *last = &g->insn[bl->last];
+	const struct jcfg_insn *last = &g->l.insn[bl->last];
 	int err = java_ok;
 	bl->succ = g->nbsucc;
 	for (uint32_t s = 0; s < last->nsucc; s++)
 		add_unique(g->bsucc, &g->nbsucc, bl->succ,
-			   g->insn[g->succ[last->succ + s]].block);
+			   g->l.insn[g->l.succ[last->succ + s]].block);
 	bl->nsucc = g->nbsucc - bl->succ;
 	bl->xsucc = g->bxsucc.n;
 	for (uint32_t i = bl->first; i <= bl->last && !err; i++) {
-		const struct jcfg_insn *in = &g->insn[i];
+		const struct jcfg_insn *in = &g->l.insn[i];
 		for (uint32_t s = 0; s < in->nxsucc && !err; s++)
 			err = vec_add_unique(&g->bxsucc, bl->xsucc,
-				g->insn[g->xsucc.v[in->xsucc + s]].block);
+				g->l.insn[g->xsucc.v[in->xsucc + s]].block);
 	}
 	bl->nxsucc = g->bxsucc.n - bl->xsucc;
 	return err;
@@ -427,7 +425,7 @@ static int build(struct builder *b)
 	int err = decode(b);
 	if (!err)
 		err = mark_leaders(b);
-	for (uint32_t i = 0; i < g->ninsn && !err; i++) {
+	for (uint32_t i = 0; i < g->l.ninsn && !err; i++) {
 		err = normal_succs(b, i);
 		if (!err)
 			err = exc_succs(b, i);
@@ -446,19 +444,19 @@ static struct jcfg *jcfg_alloc(const struct jcf_method *m,
 			       const struct shape *s)
 {
 	size_t len = m->code_length;
-	struct jcfg *g = malloc(sizeof(*g) + s->ninsn * sizeof(*g->insn) +
-				s->nsucc * sizeof(*g->succ) +
-				len * sizeof(*g->at) + len);
+	struct jcfg *g = malloc(sizeof(*g) + s->ninsn * sizeof(*g->l.insn) +
+				s->nsucc * sizeof(*g->l.succ) +
+				len * sizeof(*g->l.at) + len);
 	if (!g)
 		return NULL;
-	*g = (struct jcfg){ .code_length = m->code_length,
-			    .ninsn = s->ninsn };
-	g->insn = (struct jcfg_insn *)(g + 1);
-	g->succ = (uint32_t *)(g->insn + s->ninsn);
-	g->at = (uint16_t *)(g->succ + s->nsucc);
-	uint8_t *code = (uint8_t *)(g->at + len);
+	*g = (struct jcfg){ .l = { .ninsn = s->ninsn,
+				   .code_length = m->code_length } };
+	g->l.insn = (struct jcfg_insn *)(g + 1);
+	g->l.succ = (uint32_t *)(g->l.insn + s->ninsn);
+	g->l.at = (uint16_t *)(g->l.succ + s->nsucc);
+	uint8_t *code = (uint8_t *)(g->l.at + len);
 	memcpy(code, m->code, len);
-	memset(g->at, 0xff, len * sizeof(*g->at));
+	memset(g->l.at, 0xff, len * sizeof(*g->l.at));
 	g->code = code;
 	return g;
 }
@@ -594,22 +592,15 @@ void jcfg_free(struct jcfg *g)
 	free(g); /* with insn, succ, at and code */
 }
 
-uint32_t jcfg_insn_count(const struct jcfg *g) { return g->ninsn; }
-
-const struct jcfg_insn *jcfg_insn(const struct jcfg *g, uint32_t i)
-{
-	return i < g->ninsn ? &g->insn[i] : NULL;
-}
-
 int32_t jcfg_index_covering(const struct jcfg *g, uint32_t bci)
 {
-	if (bci >= g->code_length)
+	if (bci >= g->l.code_length)
 		return -1;
-	uint32_t lo = 0, hi = g->ninsn;
+	uint32_t lo = 0, hi = g->l.ninsn;
 	/* The last instruction with insn.bci <= bci. */
 	while (hi - lo > 1) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		if (g->insn[mid].bci <= bci)
+		if (g->l.insn[mid].bci <= bci)
 			lo = mid;
 		else
 			hi = mid;
@@ -617,22 +608,10 @@ int32_t jcfg_index_covering(const struct jcfg *g, uint32_t bci)
 	return (int32_t)lo;
 }
 
-int32_t jcfg_index_of(const struct jcfg *g, uint32_t bci)
-{
-	return bci < g->code_length && g->at[bci] != NO_INSN ?
-		       (int32_t)g->at[bci] : -1;
-}
-
-const uint32_t *jcfg_succs(const struct jcfg *g, uint32_t i, uint32_t *n)
-{
-	*n = i < g->ninsn ? g->insn[i].nsucc : 0;
-	return *n ? g->succ + g->insn[i].succ : NULL;
-}
-
 const uint32_t *jcfg_xsuccs(const struct jcfg *g, uint32_t i, uint32_t *n)
 {
-	*n = i < g->ninsn ? g->insn[i].nxsucc : 0;
-	return *n ? g->xsucc.v + g->insn[i].xsucc : NULL;
+	*n = i < g->l.ninsn ? g->l.insn[i].nxsucc : 0;
+	return *n ? g->xsucc.v + g->l.insn[i].xsucc : NULL;
 }
 
 uint32_t jcfg_block_count(const struct jcfg *g) { return g->nblock; }
@@ -659,11 +638,11 @@ const uint32_t *jcfg_block_xsuccs(const struct jcfg *g, uint32_t b,
 int jcfg_switch_default(const struct jcfg *g, uint32_t i, uint32_t *target,
 			uint32_t *npairs)
 {
-	if (i >= g->ninsn || g->insn[i].kind != JBC_SWITCH)
+	if (i >= g->l.ninsn || g->l.insn[i].kind != JBC_SWITCH)
 		return java_err_invalid;
-	uint32_t bci = g->insn[i].bci, p = (bci + 4) & ~3u;
+	uint32_t bci = g->l.insn[i].bci, p = (bci + 4) & ~3u;
 	*target = (uint32_t)(bci + be32(g->code + p));
-	if (g->insn[i].op == JBC_TABLESWITCH)
+	if (g->l.insn[i].op == JBC_TABLESWITCH)
 		*npairs = (uint32_t)((int64_t)be32(g->code + p + 8) -
 				     be32(g->code + p + 4) + 1);
 	else
@@ -678,8 +657,8 @@ int jcfg_switch_case(const struct jcfg *g, uint32_t i, uint32_t k,
 	int err = jcfg_switch_default(g, i, &def, &n);
 	if (err || k >= n)
 		return err ? err : java_err_invalid;
-	uint32_t bci = g->insn[i].bci, p = (bci + 4) & ~3u;
-	if (g->insn[i].op == JBC_TABLESWITCH) {
+	uint32_t bci = g->l.insn[i].bci, p = (bci + 4) & ~3u;
+	if (g->l.insn[i].op == JBC_TABLESWITCH) {
 		*key = (int32_t)((uint32_t)be32(g->code + p + 4) + k);
 		*target = (uint32_t)(bci + be32(g->code + p + 12 + 4 * k));
 	} else {

@@ -359,6 +359,12 @@ struct flow {
 	 * (flow_stage_callee), and how many did not */
 	int stage_want;
 	size_t nunfit;
+	/* while step_entry stages callees: the opcode the next event runs
+	 * (its first, for a fused dispatch), which a callee's first
+	 * instruction must be, else -1; and how many callees that fit the
+	 * locals were not staged for it */
+	int stage_op;
+	size_t nopmiss;
 	struct flow_summary sum;
 };
 
@@ -369,7 +375,8 @@ int flow_meth_index(struct flow *f, const struct jhier_method *hm,
  * the next call.  Their count, or a negative error. */
 int flow_callees(struct flow *f, const struct frame *t, const uint32_t **out);
 /* Add callee M's entry on the invoke at T (of state FROM) to the step:
- * not when step_entry filters (f->stage_want) and M does not fit. */
+ * not when step_entry filters (f->stage_want, f->stage_op) and M does
+ * not fit. */
 int flow_stage_callee(struct flow *f, const struct frame *t, uint32_t m,
 		      uint32_t from);
 /* The meths index of jmethodID ID; -1 when the program lacks it. */

@@ -70,9 +70,21 @@ static const char *sw_src =
 	"    static int outer(Tab t) { return dispatch(t, 0) + 1; }\n"
 	"}\n";
 
+/* K1.k starts with bipush, K2.k with aload_0; Other.k is K2.k's twin
+ * outside the hierarchy, which only a resynchronisation can reach */
+static const char *first_src =
+	"public class First {\n"
+	"    static abstract class K { abstract int k(); }\n"
+	"    static class K1 extends K { int k() { return 7; } }\n"
+	"    static class K2 extends K { int v; int k() { return v; } }\n"
+	"    static class Other { int v; int k() { return v; } }\n"
+	"    static int callK(K s) { return s.k(); }\n"
+	"}\n";
+
 #define OUTER_ID 0x7101u
 #define BGET_ID 0x7102u
 #define SW_OUTER_ID 0x7201u
+#define CALLK_ID 0x7301u
 enum { CL_ENTRY = 1 };
 
 static int setup_cap(void **state)
@@ -98,6 +110,20 @@ static int setup_switch(void **state)
 		return 0; /* no javac: every case skips */
 	assert_int_equal(jprog_add_method_id(x->p, SW_OUTER_ID, "LSw;", "outer", "(LSw$Tab;)I"),
 			 0);
+	return 0;
+}
+
+static int setup_first(void **state)
+{
+	/* K1 loads first: the hierarchy's candidate order */
+	static const char *const cls[] = { "First", "First$K", "First$K1", "First$K2",
+					    "First$Other" };
+	struct script_fx *x = script_fx_new(first_src, cls, 5);
+	*state = x;
+	if (!x)
+		return 0; /* no javac: every case skips */
+	assert_int_equal(jprog_add_method_id(x->p, CALLK_ID, "LFirst;", "callK",
+					     "(LFirst$K;)I"), 0);
 	return 0;
 }
 
@@ -229,6 +255,32 @@ static void test_late_class_not_crowded_out(void **state)
 	check(x, 256, all, NW(all));
 }
 
+/* Compiled callK calls interpreted K1.k or K2.k, and the callee runs
+ * aload_0, getfield, ireturn: K2.k.  With room for one state, K1.k (first
+ * in hierarchy order) took it and died at aload_0, and a
+ * resynchronisation placed the callee in K2.k or its twin Other.k.  A
+ * callee whose first instruction is not the next event's opcode is no
+ * longer staged: K2.k is the only state, certain, with room for one or
+ * for all. */
+static void test_first_instruction_filters(void **state)
+{
+	struct script_fx *x = *state;
+	SKIP_IF_NO_JAVAC(x);
+	x->s.n = 0;
+	script_compiled(&x->s, CALLK_ID, 0);
+	script_compiled(&x->s, CALLK_ID, 1);
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	script_ops(&x->s, 0x2a, 0xb4, 0xac, -1); /* K2.k */
+	script_compiled(&x->s, CALLK_ID, 4);
+	static const struct flow_want w[] = {
+		{ "First.callK", 0, DEC, 1 },   { "First.callK", 1, DEC, 1 },
+		{ "First$K2.k", 0, CE, 1 },     { "First$K2.k", 1, CE, 1 },
+		{ "First$K2.k", 4, CE, 1 },     { "First.callK", 4, DEC, 1 },
+	};
+	check(x, 1, w, NW(w));
+	check(x, 256, w, NW(w));
+}
+
 int main(void)
 {
 	const struct CMUnitTest at_entry[] = {
@@ -238,8 +290,13 @@ int main(void)
 	const struct CMUnitTest after_switch[] = {
 		cmocka_unit_test(test_late_class_not_crowded_out),
 	};
+	const struct CMUnitTest first[] = {
+		cmocka_unit_test(test_first_instruction_filters),
+	};
 	int failed = cmocka_run_group_tests_name("at a method entry", at_entry,
 						 setup_cap, script_fx_teardown);
-	return failed | cmocka_run_group_tests_name("after a switch", after_switch,
-						    setup_switch, script_fx_teardown);
+	failed |= cmocka_run_group_tests_name("after a switch", after_switch,
+					      setup_switch, script_fx_teardown);
+	return failed | cmocka_run_group_tests_name("the callee's first instruction", first,
+						    setup_first, script_fx_teardown);
 }

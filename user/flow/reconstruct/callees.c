@@ -97,6 +97,14 @@ int flow_stage_callee(struct flow *f, const struct frame *t, uint32_t m,
 		f->nunfit++;
 		return 0;
 	}
+	/* the next event runs the callee's first instruction: a callee that
+	 * starts otherwise dies at the next step, after its entry had cost a
+	 * frame, a state, a place under the cap and its CFG */
+	const struct jcf_method *jm = f->meths[m].hm.m;
+	if (f->stage_op >= 0 && jm && jm->code_length && jm->code[0] != f->stage_op) {
+		f->nopmiss++;
+		return 0;
+	}
 	struct frame *n = flow_frame_new(f, (struct frame *)t, m, 0, 0);
 	if (!n)
 		return jpb_err_nomem;

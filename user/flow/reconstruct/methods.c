@@ -212,6 +212,7 @@ int flow_alloc(struct flow **out, struct jprog *p, const struct flow_opts *o)
 		f->o.lookahead = 8;
 	f->no_recover = f->o.no_recover != 0;
 	f->stage_want = -1;
+	f->stage_op = -1;
 	if (!(f->cpos = malloc(CPOS_SIZE * sizeof(*f->cpos)))) {
 		free(f);
 		return jpb_err_nomem;

@@ -108,12 +108,15 @@ static int step_interp(struct flow *f, uint32_t i, uint8_t op, int emit)
 /* Stage the callees of the step's states P0 .. P0 + PN - 1 at a method
  * entry; with WANT >= 0 only those whose method the entry may have
  * entered (flow_entry_fits; a lost state may be anywhere), the others
- * counted in f->nunfit and given no frame. */
-static int stage_callees(struct flow *f, uint32_t p0, uint32_t pn, int want)
+ * counted in f->nunfit and given no frame; with OP >= 0 only those whose
+ * first instruction is OP, the others (that fit) counted in f->nopmiss. */
+static int stage_callees(struct flow *f, uint32_t p0, uint32_t pn, int want, int op)
 {
 	int err = 0;
 	f->stage_want = want;
+	f->stage_op = op;
 	f->nunfit = 0;
+	f->nopmiss = 0;
 	flow_stage_begin(f);
 	for (uint32_t k = p0; k < p0 + pn && !err; k++) {
 		struct frame *t = f->nodes[k].top;
@@ -125,7 +128,7 @@ static int stage_callees(struct flow *f, uint32_t p0, uint32_t pn, int want)
 			continue;
 		const uint32_t *c;
 		int nc = flow_callees(f, t, &c);
-		size_t before = f->nstage + f->nunfit;
+		size_t before = f->nstage + f->nunfit + f->nopmiss;
 		err = nc < 0 ? nc : 0;
 		for (int j = 0; j < nc && !err; j++)
 			err = flow_stage_callee(f, t, c[j], k);
@@ -133,13 +136,25 @@ static int stage_callees(struct flow *f, uint32_t p0, uint32_t pn, int want)
 			err = flow_linkage_targets(f, t, k);
 		if (!err)
 			err = flow_hidden_targets(f, t, k);
-		if (!err && f->nstage + f->nunfit == before)
+		if (!err && f->nstage + f->nunfit + f->nopmiss == before)
 			/* an unknown callee: found by resynchronisation, on top
 			 * of its caller's known frames */
 			err = flow_add_node_below(f, NULL, LOST_AT_ENTRY, k, t);
 	}
 	f->stage_want = -1;
+	f->stage_op = -1;
 	return err;
+}
+
+/* The opcode the interpreter runs right after the method entry at event
+ * I, the callee's first: -1 when the next event is not an interpreted
+ * opcode (the lookahead always holds it, if there is one). */
+static int entry_next_op(const struct flow *f, uint32_t i)
+{
+	if (i + 1 >= f->nev || f->ev[i + 1].kind != JPB_DEV_INTERP)
+		return -1;
+	int fused;
+	return flow_java_opcode(f->ev[i + 1].opcode, &fused);
 }
 
 static int step_entry(struct flow *f, uint32_t i, unsigned codelet)
@@ -159,13 +174,19 @@ static int step_entry(struct flow *f, uint32_t i, unsigned codelet)
 	 * dies, as any path the trace contradicts; if none fits at all, all
 	 * are staged (the trace and the program model disagree: the thread
 	 * must not lose its place because of the filter). */
-	int r = stage_callees(f, p0, err ? 0 : pn, want);
+	int op = entry_next_op(f, i), w = want;
+	int r = stage_callees(f, p0, err ? 0 : pn, w, op);
 	if (!err && !r && f->nunfit) {
-		f->sum.entries_narrowed += f->nstage > 0;
-		f->sum.entries_mismatched += !f->nstage;
-		if (!f->nstage)
-			r = stage_callees(f, p0, pn, -1);
+		size_t fit = f->nstage + f->nopmiss;
+		f->sum.entries_narrowed += fit > 0;
+		f->sum.entries_mismatched += !fit;
+		if (!fit)
+			r = stage_callees(f, p0, pn, w = -1, op);
 	}
+	/* no callee starts with the next opcode: the states are staged as
+	 * without the test, and die at the next step (which then resyncs) */
+	if (!err && !r && !f->nstage && f->nopmiss)
+		r = stage_callees(f, p0, pn, w, -1);
 	err = err ? err : r;
 	int end = flow_stage_end(f);
 	return err ? err : end;

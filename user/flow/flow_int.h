@@ -238,6 +238,13 @@ struct call_memo {
 	uint32_t yes;
 };
 
+#define RUNS_MEMO 4096u
+struct runs_memo {
+	uint64_t oph;
+	uint32_t meth1; /* meths index + 1; 0: empty */
+	uint32_t yes;
+};
+
 struct chunk {
 	struct chunk *next;
 	size_t used;
@@ -359,12 +366,18 @@ struct flow {
 	 * (flow_stage_callee), and how many did not */
 	int stage_want;
 	size_t nunfit;
-	/* while step_entry stages callees: the opcode the next event runs
-	 * (its first, for a fused dispatch), which a callee's first
-	 * instruction must be, else -1; and how many callees that fit the
-	 * locals were not staged for it */
-	int stage_op;
+	/* while step_entry stages callees: the opcodes the next events run
+	 * (flow_lookahead_ops), which a callee's code from its first
+	 * instruction must be able to run (flow_raw_explains), none when
+	 * stage_nops is 0; and how many callees that fit the locals were not
+	 * staged for them */
+	uint8_t stage_ops[64];
+	size_t stage_nops;
+	uint64_t stage_oph; /* a hash of stage_ops */
 	size_t nopmiss;
+	/* callee_runs_ops' answers by (callee, stage_oph): the same calls
+	 * are entered with the same next opcodes over and over */
+	struct runs_memo *runs;
 	struct flow_summary sum;
 };
 
@@ -375,7 +388,7 @@ int flow_meth_index(struct flow *f, const struct jhier_method *hm,
  * the next call.  Their count, or a negative error. */
 int flow_callees(struct flow *f, const struct frame *t, const uint32_t **out);
 /* Add callee M's entry on the invoke at T (of state FROM) to the step:
- * not when step_entry filters (f->stage_want, f->stage_op) and M does
+ * not when step_entry filters (f->stage_want, f->stage_ops) and M does
  * not fit. */
 int flow_stage_callee(struct flow *f, const struct frame *t, uint32_t m,
 		      uint32_t from);
@@ -644,6 +657,15 @@ int flow_can_call(struct flow *f, const struct frame *t, uint32_t callee);
 
 /* resync.c: the whole program's search for a lost position */
 int flow_fuses(uint8_t op, const struct jcfg *g, uint32_t pos);
+/* The opcodes the automaton will see from event I on (fused dispatches
+ * expanded), up to MAX, stopping at any other event: their count. */
+size_t flow_lookahead_ops(const struct flow *f, uint32_t i, uint8_t *ops, size_t max);
+/* Can the raw bytecode CODE from BCI (which ran OPS[0]) go on to run
+ * OPS[1..N-1] within the method?  0 only where the automaton's steps
+ * would find no way (calls, returns, throws, switches end the check
+ * with 1); *BUDGET bounds the walk. */
+int flow_raw_explains(const uint8_t *code, size_t len, size_t bci, const uint8_t *ops,
+		      size_t n, unsigned *budget);
 int flow_resync(struct flow *f, uint32_t i, uint8_t op, int lost, uint32_t from,
 		struct frame *below);
 

@@ -70,8 +70,9 @@ static const char *sw_src =
 	"    static int outer(Tab t) { return dispatch(t, 0) + 1; }\n"
 	"}\n";
 
-/* K1.k starts with bipush, K2.k with aload_0; Other.k is K2.k's twin
- * outside the hierarchy, which only a resynchronisation can reach */
+/* K1.k starts with bipush, K2.k with aload_0; J1.j and J2.j both with
+ * aload_0, then invokevirtual and getfield; Other.k is K2.k's twin outside
+ * the hierarchies, which only a resynchronisation can reach */
 static const char *first_src =
 	"public class First {\n"
 	"    static abstract class K { abstract int k(); }\n"
@@ -79,12 +80,17 @@ static const char *first_src =
 	"    static class K2 extends K { int v; int k() { return v; } }\n"
 	"    static class Other { int v; int k() { return v; } }\n"
 	"    static int callK(K s) { return s.k(); }\n"
+	"    static abstract class J { abstract int j(); }\n"
+	"    static class J1 extends J { int j() { return hashCode(); } }\n"
+	"    static class J2 extends J { int v; int j() { return v; } }\n"
+	"    static int callJ(J s) { return s.j(); }\n"
 	"}\n";
 
 #define OUTER_ID 0x7101u
 #define BGET_ID 0x7102u
 #define SW_OUTER_ID 0x7201u
 #define CALLK_ID 0x7301u
+#define CALLJ_ID 0x7302u
 enum { CL_ENTRY = 1 };
 
 static int setup_cap(void **state)
@@ -117,13 +123,15 @@ static int setup_first(void **state)
 {
 	/* K1 loads first: the hierarchy's candidate order */
 	static const char *const cls[] = { "First", "First$K", "First$K1", "First$K2",
-					    "First$Other" };
-	struct script_fx *x = script_fx_new(first_src, cls, 5);
+					    "First$Other", "First$J", "First$J1", "First$J2" };
+	struct script_fx *x = script_fx_new(first_src, cls, 8);
 	*state = x;
 	if (!x)
 		return 0; /* no javac: every case skips */
 	assert_int_equal(jprog_add_method_id(x->p, CALLK_ID, "LFirst;", "callK",
 					     "(LFirst$K;)I"), 0);
+	assert_int_equal(jprog_add_method_id(x->p, CALLJ_ID, "LFirst;", "callJ",
+					     "(LFirst$J;)I"), 0);
 	return 0;
 }
 
@@ -281,6 +289,30 @@ static void test_first_instruction_filters(void **state)
 	check(x, 256, w, NW(w));
 }
 
+/* The same a few opcodes in: J1.j and J2.j both start with aload_0, and
+ * the callee runs aload_0, getfield, ireturn: J2.j.  With room for one
+ * state, J1.j took it and died at getfield, and a resynchronisation
+ * placed getfield in J2.j, K2.k or Other.k.  The lookahead's opcodes
+ * (flow_opts.lookahead) filter the callees at their entry. */
+static void test_lookahead_filters(void **state)
+{
+	struct script_fx *x = *state;
+	SKIP_IF_NO_JAVAC(x);
+	x->s.n = 0;
+	script_compiled(&x->s, CALLJ_ID, 0);
+	script_compiled(&x->s, CALLJ_ID, 1);
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	script_ops(&x->s, 0x2a, 0xb4, 0xac, -1); /* J2.j */
+	script_compiled(&x->s, CALLJ_ID, 4);
+	static const struct flow_want w[] = {
+		{ "First.callJ", 0, DEC, 1 },   { "First.callJ", 1, DEC, 1 },
+		{ "First$J2.j", 0, CE, 1 },     { "First$J2.j", 1, CE, 1 },
+		{ "First$J2.j", 4, CE, 1 },     { "First.callJ", 4, DEC, 1 },
+	};
+	check(x, 1, w, NW(w));
+	check(x, 256, w, NW(w));
+}
+
 int main(void)
 {
 	const struct CMUnitTest at_entry[] = {
@@ -292,6 +324,7 @@ int main(void)
 	};
 	const struct CMUnitTest first[] = {
 		cmocka_unit_test(test_first_instruction_filters),
+		cmocka_unit_test(test_lookahead_filters),
 	};
 	int failed = cmocka_run_group_tests_name("at a method entry", at_entry,
 						 setup_cap, script_fx_teardown);

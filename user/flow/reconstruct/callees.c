@@ -90,6 +90,27 @@ int flow_callees(struct flow *f, const struct frame *t, const uint32_t **out)
 	return (int)s.n;
 }
 
+/* The next events run the callee's first instructions: a callee whose
+ * code cannot run them dies within the lookahead, after its entry had
+ * cost a frame, a state per step, a place under the cap and its CFG. */
+static int callee_runs_ops(struct flow *f, uint32_t m)
+{
+	const struct jcf_method *jm = f->meths[m].hm.m;
+	if (!jm || !jm->code_length)
+		return 1;
+	if (jm->code[0] != f->stage_ops[0])
+		return 0;
+	struct runs_memo *r = &f->runs[(f->stage_oph ^ m * 0x9e3779b97f4a7c15ull) >> 52];
+	if (r->meth1 != m + 1 || r->oph != f->stage_oph) {
+		unsigned budget = 4096;
+		*r = (struct runs_memo){ f->stage_oph, m + 1,
+					 (uint32_t)flow_raw_explains(jm->code, jm->code_length, 0,
+								     f->stage_ops, f->stage_nops,
+								     &budget) };
+	}
+	return (int)r->yes;
+}
+
 int flow_stage_callee(struct flow *f, const struct frame *t, uint32_t m,
 		      uint32_t from)
 {
@@ -97,11 +118,7 @@ int flow_stage_callee(struct flow *f, const struct frame *t, uint32_t m,
 		f->nunfit++;
 		return 0;
 	}
-	/* the next event runs the callee's first instruction: a callee that
-	 * starts otherwise dies at the next step, after its entry had cost a
-	 * frame, a state, a place under the cap and its CFG */
-	const struct jcf_method *jm = f->meths[m].hm.m;
-	if (f->stage_op >= 0 && jm && jm->code_length && jm->code[0] != f->stage_op) {
+	if (f->stage_nops && !callee_runs_ops(f, m)) {
 		f->nopmiss++;
 		return 0;
 	}

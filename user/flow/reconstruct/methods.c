@@ -212,8 +212,11 @@ int flow_alloc(struct flow **out, struct jprog *p, const struct flow_opts *o)
 		f->o.lookahead = 8;
 	f->no_recover = f->o.no_recover != 0;
 	f->stage_want = -1;
-	f->stage_op = -1;
-	if (!(f->cpos = malloc(CPOS_SIZE * sizeof(*f->cpos)))) {
+	f->cpos = malloc(CPOS_SIZE * sizeof(*f->cpos));
+	f->runs = calloc(RUNS_MEMO, sizeof(*f->runs));
+	if (!f->cpos || !f->runs) {
+		free(f->cpos);
+		free(f->runs);
 		free(f);
 		return jpb_err_nomem;
 	}
@@ -276,6 +279,7 @@ void flow_free(struct flow *f)
 	free(f->all);
 	free(f->path);
 	free(f->cpos);
+	free(f->runs);
 	free(f);
 }
 

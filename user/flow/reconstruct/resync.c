@@ -8,10 +8,7 @@
 #include "flow/flow_int.h"
 #include "java/bytecodes.h"
 
-/* The opcodes the automaton will see from event I on (fused dispatches
- * expanded), up to MAX, stopping at any other event. */
-static size_t lookahead_ops(const struct flow *f, uint32_t i, uint8_t *ops,
-			    size_t max)
+size_t flow_lookahead_ops(const struct flow *f, uint32_t i, uint8_t *ops, size_t max)
 {
 	size_t k = 0;
 	for (size_t j = i; j < f->nev && k < max; j++) {
@@ -78,8 +75,8 @@ static int explains(struct flow *f, uint32_t meth, uint32_t pos,
  * it leaves to explains) it walks explains' very tree, budget included.
  * Most of a resynchronisation's candidates fail here (jython: 98%), and
  * their methods' CFGs are then never built. */
-static int raw_explains(const uint8_t *code, size_t len, size_t bci,
-			const uint8_t *ops, size_t n, unsigned *budget)
+int flow_raw_explains(const uint8_t *code, size_t len, size_t bci, const uint8_t *ops,
+		      size_t n, unsigned *budget)
 {
 	if (n <= 1 || !*budget)
 		return 1;
@@ -107,7 +104,7 @@ static int raw_explains(const uint8_t *code, size_t len, size_t bci,
 	for (unsigned k = 0; k < ns; k++) {
 		if (s[k] >= len)
 			return 1;
-		if (code[s[k]] == ops[1] && raw_explains(code, len, s[k], ops + 1, n - 1, budget))
+		if (code[s[k]] == ops[1] && flow_raw_explains(code, len, s[k], ops + 1, n - 1, budget))
 			return 1;
 	}
 	if (ns == 1 && flow_fused_pair(op, code[s[0]])) {
@@ -116,7 +113,7 @@ static int raw_explains(const uint8_t *code, size_t len, size_t bci,
 		size_t s2 = s[0] + (size_t)(l2 > 0 ? l2 : 0);
 		if (l2 <= 0 || s2 >= len)
 			return 1;
-		if (code[s2] == ops[1] && raw_explains(code, len, s2, ops + 1, n - 1, budget))
+		if (code[s2] == ops[1] && flow_raw_explains(code, len, s2, ops + 1, n - 1, budget))
 			return 1;
 	}
 	return 0;
@@ -348,7 +345,7 @@ static int resync_candidates(struct flow *f, uint8_t op, int lost, int want,
 		if (!flow_entry_fits(f, m, want) ||
 		    (lost == LOST_AFTER_RET && !maybe_after_invoke(ms->code, bci)) ||
 		    (lost == LOST_AT_HANDLER && !is_handler(&f->meths[m], bci)) ||
-		    !raw_explains(ms->code, ms->len, bci, ops, n, &rb))
+		    !flow_raw_explains(ms->code, ms->len, bci, ops, n, &rb))
 			continue;
 		/* the index holds bcis: the CFG is built for candidates only */
 		const struct jcfg *g = flow_meth_cfg(f, m);
@@ -450,7 +447,7 @@ int flow_resync(struct flow *f, uint32_t i, uint8_t op, int lost, uint32_t from,
 		return jpb_err_nomem;
 	uint8_t ops[64];
 	unsigned k = f->o.lookahead < 64 ? f->o.lookahead : 64;
-	size_t n = lookahead_ops(f, i, ops, k);
+	size_t n = flow_lookahead_ops(f, i, ops, k);
 	if (!n || ops[0] != op) { /* the second half of a fused dispatch */
 		ops[0] = op;
 		n = 1;

@@ -108,13 +108,14 @@ static int step_interp(struct flow *f, uint32_t i, uint8_t op, int emit)
 /* Stage the callees of the step's states P0 .. P0 + PN - 1 at a method
  * entry; with WANT >= 0 only those whose method the entry may have
  * entered (flow_entry_fits; a lost state may be anywhere), the others
- * counted in f->nunfit and given no frame; with OP >= 0 only those whose
- * first instruction is OP, the others (that fit) counted in f->nopmiss. */
-static int stage_callees(struct flow *f, uint32_t p0, uint32_t pn, int want, int op)
+ * counted in f->nunfit and given no frame; with NOPS > 0 only those whose
+ * code can run the next NOPS opcodes (f->stage_ops), the others (that
+ * fit) counted in f->nopmiss. */
+static int stage_callees(struct flow *f, uint32_t p0, uint32_t pn, int want, size_t nops)
 {
 	int err = 0;
 	f->stage_want = want;
-	f->stage_op = op;
+	f->stage_nops = nops;
 	f->nunfit = 0;
 	f->nopmiss = 0;
 	flow_stage_begin(f);
@@ -142,19 +143,8 @@ static int stage_callees(struct flow *f, uint32_t p0, uint32_t pn, int want, int
 			err = flow_add_node_below(f, NULL, LOST_AT_ENTRY, k, t);
 	}
 	f->stage_want = -1;
-	f->stage_op = -1;
+	f->stage_nops = 0;
 	return err;
-}
-
-/* The opcode the interpreter runs right after the method entry at event
- * I, the callee's first: -1 when the next event is not an interpreted
- * opcode (the lookahead always holds it, if there is one). */
-static int entry_next_op(const struct flow *f, uint32_t i)
-{
-	if (i + 1 >= f->nev || f->ev[i + 1].kind != JPB_DEV_INTERP)
-		return -1;
-	int fused;
-	return flow_java_opcode(f->ev[i + 1].opcode, &fused);
 }
 
 static int step_entry(struct flow *f, uint32_t i, unsigned codelet)
@@ -174,19 +164,25 @@ static int step_entry(struct flow *f, uint32_t i, unsigned codelet)
 	 * dies, as any path the trace contradicts; if none fits at all, all
 	 * are staged (the trace and the program model disagree: the thread
 	 * must not lose its place because of the filter). */
-	int op = entry_next_op(f, i), w = want;
-	int r = stage_callees(f, p0, err ? 0 : pn, w, op);
+	/* the callee's first opcodes (the lookahead always holds them) */
+	size_t nops = flow_lookahead_ops(f, i + 1, f->stage_ops, f->o.lookahead < 64 ?
+								f->o.lookahead : 64);
+	f->stage_oph = 1469598103934665603ull ^ nops;
+	for (size_t k = 0; k < nops; k++)
+		f->stage_oph = (f->stage_oph ^ f->stage_ops[k]) * 1099511628211ull;
+	int w = want;
+	int r = stage_callees(f, p0, err ? 0 : pn, w, nops);
 	if (!err && !r && f->nunfit) {
 		size_t fit = f->nstage + f->nopmiss;
 		f->sum.entries_narrowed += fit > 0;
 		f->sum.entries_mismatched += !fit;
 		if (!fit)
-			r = stage_callees(f, p0, pn, w = -1, op);
+			r = stage_callees(f, p0, pn, w = -1, nops);
 	}
 	/* no callee starts with the next opcode: the states are staged as
 	 * without the test, and die at the next step (which then resyncs) */
 	if (!err && !r && !f->nstage && f->nopmiss)
-		r = stage_callees(f, p0, pn, w, -1);
+		r = stage_callees(f, p0, pn, w, 0);
 	err = err ? err : r;
 	int end = flow_stage_end(f);
 	return err ? err : end;

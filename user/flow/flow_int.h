@@ -275,20 +275,27 @@ struct flow {
 	char **codelets;
 	uint8_t *clkind; /* per codelet, its CODELET_* bits */
 	size_t ncodelets;
-	/* resync index: per opcode, (meth, bci) pairs (raw bytecode) */
+	/* resync index (raw bytecode), by (opcode, next opcode), 0xff as
+	 * next = ends the lookahead, then by opcode the instructions no pair
+	 * lists (RESYNC_KEYS lists): code offsets (mscan[m].start + bci),
+	 * in program order */
 	int opidx_built;
-	uint32_t opstart[257];
+	uint32_t *pairstart; /* RESYNC_KEYS + 1 entries */
+	uint32_t *pairidx;
+	/* a one-opcode scan's scratch: a bit per byte of code */
 	uint64_t *opidx;
-	/* by (opcode, next opcode): 0xff as next = ends the lookahead */
-	uint32_t *pairstart; /* 65537 entries */
-	uint64_t *pairidx;
 	/* the code of each method the index lists, side by side (not
 	 * through meths[] and the class file's method: two cache misses per
-	 * entry scanned); its entry key is in ekey */
+	 * entry scanned), and where it starts among all methods' code
+	 * (mscan[nmeths].start: their total); its entry key is in ekey */
 	struct flow_mscan {
 		const uint8_t *code;
-		uint32_t len;
+		uint32_t len, start;
 	} *mscan;
+	uint32_t nmscan; /* methods the index lists */
+	/* per 64 bytes of code, the method holding its first byte (in
+	 * mscan's block) */
+	uint32_t *mpage;
 	/* per thread: the decoded events from the oldest pending step's on,
 	 * the next to run at ev[next] */
 	struct flow_ev *ev;

@@ -128,8 +128,13 @@ static int maybe_after_invoke(const uint8_t *code, uint32_t bci)
 	       (bci >= 5 && jbc_is_invoke(jbc_info(code[bci - 5])->kind));
 }
 
+/* The index's lists: 65536 by (opcode, next opcode), then 256 by opcode
+ * of the instructions no pair lists (the code after them is bad). */
+#define PAIR_KEYS 65536u
+#define RESYNC_KEYS (PAIR_KEYS + 256u)
+
 /* Lists gathered in program order, as key << 16 | bci (a bci fits 16
- * bits), method m's from at[m] on, then sorted by key into an index
+ * bits), method m's from at[m] on, then sorted by key into the index
  * (index_lists). */
 struct keyed {
 	uint32_t *v, *at;
@@ -137,60 +142,87 @@ struct keyed {
 	int err;
 };
 
-static void keyed_put(struct keyed *p, uint32_t key, size_t bci)
+static void keyed_grow(struct keyed *p)
 {
-	if (p->n == p->cap && jpb_grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v))) {
+	if (jpb_grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v)))
 		p->err = jpb_err_nomem;
+}
+
+/* Inline: called for every instruction of the program. */
+static inline void keyed_put(struct keyed *p, uint32_t key, size_t bci)
+{
+	if (p->n == p->cap && (keyed_grow(p), p->err))
 		return;
-	}
 	p->v[p->n++] = key << 16 | (uint16_t)bci;
 }
 
-/* Every instruction of method M into OPS by its opcode, and into PAIRS
- * by (opcode, next opcode), once per distinct next opcode the lookahead
- * can see (the successors', and after a fused pair the second's
- * successors'); invokes, returns and throws end a lookahead and get
- * (opcode, 0xff).  Read from the raw bytecode in one walk (a walk per
- * list cost one each), so that no CFG is built for a method no
- * resynchronisation reaches; a switch, jsr or ret asks the method's CFG
- * (rare). */
-static void method_lists(struct flow *f, uint32_t m, struct keyed *ops,
-			 struct keyed *pairs)
+/* Put the instruction at BCI (opcode OP) into PAIRS once per distinct
+ * next opcode of NX (N of them); with none, into LONE. */
+static void put_pairs(struct keyed *pairs, struct keyed *lone, uint8_t op,
+		      size_t bci, const uint8_t *nx, unsigned n)
 {
-	const struct jcf_method *jm = f->meths[m].hm.m;
-	const uint8_t *code = jm->code;
-	size_t len = jm->code ? jm->code_length : 0;
-	f->mscan[m] = (struct flow_mscan){ code, (uint32_t)len };
-	ops->at[m] = (uint32_t)ops->n;
+	uint8_t seen[32] = { 0 };
+	for (unsigned k = 0; k < n; k++) {
+		uint8_t o = nx[k];
+		if (!(seen[o >> 3] & (1u << (o & 7))))
+			keyed_put(pairs, (uint32_t)op << 8 | o, bci);
+		seen[o >> 3] |= (uint8_t)(1u << (o & 7));
+	}
+	if (!n)
+		keyed_put(lone, op, bci);
+}
+
+/* The opcodes a switch, jsr or ret at BCI of method M can go to, from its
+ * CFG (rare: read from the raw bytecode, the others need none), at most
+ * 256 distinct ones kept. */
+static unsigned cfg_next_ops(struct flow *f, uint32_t m, size_t bci, uint8_t *nx)
+{
+	const struct jcfg *g = flow_meth_cfg(f, m);
+	int32_t i = g ? jcfg_index_of(g, (uint32_t)bci) : -1;
+	uint32_t ns = 0;
+	const uint32_t *sc = i >= 0 ? jcfg_succs(g, (uint32_t)i, &ns) : NULL;
+	uint8_t seen[32] = { 0 };
+	unsigned n = 0;
+	for (uint32_t k = 0; k < ns; k++) {
+		uint8_t o = jcfg_insn(g, sc[k])->op;
+		if (!(seen[o >> 3] & (1u << (o & 7))))
+			nx[n++] = o;
+		seen[o >> 3] |= (uint8_t)(1u << (o & 7));
+	}
+	return n;
+}
+
+/* Every instruction of method M into PAIRS by (opcode, next opcode), once
+ * per distinct next opcode the lookahead can see (the successors', and
+ * after a fused pair the second's successors'); invokes, returns and
+ * throws end a lookahead and get (opcode, 0xff); one with no next opcode
+ * goes into LONE by its opcode.  Read from the raw bytecode in one walk,
+ * so that no CFG is built for a method no resynchronisation reaches. */
+static void method_lists(struct flow *f, uint32_t m, struct keyed *pairs,
+			 struct keyed *lone)
+{
+	const uint8_t *code = f->mscan[m].code;
+	size_t len = f->mscan[m].len;
 	pairs->at[m] = (uint32_t)pairs->n;
+	lone->at[m] = (uint32_t)lone->n;
 	for (size_t bci = 0; bci < len;) {
 		int l = jbc_length(code, len, bci);
 		if (l <= 0)
 			return; /* undefined code: its CFG fails too */
-		uint8_t op = code[bci], seen[32] = { 0 }, nx[3];
-		unsigned kind = jbc_info(op)->kind, n = 0;
-		long t = jbc_branch_target(code, len, bci);
+		uint8_t op = code[bci], nx[256];
+		unsigned kind = jbc_table[op].kind, n = 0;
 		size_t next = bci + (size_t)l;
-		keyed_put(ops, op, bci);
 		if (op == JBC_WIDE && bci + 1 < len && code[bci + 1] == 0xa9)
 			kind = JBC_RET;
 		if (jbc_is_invoke(kind) || kind == JBC_RETURN || kind == JBC_ATHROW) {
-			keyed_put(pairs, (uint32_t)op << 8 | 0xff, bci);
+			nx[n++] = 0xff;
 		} else if (kind == JBC_SWITCH || kind == JBC_JSR || kind == JBC_RET) {
-			const struct jcfg *g = flow_meth_cfg(f, m);
-			int32_t i = g ? jcfg_index_of(g, (uint32_t)bci) : -1;
-			uint32_t ns = 0;
-			const uint32_t *sc = i >= 0 ? jcfg_succs(g, (uint32_t)i, &ns) : NULL;
-			for (uint32_t k = 0; k < ns; k++) {
-				uint8_t o = jcfg_insn(g, sc[k])->op;
-				if (!(seen[o >> 3] & (1u << (o & 7))))
-					keyed_put(pairs, (uint32_t)op << 8 | o, bci);
-				seen[o >> 3] |= (uint8_t)(1u << (o & 7));
-			}
+			n = cfg_next_ops(f, m, bci, nx);
 		} else {
 			if (kind != JBC_GOTO && next < len)
 				nx[n++] = code[next];
-			if (kind != JBC_OTHER && t >= 0 && (size_t)t < len)
+			long t = kind == JBC_OTHER ? -1 : jbc_branch_target(code, len, bci);
+			if (t >= 0 && (size_t)t < len)
 				nx[n++] = code[t];
 			/* a fused pair: what follows its second instruction */
 			if (kind == JBC_OTHER && n == 1 && flow_fused_pair(op, nx[0])) {
@@ -198,44 +230,68 @@ static void method_lists(struct flow *f, uint32_t m, struct keyed *ops,
 				if (l2 > 0 && next + (size_t)l2 < len)
 					nx[n++] = code[next + (size_t)l2];
 			}
-			for (unsigned k = 0; k < n; k++) {
-				uint8_t o = nx[k];
-				if (!(seen[o >> 3] & (1u << (o & 7))))
-					keyed_put(pairs, (uint32_t)op << 8 | o, bci);
-				seen[o >> 3] |= (uint8_t)(1u << (o & 7));
-			}
 		}
+		put_pairs(pairs, lone, op, bci, nx, n);
 		bci = next;
 	}
 }
 
-/* P's entries of NM methods sorted by key (NKEYS of them), stably: each
- * key's list, START[key] .. START[key + 1] of *IDX (malloc'd), holds
- * method << 32 | bci in program order. */
-static int index_lists(const struct keyed *p, size_t nm, uint32_t *start,
-		       size_t nkeys, uint64_t **idx)
+/* P's entries of NM methods sorted by key, stably, into IDX: key k's
+ * list (of NKEYS) is START[k] .. START[k + 1], code offsets in program
+ * order; START[0], where the first list starts, is given. */
+static void index_lists(const struct flow *f, const struct keyed *p, size_t nm,
+			uint32_t *start, uint32_t nkeys, uint32_t *idx)
 {
-	*idx = malloc((p->n + 1) * sizeof(**idx));
-	if (!*idx)
-		return jpb_err_nomem;
-	memset(start, 0, (nkeys + 1) * sizeof(*start));
+	uint32_t first = start[0];
+	memset(start + 1, 0, nkeys * sizeof(*start));
 	for (size_t i = 0; i < p->n; i++)
 		start[(p->v[i] >> 16) + 1]++;
 	for (size_t k = 0; k < nkeys; k++)
 		start[k + 1] += start[k];
 	for (size_t m = 0; m < nm; m++)
 		for (size_t i = p->at[m]; i < p->at[m + 1]; i++)
-			(*idx)[start[p->v[i] >> 16]++] = (uint64_t)m << 32 | (p->v[i] & 0xffff);
+			idx[start[p->v[i] >> 16]++] = f->mscan[m].start + (p->v[i] & 0xffff);
 	/* the fill left start[k] at the end of list k */
 	for (size_t k = nkeys; k > 0; k--)
 		start[k] = start[k - 1];
-	start[0] = 0;
+	start[0] = first;
+}
+
+#define MPAGE_SHIFT 6
+
+/* The code of every method into f->mscan, and f->mpage; 0, or
+ * jpb_err_nomem, or jpb_err_invalid when the code exceeds 4 GB. */
+static int place_code(struct flow *f)
+{
+	size_t nm = f->nmeths, total = 0;
+	for (size_t m = 0; m < nm; m++)
+		if (f->meths[m].hm.m->code && (total += f->meths[m].hm.m->code_length) > UINT32_MAX)
+			return jpb_err_invalid;
+	size_t npage = (total >> MPAGE_SHIFT) + 1;
+	/* one block: methods.c frees mscan */
+	if (!(f->mscan = malloc((nm + 1) * sizeof(*f->mscan) + npage * sizeof(*f->mpage))))
+		return jpb_err_nomem;
+	f->mpage = (uint32_t *)(f->mscan + nm + 1);
+	uint32_t at = 0;
+	size_t page = 0;
+	for (size_t m = 0; m <= nm; m++) {
+		const struct jcf_method *jm = m < nm ? f->meths[m].hm.m : NULL;
+		uint32_t len = jm && jm->code ? jm->code_length : 0;
+		f->mscan[m] = (struct flow_mscan){ jm ? jm->code : NULL, len, at };
+		/* the pages whose first byte is in this method's code */
+		for (; page < npage && ((size_t)page << MPAGE_SHIFT) < (size_t)at + len; page++)
+			f->mpage[page] = (uint32_t)m;
+		at += len;
+	}
+	for (; page < npage; page++) /* past the code: no offset reads it */
+		f->mpage[page] = nm ? (uint32_t)nm - 1 : 0;
+	f->nmscan = (uint32_t)nm;
 	return 0;
 }
 
-/* The resync index over every loaded method: per opcode and per (opcode,
- * next opcode), the (method, bci) pairs in program order. */
-static int build_opidx(struct flow *f)
+/* Every loaded method a meths index (the index's methods), and their code
+ * placed (place_code). */
+static int index_methods(struct flow *f)
 {
 	struct jhier *h = jprog_hier(f->p);
 	size_t nc = jhier_class_count(h);
@@ -249,31 +305,41 @@ static int build_opidx(struct flow *f)
 				return jpb_err_nomem;
 		}
 	}
-	size_t nm = f->nmeths;
-	struct keyed ops = { 0 }, pairs = { 0 };
-	if (!(f->mscan = malloc((nm + 1) * sizeof(*f->mscan))))
-		return jpb_err_nomem;
-	ops.at = malloc((nm + 1) * sizeof(*ops.at));
+	return place_code(f);
+}
+
+/* The resync index over every loaded method (f->pairstart, f->pairidx). */
+static int build_opidx(struct flow *f)
+{
+	free(f->mscan); /* from a build that failed */
+	free(f->pairstart);
+	free(f->pairidx);
+	f->pairidx = NULL;
+	int err = index_methods(f);
+	size_t nm = f->nmscan;
+	struct keyed pairs = { 0 }, lone = { 0 };
 	pairs.at = malloc((nm + 1) * sizeof(*pairs.at));
-	f->pairstart = calloc(65537, sizeof(*f->pairstart));
-	int err = ops.at && pairs.at && f->pairstart ? 0 : jpb_err_nomem;
+	lone.at = malloc((nm + 1) * sizeof(*lone.at));
+	f->pairstart = calloc(RESYNC_KEYS + 1, sizeof(*f->pairstart));
+	if (!err && !(pairs.at && lone.at && f->pairstart))
+		err = jpb_err_nomem;
 	for (size_t m = 0; m < nm && !err; m++) {
-		method_lists(f, (uint32_t)m, &ops, &pairs);
-		err = ops.err ? ops.err : pairs.err;
+		method_lists(f, (uint32_t)m, &pairs, &lone);
+		err = pairs.err ? pairs.err : lone.err;
 	}
+	if (!err && !(f->pairidx = malloc((pairs.n + lone.n + 1) * sizeof(*f->pairidx))))
+		err = jpb_err_nomem;
 	if (!err) {
-		ops.at[nm] = (uint32_t)ops.n;
 		pairs.at[nm] = (uint32_t)pairs.n;
-		err = index_lists(&ops, nm, f->opstart, 256, &f->opidx);
+		lone.at[nm] = (uint32_t)lone.n;
+		index_lists(f, &pairs, nm, f->pairstart, PAIR_KEYS, f->pairidx);
+		index_lists(f, &lone, nm, f->pairstart + PAIR_KEYS, 256, f->pairidx);
+		f->opidx_built = 1;
 	}
-	if (!err)
-		err = index_lists(&pairs, nm, f->pairstart, 65536, &f->pairidx);
-	free(ops.v);
-	free(ops.at);
 	free(pairs.v);
 	free(pairs.at);
-	if (!err)
-		f->opidx_built = 1;
+	free(lone.v);
+	free(lone.at);
 	return err;
 }
 
@@ -291,6 +357,77 @@ static uint64_t ops_hash(int lost, int want, const uint8_t *ops, size_t n)
 	for (size_t i = 0; i < n; i++)
 		h = (h ^ ops[i]) * 1099511628211ull;
 	return (h ^ n) * 1099511628211ull;
+}
+
+/* The code offsets of every instruction with opcode OP in program order:
+ * *LIST (malloc'd) and *N.  The union of OP's lists, sorted through a bit
+ * per byte of code (f->opidx, left clear). */
+static int op_list(struct flow *f, uint8_t op, uint32_t **list, size_t *n)
+{
+	size_t words = f->mscan[f->nmscan].start / 64 + 1, total = 0, k = 0;
+	if (!f->opidx && !(f->opidx = calloc(words, sizeof(*f->opidx))))
+		return jpb_err_nomem;
+	const uint32_t *st = f->pairstart;
+	for (uint32_t key = (uint32_t)op << 8; key <= ((uint32_t)op << 8 | 0xff); key++)
+		total += st[key + 1] - st[key];
+	total += st[PAIR_KEYS + op + 1] - st[PAIR_KEYS + op];
+	if (!(*list = malloc((total + 1) * sizeof(**list))))
+		return jpb_err_nomem;
+	for (uint32_t key = (uint32_t)op << 8; key <= ((uint32_t)op << 8 | 0xff); key++)
+		for (uint32_t i = st[key]; i < st[key + 1]; i++)
+			f->opidx[f->pairidx[i] / 64] |= 1ull << (f->pairidx[i] % 64);
+	for (uint32_t i = st[PAIR_KEYS + op]; i < st[PAIR_KEYS + op + 1]; i++)
+		f->opidx[f->pairidx[i] / 64] |= 1ull << (f->pairidx[i] % 64);
+	for (size_t w = 0; w < words; w++) {
+		for (uint64_t b = f->opidx[w]; b; b &= b - 1)
+			(*list)[k++] = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(b));
+		f->opidx[w] = 0;
+	}
+	*n = k;
+	return 0;
+}
+
+/* The method whose code holds offset OFF: M, where a dense list's next
+ * entry mostly is, or from OFF's page on. */
+static uint32_t meth_at(const struct flow *f, uint32_t m, uint32_t off)
+{
+	const struct flow_mscan *ms = f->mscan;
+	if (off >= ms[m].start && off < ms[m + 1].start)
+		return m;
+	for (m = f->mpage[off >> MPAGE_SHIFT]; ms[m + 1].start <= off; m++)
+		;
+	return m;
+}
+
+/* The position (instruction index) in method M at BCI where OPS can run
+ * given LOST and WANT (resync_candidates), or -1. */
+static int64_t candidate_at(struct flow *f, uint32_t m, uint32_t bci, int lost,
+			    int want, const uint8_t *ops, size_t n)
+{
+	/* first what the raw bytecode can tell (each a necessary condition
+	 * of the checks below, which are made again) */
+	if (lost == LOST_AT_ENTRY && bci != 0)
+		return -1;
+	const struct flow_mscan *ms = &f->mscan[m];
+	unsigned rb = 4096;
+	if (!flow_entry_fits(f, m, want) ||
+	    (lost == LOST_AFTER_RET && !maybe_after_invoke(ms->code, bci)) ||
+	    (lost == LOST_AT_HANDLER && !is_handler(&f->meths[m], bci)) ||
+	    !flow_raw_explains(ms->code, ms->len, bci, ops, n, &rb))
+		return -1;
+	/* the index holds bcis: the CFG is built for candidates only */
+	const struct jcfg *g = flow_meth_cfg(f, m);
+	int32_t pos = g ? jcfg_index_of(g, bci) : -1;
+	if (pos < 0 || (lost == LOST_AT_ENTRY && pos != 0) || !flow_entry_fits(f, m, want))
+		return -1;
+	if (lost == LOST_AFTER_RET &&
+	    (pos == 0 || !jbc_is_invoke(jcfg_insn(g, (uint32_t)pos - 1)->kind)))
+		return -1;
+	if (lost == LOST_AT_HANDLER &&
+	    !is_handler(&f->meths[m], jcfg_insn(g, (uint32_t)pos)->bci))
+		return -1;
+	unsigned budget = 4096;
+	return explains(f, m, (uint32_t)pos, ops, n, &budget) ? pos : -1;
 }
 
 /* The instructions where OPS (OPS[0] == OP) can run given LOST (at an
@@ -320,59 +457,36 @@ static int resync_candidates(struct flow *f, uint8_t op, int lost, int want,
 		     sizeof(*f->rpool)))
 		return jpb_err_nomem;
 	uint64_t *out = f->rpool + f->nrpool;
-	uint32_t cnt = 0;
-	/* Candidates in program order: the opcode's list, or with a next
-	 * opcode the merge of its (op, next) and (op, end) lists. */
-	const uint64_t *la = f->opidx + f->opstart[op], *lb = NULL;
-	size_t na = f->opstart[op + 1] - f->opstart[op], nb = 0, ia = 0, ib = 0;
+	uint32_t cnt = 0, *own = NULL;
+	/* Candidates in program order: with a next opcode the merge of its
+	 * (op, next) and (op, end) lists, else all of the opcode's. */
+	const uint32_t *la, *lb = NULL;
+	size_t na, nb = 0, ia = 0, ib = 0;
 	if (n >= 2) {
 		uint32_t ka = (uint32_t)op << 8 | ops[1], kb = (uint32_t)op << 8 | 0xff;
 		la = f->pairidx + f->pairstart[ka];
 		na = f->pairstart[ka + 1] - f->pairstart[ka];
 		lb = f->pairidx + f->pairstart[kb];
 		nb = f->pairstart[kb + 1] - f->pairstart[kb];
+	} else if (op_list(f, op, &own, &na)) {
+		return jpb_err_nomem;
+	} else {
+		la = own;
 	}
+	uint32_t m = 0;
 	while (ia < na || ib < nb) {
-		uint64_t v = ib >= nb || (ia < na && la[ia] < lb[ib]) ? la[ia++] : lb[ib++];
-		uint32_t m = (uint32_t)(v >> 32), bci = (uint32_t)v;
-		/* first what the raw bytecode can tell (each a necessary
-		 * condition of the checks below, which are made again), the
-		 * method read only once the entry's bci passes */
-		if (lost == LOST_AT_ENTRY && bci != 0)
-			continue;
-		struct flow_mscan *ms = &f->mscan[m];
-		unsigned rb = 4096;
-		if (!flow_entry_fits(f, m, want) ||
-		    (lost == LOST_AFTER_RET && !maybe_after_invoke(ms->code, bci)) ||
-		    (lost == LOST_AT_HANDLER && !is_handler(&f->meths[m], bci)) ||
-		    !flow_raw_explains(ms->code, ms->len, bci, ops, n, &rb))
-			continue;
-		/* the index holds bcis: the CFG is built for candidates only */
-		const struct jcfg *g = flow_meth_cfg(f, m);
-		int32_t at = g ? jcfg_index_of(g, (uint32_t)v) : -1;
-		if (at < 0)
-			continue;
-		uint32_t pos = (uint32_t)at;
-		v = (uint64_t)m << 32 | pos;
-		if (lost == LOST_AT_ENTRY && pos != 0)
-			continue;
-		if (!flow_entry_fits(f, m, want))
-			continue;
-		if (lost == LOST_AFTER_RET &&
-		    (pos == 0 || !jbc_is_invoke(jcfg_insn(g, pos - 1)->kind)))
-			continue;
-		if (lost == LOST_AT_HANDLER &&
-		    !is_handler(&f->meths[m], jcfg_insn(g, pos)->bci))
-			continue;
-		unsigned budget = 4096;
-		if (!explains(f, m, pos, ops, n, &budget))
+		uint32_t off = ib >= nb || (ia < na && la[ia] < lb[ib]) ? la[ia++] : lb[ib++];
+		m = meth_at(f, m, off);
+		int64_t pos = candidate_at(f, m, off - f->mscan[m].start, lost, want, ops, n);
+		if (pos < 0)
 			continue;
 		if (cnt == f->o.max_resync) {
 			cnt = RCACHE_TOO_MANY;
 			break;
 		}
-		out[cnt++] = v;
+		out[cnt++] = (uint64_t)m << 32 | (uint64_t)pos;
 	}
+	free(own);
 	*e = (struct rcache){ h, 1, (uint8_t)lost, (uint8_t)n, { 0 }, want,
 			      (uint32_t)f->nrpool, cnt };
 	memcpy(e->ops, ops, n);

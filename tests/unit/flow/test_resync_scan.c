@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Resynchronisation's search of the whole program (resync.c): the index
+ * lists code offsets among every method's code, so a candidate's method is
+ * found from its offset.  Rs places its three negations between long
+ * methods, each in other 64-byte pages of code: a search by one opcode
+ * (the union of its lists), by two (a pair's list), at a method entry
+ * (the lists of first instructions) and after a return must each find
+ * exactly the instructions that fit, in their own methods.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "flow/flow.h"
+#include "script_fixture.h"
+
+#define LONG_BODY                                                            \
+	"int s = a; s = s * 31 + 7; s = s * 37 + 11; s = s * 41 + 13;"      \
+	" s = s * 43 + 17; s = s * 47 + 19; s = s * 53 + 23; s = s * 59 + 29;" \
+	" s = s * 61 + 31; s = s * 67 + 37; s = s * 71 + 41; s = s * 73 + 43;" \
+	" s = s * 79 + 47; s = s * 83 + 53; s = s * 89 + 59; return s;"
+
+static const char *src =
+	"public class Rs {\n"
+	"    static int long1(int a) { " LONG_BODY " }\n"
+	"    static int neg1(int a) { return -a; }\n"
+	"    static int long2(int a) { " LONG_BODY " }\n"
+	"    static int neg2(int a, int b) { int c = -a; return c + b; }\n"
+	"    static int long3(int a) { " LONG_BODY " }\n"
+	"    static int neg3(int a) { return -a; }\n"
+	"    static int callNeg(int a) { int r = neg2(a, 1); return r - 5; }\n"
+	"}\n";
+
+enum { CL_ENTRY = 1 };
+
+static int setup(void **state)
+{
+	static const char *const cls[] = { "Rs" };
+	*state = script_fx_new(src, cls, 1);
+	return 0;
+}
+
+/* Run X's script through a fresh flow: its events must be N, each of one
+ * of the methods named in NAMES ("a|b"), at BCI[i], with STATUS and
+ * NCAND. */
+static void expect(struct script_fx *x, size_t n, const char *const *names,
+		   const int32_t *bci, uint8_t status, const uint16_t *ncand)
+{
+	struct flow *f;
+	assert_int_equal(flow_alloc(&f, x->p, NULL), 0);
+	assert_int_equal(flow_set_codelet(f, CL_ENTRY, "zerolocals"), 0);
+	const struct jpb_flow_event *out;
+	size_t got;
+	assert_int_equal(flow_thread(f, x->s.ev, x->s.n, &out, &got, NULL), 0);
+	assert_int_equal(got, n);
+	for (size_t i = 0; i < n; i++) {
+		const struct flow_method_info *m = flow_method(f, out[i].method);
+		assert_non_null(m);
+		char bar[80];
+		snprintf(bar, sizeof(bar), "|%s|", names[i]);
+		char me[80];
+		snprintf(me, sizeof(me), "|%s|", m->name);
+		if (!strstr(bar, me))
+			fail_msg("event %zu: %s, want %s", i, m->name, names[i]);
+		assert_int_equal(out[i].bci, bci[i]);
+		assert_int_equal(out[i].status, status);
+		assert_int_equal(out[i].ncand, ncand[i]);
+	}
+	flow_free(f);
+}
+
+/* ineg alone: every ineg of the program, in three methods. */
+static void test_one_opcode(void **state)
+{
+	struct script_fx *x = *state;
+	if (!x)
+		skip();
+	x->s.n = 0;
+	script_ops(&x->s, 0x74, -1);
+	static const char *const names[] = { "neg1|neg2|neg3" };
+	static const int32_t bci[] = { 1 };
+	static const uint16_t ncand[] = { 3 };
+	expect(x, 1, names, bci, JPB_FLOW_CHOSEN, ncand);
+}
+
+/* ineg then ireturn: neg2's ineg is followed by istore_2. */
+static void test_opcode_pair(void **state)
+{
+	struct script_fx *x = *state;
+	if (!x)
+		skip();
+	x->s.n = 0;
+	script_ops(&x->s, 0x74, 0xac, -1);
+	static const char *const names[] = { "neg1|neg3", "neg1|neg3" };
+	static const int32_t bci[] = { 1, 2 };
+	static const uint16_t ncand[] = { 2, 2 };
+	expect(x, 2, names, bci, JPB_FLOW_CHOSEN, ncand);
+}
+
+/* An unknown method entered, running iload_0 ineg ireturn: the negations'
+ * first instructions, not the long methods' iload_0 (then istore_1). */
+static void test_entry(void **state)
+{
+	struct script_fx *x = *state;
+	if (!x)
+		skip();
+	x->s.n = 0;
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	script_ops(&x->s, 0x1a, 0x74, 0xac, -1);
+	static const char *const names[] = { "neg1|neg3", "neg1|neg3", "neg1|neg3" };
+	static const int32_t bci[] = { 0, 1, 2 };
+	static const uint16_t ncand[] = { 2, 2, 2 };
+	expect(x, 3, names, bci, JPB_FLOW_CHOSEN, ncand);
+}
+
+/* neg2 entered with its caller unknown, then the code after its call:
+ * callNeg's istore_1 after invokestatic, the one place in the program. */
+static void test_after_return(void **state)
+{
+	struct script_fx *x = *state;
+	if (!x)
+		skip();
+	x->s.n = 0;
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	script_ops(&x->s, 0x1a, 0x74, 0x3d, 0x1c, 0x1b, 0x60, 0xac, -1); /* neg2 */
+	script_ops(&x->s, 0x3c, 0x1b, 0x08, 0x64, 0xac, -1);             /* callNeg */
+	static const char *const names[] = { "neg2", "neg2", "neg2", "neg2", "neg2",
+					     "neg2", "neg2", "callNeg", "callNeg",
+					     "callNeg", "callNeg", "callNeg" };
+	static const int32_t bci[] = { 0, 1, 2, 3, 4, 5, 6, 5, 6, 7, 8, 9 };
+	static const uint16_t ncand[] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
+	expect(x, 12, names, bci, JPB_FLOW_CERTAIN, ncand);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_one_opcode),
+		cmocka_unit_test(test_opcode_pair),
+		cmocka_unit_test(test_entry),
+		cmocka_unit_test(test_after_return),
+	};
+	return cmocka_run_group_tests(tests, setup, script_fx_teardown);
+}

@@ -276,9 +276,9 @@ struct flow {
 	uint8_t *clkind; /* per codelet, its CODELET_* bits */
 	size_t ncodelets;
 	/* resync index (raw bytecode), by (opcode, next opcode), 0xff as
-	 * next = ends the lookahead, then by opcode the instructions no pair
-	 * lists (RESYNC_KEYS lists): code offsets (mscan[m].start + bci),
-	 * in program order */
+	 * next = ends the lookahead, by opcode the instructions no pair
+	 * lists, by (opcode, next opcode) those at bci 0 (RESYNC_KEYS lists,
+	 * resync.c): code offsets (mscan[m].start + bci), in program order */
 	int opidx_built;
 	uint32_t *pairstart; /* RESYNC_KEYS + 1 entries */
 	uint32_t *pairidx;

@@ -128,10 +128,14 @@ static int maybe_after_invoke(const uint8_t *code, uint32_t bci)
 	       (bci >= 5 && jbc_is_invoke(jbc_info(code[bci - 5])->kind));
 }
 
-/* The index's lists: 65536 by (opcode, next opcode), then 256 by opcode
- * of the instructions no pair lists (the code after them is bad). */
+/* The index's lists: 65536 by (opcode, next opcode), 256 by opcode of
+ * the instructions no pair lists (the code after them is bad), and again
+ * by (opcode, next opcode) those at bci 0 (a method entry's search reads
+ * only them: a tenth of the entries). */
 #define PAIR_KEYS 65536u
-#define RESYNC_KEYS (PAIR_KEYS + 256u)
+#define LONE_BASE PAIR_KEYS
+#define ENTRY_BASE (PAIR_KEYS + 256u)
+#define RESYNC_KEYS (ENTRY_BASE + PAIR_KEYS)
 
 /* Lists gathered in program order, as key << 16 | bci (a bci fits 16
  * bits), method m's from at[m] on, then sorted by key into the index
@@ -156,20 +160,29 @@ static inline void keyed_put(struct keyed *p, uint32_t key, size_t bci)
 	p->v[p->n++] = key << 16 | (uint16_t)bci;
 }
 
-/* Put the instruction at BCI (opcode OP) into PAIRS once per distinct
- * next opcode of NX (N of them); with none, into LONE. */
-static void put_pairs(struct keyed *pairs, struct keyed *lone, uint8_t op,
-		      size_t bci, const uint8_t *nx, unsigned n)
+/* The index's three kinds of lists while they are gathered. */
+struct lists {
+	struct keyed pairs, lone, entry;
+};
+
+/* Put the instruction at BCI (opcode OP) into the pair lists once per
+ * distinct next opcode of NX (N of them), at bci 0 also into the entry
+ * lists; with none, into the lone lists. */
+static void put_pairs(struct lists *l, uint8_t op, size_t bci, const uint8_t *nx,
+		      unsigned n)
 {
 	uint8_t seen[32] = { 0 };
 	for (unsigned k = 0; k < n; k++) {
 		uint8_t o = nx[k];
-		if (!(seen[o >> 3] & (1u << (o & 7))))
-			keyed_put(pairs, (uint32_t)op << 8 | o, bci);
+		if (!(seen[o >> 3] & (1u << (o & 7)))) {
+			keyed_put(&l->pairs, (uint32_t)op << 8 | o, bci);
+			if (!bci)
+				keyed_put(&l->entry, (uint32_t)op << 8 | o, bci);
+		}
 		seen[o >> 3] |= (uint8_t)(1u << (o & 7));
 	}
 	if (!n)
-		keyed_put(lone, op, bci);
+		keyed_put(&l->lone, op, bci);
 }
 
 /* The opcodes a switch, jsr or ret at BCI of method M can go to, from its
@@ -196,15 +209,15 @@ static unsigned cfg_next_ops(struct flow *f, uint32_t m, size_t bci, uint8_t *nx
  * per distinct next opcode the lookahead can see (the successors', and
  * after a fused pair the second's successors'); invokes, returns and
  * throws end a lookahead and get (opcode, 0xff); one with no next opcode
- * goes into LONE by its opcode.  Read from the raw bytecode in one walk,
+ * goes into the lone lists (put_pairs).  Read from the raw bytecode in one walk,
  * so that no CFG is built for a method no resynchronisation reaches. */
-static void method_lists(struct flow *f, uint32_t m, struct keyed *pairs,
-			 struct keyed *lone)
+static void method_lists(struct flow *f, uint32_t m, struct lists *ls)
 {
 	const uint8_t *code = f->mscan[m].code;
 	size_t len = f->mscan[m].len;
-	pairs->at[m] = (uint32_t)pairs->n;
-	lone->at[m] = (uint32_t)lone->n;
+	ls->pairs.at[m] = (uint32_t)ls->pairs.n;
+	ls->lone.at[m] = (uint32_t)ls->lone.n;
+	ls->entry.at[m] = (uint32_t)ls->entry.n;
 	for (size_t bci = 0; bci < len;) {
 		int l = jbc_length(code, len, bci);
 		if (l <= 0)
@@ -231,7 +244,7 @@ static void method_lists(struct flow *f, uint32_t m, struct keyed *pairs,
 					nx[n++] = code[next + (size_t)l2];
 			}
 		}
-		put_pairs(pairs, lone, op, bci, nx, n);
+		put_pairs(ls, op, bci, nx, n);
 		bci = next;
 	}
 }
@@ -308,6 +321,24 @@ static int index_methods(struct flow *f)
 	return place_code(f);
 }
 
+/* LS's lists sorted into f->pairidx, f->pairstart. */
+static int index_all(struct flow *f, struct lists *ls, size_t nm)
+{
+	struct keyed *k[3] = { &ls->pairs, &ls->lone, &ls->entry };
+	static const uint32_t base[3] = { 0, LONE_BASE, ENTRY_BASE };
+	static const uint32_t nkeys[3] = { PAIR_KEYS, 256, PAIR_KEYS };
+	size_t total = 0;
+	for (int i = 0; i < 3; i++) {
+		k[i]->at[nm] = (uint32_t)k[i]->n;
+		total += k[i]->n;
+	}
+	if (!(f->pairidx = malloc((total + 1) * sizeof(*f->pairidx))))
+		return jpb_err_nomem;
+	for (int i = 0; i < 3; i++)
+		index_lists(f, k[i], nm, f->pairstart + base[i], nkeys[i], f->pairidx);
+	return 0;
+}
+
 /* The resync index over every loaded method (f->pairstart, f->pairidx). */
 static int build_opidx(struct flow *f)
 {
@@ -317,29 +348,25 @@ static int build_opidx(struct flow *f)
 	f->pairidx = NULL;
 	int err = index_methods(f);
 	size_t nm = f->nmscan;
-	struct keyed pairs = { 0 }, lone = { 0 };
-	pairs.at = malloc((nm + 1) * sizeof(*pairs.at));
-	lone.at = malloc((nm + 1) * sizeof(*lone.at));
+	struct lists ls = { 0 };
+	struct keyed *k[3] = { &ls.pairs, &ls.lone, &ls.entry };
+	for (int i = 0; i < 3; i++)
+		if (!(k[i]->at = malloc((nm + 1) * sizeof(*k[i]->at))))
+			err = jpb_err_nomem;
 	f->pairstart = calloc(RESYNC_KEYS + 1, sizeof(*f->pairstart));
-	if (!err && !(pairs.at && lone.at && f->pairstart))
+	if (!f->pairstart)
 		err = jpb_err_nomem;
 	for (size_t m = 0; m < nm && !err; m++) {
-		method_lists(f, (uint32_t)m, &pairs, &lone);
-		err = pairs.err ? pairs.err : lone.err;
+		method_lists(f, (uint32_t)m, &ls);
+		for (int i = 0; i < 3; i++)
+			err = err ? err : k[i]->err;
 	}
-	if (!err && !(f->pairidx = malloc((pairs.n + lone.n + 1) * sizeof(*f->pairidx))))
-		err = jpb_err_nomem;
-	if (!err) {
-		pairs.at[nm] = (uint32_t)pairs.n;
-		lone.at[nm] = (uint32_t)lone.n;
-		index_lists(f, &pairs, nm, f->pairstart, PAIR_KEYS, f->pairidx);
-		index_lists(f, &lone, nm, f->pairstart + PAIR_KEYS, 256, f->pairidx);
+	if (!err && !(err = index_all(f, &ls, nm)))
 		f->opidx_built = 1;
+	for (int i = 0; i < 3; i++) {
+		free(k[i]->v);
+		free(k[i]->at);
 	}
-	free(pairs.v);
-	free(pairs.at);
-	free(lone.v);
-	free(lone.at);
 	return err;
 }
 
@@ -370,13 +397,13 @@ static int op_list(struct flow *f, uint8_t op, uint32_t **list, size_t *n)
 	const uint32_t *st = f->pairstart;
 	for (uint32_t key = (uint32_t)op << 8; key <= ((uint32_t)op << 8 | 0xff); key++)
 		total += st[key + 1] - st[key];
-	total += st[PAIR_KEYS + op + 1] - st[PAIR_KEYS + op];
+	total += st[LONE_BASE + op + 1] - st[LONE_BASE + op];
 	if (!(*list = malloc((total + 1) * sizeof(**list))))
 		return jpb_err_nomem;
 	for (uint32_t key = (uint32_t)op << 8; key <= ((uint32_t)op << 8 | 0xff); key++)
 		for (uint32_t i = st[key]; i < st[key + 1]; i++)
 			f->opidx[f->pairidx[i] / 64] |= 1ull << (f->pairidx[i] % 64);
-	for (uint32_t i = st[PAIR_KEYS + op]; i < st[PAIR_KEYS + op + 1]; i++)
+	for (uint32_t i = st[LONE_BASE + op]; i < st[LONE_BASE + op + 1]; i++)
 		f->opidx[f->pairidx[i] / 64] |= 1ull << (f->pairidx[i] % 64);
 	for (size_t w = 0; w < words; w++) {
 		for (uint64_t b = f->opidx[w]; b; b &= b - 1)
@@ -459,11 +486,14 @@ static int resync_candidates(struct flow *f, uint8_t op, int lost, int want,
 	uint64_t *out = f->rpool + f->nrpool;
 	uint32_t cnt = 0, *own = NULL;
 	/* Candidates in program order: with a next opcode the merge of its
-	 * (op, next) and (op, end) lists, else all of the opcode's. */
+	 * (op, next) and (op, end) lists (at an entry, of their bci 0 ones),
+	 * else all of the opcode's. */
 	const uint32_t *la, *lb = NULL;
 	size_t na, nb = 0, ia = 0, ib = 0;
 	if (n >= 2) {
-		uint32_t ka = (uint32_t)op << 8 | ops[1], kb = (uint32_t)op << 8 | 0xff;
+		uint32_t base = lost == LOST_AT_ENTRY ? ENTRY_BASE : 0;
+		uint32_t ka = base + ((uint32_t)op << 8 | ops[1]);
+		uint32_t kb = base + ((uint32_t)op << 8 | 0xff);
 		la = f->pairidx + f->pairstart[ka];
 		na = f->pairstart[ka + 1] - f->pairstart[ka];
 		lb = f->pairidx + f->pairstart[kb];

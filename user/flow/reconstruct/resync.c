@@ -67,56 +67,81 @@ static int explains(struct flow *f, uint32_t meth, uint32_t pos,
 	return 0;
 }
 
-/* explains() read from the raw bytecode CODE, before any CFG is built:
- * 0 only where explains() says 0 (or the method's CFG cannot be built),
- * else 1.  The instructions it follows get the CFG's successors in the
- * CFG's order (the next, then a branch target that differs from it) and
- * the same fused pairs, so where it meets no switch, jsr or ret (which
- * it leaves to explains) it walks explains' very tree, budget included.
- * Most of a resynchronisation's candidates fail here (jython: 98%), and
- * their methods' CFGs are then never built. */
-int flow_raw_explains(const uint8_t *code, size_t len, size_t bci, const uint8_t *ops,
-		      size_t n, unsigned *budget)
+/* The kinds whose instruction ends flow_raw_explains' walk with a yes. */
+#define RAW_STOP                                                              \
+	(1u << JBC_INVOKE_VIRTUAL | 1u << JBC_INVOKE_SPECIAL | 1u << JBC_INVOKE_STATIC | \
+	 1u << JBC_INVOKE_INTERFACE | 1u << JBC_INVOKE_DYNAMIC | 1u << JBC_RETURN |    \
+	 1u << JBC_ATHROW | 1u << JBC_SWITCH | 1u << JBC_JSR | 1u << JBC_RET |         \
+	 1u << JBC_INVALID)
+
+/* The instructions flow_raw_explains follows from BCI, in explains' order
+ * (the next, then a branch target that differs from it, then after a
+ * fused pair the second's next) into S: their count, where one at LEN or
+ * beyond (or whose length is bad) ends the walk with a yes; 0 where the
+ * walk ends with a yes here (a call, return or throw, or what it leaves
+ * to explains: a switch, jsr or ret, bad code). */
+static unsigned raw_succs(const uint8_t *code, size_t len, size_t bci, size_t *s)
 {
-	if (n <= 1 || !*budget)
-		return 1;
-	--*budget;
 	uint8_t op = code[bci];
-	unsigned kind = jbc_info(op)->kind;
-	if (jbc_is_invoke(kind) || kind == JBC_RETURN || kind == JBC_ATHROW ||
-	    kind == JBC_SWITCH || kind == JBC_JSR || kind == JBC_RET ||
-	    kind == JBC_INVALID || (op == JBC_WIDE && bci + 1 < len && code[bci + 1] == 0xa9))
-		return 1;
+	/* an undefined opcode (kind JBC_OTHER in the table) has no length */
+	unsigned kind = jbc_table[op].kind;
+	if ((1u << kind & RAW_STOP) ||
+	    (op == JBC_WIDE && bci + 1 < len && code[bci + 1] == 0xa9))
+		return 0;
 	int l = jbc_length(code, len, bci);
 	if (l <= 0)
-		return 1;
-	size_t s[2];
+		return 0;
 	unsigned ns = 0;
 	if (kind != JBC_GOTO)
 		s[ns++] = bci + (size_t)l;
 	if (kind == JBC_COND_BRANCH || kind == JBC_GOTO) {
 		long t = jbc_branch_target(code, len, bci);
 		if (t < 0)
-			return 1;
+			return 0;
 		if (!ns || s[0] != (size_t)t)
 			s[ns++] = (size_t)t;
 	}
-	for (unsigned k = 0; k < ns; k++) {
-		if (s[k] >= len)
-			return 1;
-		if (code[s[k]] == ops[1] && flow_raw_explains(code, len, s[k], ops + 1, n - 1, budget))
-			return 1;
-	}
-	if (ns == 1 && flow_fused_pair(op, code[s[0]])) {
-		/* getfield, iload and caload fall through: one successor */
+	/* getfield, iload and caload fall through: one successor */
+	if (ns == 1 && s[0] < len && flow_fused_pair(op, code[s[0]])) {
 		int l2 = jbc_length(code, len, s[0]);
-		size_t s2 = s[0] + (size_t)(l2 > 0 ? l2 : 0);
-		if (l2 <= 0 || s2 >= len)
-			return 1;
-		if (code[s2] == ops[1] && flow_raw_explains(code, len, s2, ops + 1, n - 1, budget))
-			return 1;
+		s[ns++] = l2 > 0 ? s[0] + (size_t)l2 : len;
 	}
-	return 0;
+	return ns;
+}
+
+/* explains() read from the raw bytecode CODE, before any CFG is built:
+ * 0 only where explains() says 0 (or the method's CFG cannot be built),
+ * else 1.  The instructions it follows get the CFG's successors in the
+ * CFG's order and the same fused pairs (raw_succs), so where it meets no
+ * switch, jsr or ret (which it leaves to explains) it walks explains'
+ * very tree, budget included.  Most of a resynchronisation's candidates
+ * fail here (jython: 98%), and their methods' CFGs are then never built.
+ * The last successor is followed in the loop, the others by a call:
+ * straight code, most of it, makes no call. */
+int flow_raw_explains(const uint8_t *code, size_t len, size_t bci, const uint8_t *ops,
+		      size_t n, unsigned *budget)
+{
+	for (;; ops++, n--) {
+		if (n <= 1 || !*budget)
+			return 1;
+		--*budget;
+		size_t s[3];
+		unsigned ns = raw_succs(code, len, bci, s);
+		if (!ns)
+			return 1;
+		for (unsigned k = 0; k + 1 < ns; k++) {
+			if (s[k] >= len)
+				return 1;
+			if (code[s[k]] == ops[1] &&
+			    flow_raw_explains(code, len, s[k], ops + 1, n - 1, budget))
+				return 1;
+		}
+		bci = s[ns - 1];
+		if (bci >= len)
+			return 1;
+		if (code[bci] != ops[1])
+			return 0;
+	}
 }
 
 /* Can the instruction at BCI follow an invoke?  An invoke is 3 bytes

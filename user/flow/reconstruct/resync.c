@@ -196,15 +196,15 @@ struct lists {
 static void put_pairs(struct lists *l, uint8_t op, size_t bci, const uint8_t *nx,
 		      unsigned n)
 {
-	uint8_t seen[32] = { 0 };
 	for (unsigned k = 0; k < n; k++) {
-		uint8_t o = nx[k];
-		if (!(seen[o >> 3] & (1u << (o & 7)))) {
-			keyed_put(&l->pairs, (uint32_t)op << 8 | o, bci);
-			if (!bci)
-				keyed_put(&l->entry, (uint32_t)op << 8 | o, bci);
-		}
-		seen[o >> 3] |= (uint8_t)(1u << (o & 7));
+		unsigned j = 0;
+		while (j < k && nx[j] != nx[k]) /* N is at most 3 but at a switch */
+			j++;
+		if (j < k)
+			continue;
+		keyed_put(&l->pairs, (uint32_t)op << 8 | nx[k], bci);
+		if (!bci)
+			keyed_put(&l->entry, (uint32_t)op << 8 | nx[k], bci);
 	}
 	if (!n)
 		keyed_put(&l->lone, op, bci);

@@ -12,7 +12,6 @@
 struct jcf {
 	uint8_t *data;
 	size_t len;
-	char *strings; /* arena for NUL-terminated Utf8 copies */
 	unsigned major, minor;
 	uint16_t access;
 	uint16_t this_idx, super_idx;
@@ -127,8 +126,12 @@ static void skip(struct cursor *c, size_t n, const char *what)
 
 /* ---- constant pool ------------------------------------------------------ */
 
-static void read_utf8(struct cursor *c, struct jcf *cf, struct jcf_cpe *e,
-		      char **arena)
+/* The text moves back over its length field, two bytes, and its NUL
+ * goes where the text ended: every name becomes a C string inside the
+ * jcf's own copy of the class, without a second copy of its strings.
+ * Nothing reads the length field afterwards (the entry keeps it in
+ * `value`), and the move stays inside the entry. */
+static void read_utf8(struct cursor *c, struct jcf *cf, struct jcf_cpe *e)
 {
 	uint16_t n = u2(c, "Utf8 length");
 	if (!need(c, n, "Utf8 bytes"))
@@ -143,13 +146,12 @@ static void read_utf8(struct cursor *c, struct jcf *cf, struct jcf_cpe *e,
 			return;
 		}
 	}
-	memcpy(*arena, s, n);
-	(*arena)[n] = 0;
-	e->str = *arena;
+	char *str = (char *)cf->data + c->pos - 2;
+	memmove(str, s, n);
+	str[n] = 0;
+	e->str = str;
 	e->value = n;
-	*arena += n + 1;
 	c->pos += n;
-	(void)cf;
 }
 
 int jcf_cp_entry_size(unsigned tag)
@@ -172,15 +174,14 @@ int jcf_cp_entry_size(unsigned tag)
 /* Read one entry; returns the number of slots it takes (2 for Long and
  * Double), 0 on error.  Entries are read by their size: 4 bytes are a
  * number or two indices, 3 a kind and an index. */
-static int read_cpe(struct cursor *c, struct jcf *cf, unsigned i,
-		    char **arena)
+static int read_cpe(struct cursor *c, struct jcf *cf, unsigned i)
 {
 	struct jcf_cpe *e = &cf->cp[i];
 	e->offset = (uint32_t)c->pos;
 	e->tag = u1(c, "constant pool tag");
 	switch (jcf_cp_entry_size(e->tag)) {
 	case -1:
-		read_utf8(c, cf, e, arena);
+		read_utf8(c, cf, e);
 		return 1;
 	case 2:
 		e->a = u2(c, "constant index");
@@ -290,7 +291,6 @@ static int check_cpe(struct cursor *c, const struct jcf *cf, unsigned i)
 
 static void read_cpool(struct cursor *c, struct jcf *cf)
 {
-	char *arena = cf->strings;
 	cf->ncp = u2(c, "constant_pool_count");
 	if (c->err)
 		return;
@@ -304,7 +304,7 @@ static void read_cpool(struct cursor *c, struct jcf *cf)
 		return;
 	}
 	for (unsigned i = 1; i < cf->ncp && !c->err;) {
-		int n = read_cpe(c, cf, i, &arena);
+		int n = read_cpe(c, cf, i);
 		if (n == 2 && i + 1 >= cf->ncp)
 			fail(c, java_err_bad_cpool, cf->cp[i].offset,
 			     "constant pool entry %u: 8-byte constant in the "
@@ -681,12 +681,10 @@ int jcf_parse(struct jcf **out, const uint8_t *data, size_t len,
 	struct jcf *cf = calloc(1, sizeof(*cf));
 	if (!cf)
 		return java_err_nomem;
-	/* Every Utf8 of n bytes takes n + 3 bytes of the file, so LEN + 1
-	 * bytes always hold all the NUL-terminated copies. */
+	/* The copy's Utf8 entries become C strings in place (read_utf8). */
 	cf->data = malloc(len + 1);
-	cf->strings = malloc(len + 1);
 	cf->len = len;
-	if (!cf->data || !cf->strings) {
+	if (!cf->data) {
 		jcf_free(cf);
 		return java_err_nomem;
 	}
@@ -716,7 +714,6 @@ void jcf_free(struct jcf *cf)
 	free(cf->bsm_args);
 	free(cf->ifaces);
 	free(cf->cp);
-	free(cf->strings);
 	free(cf->data);
 	free(cf);
 }

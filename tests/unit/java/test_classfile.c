@@ -325,6 +325,50 @@ static void test_cpool_errors(void **state)
 	expect_err(d, len, java_err_bad_cpool, off);
 }
 
+/* Utf8 texts of 0, 1, 2 and many bytes, next to each other and to
+ * numbers, read back whole with their lengths: the parser makes them C
+ * strings inside its copy, so each NUL must land inside its own entry,
+ * and the caller's bytes must stay as they were. */
+static void test_utf8_in_place(void **state)
+{
+	(void)state;
+	static const char *const texts[] = {
+		"", "x", "ab", "java/lang/invoke/MethodHandles$Lookup", "",
+	};
+	uint16_t idx[5];
+	struct jb j;
+	jb_init(&j, "A", "java/lang/Object", 0x21);
+	uint8_t i7[] = { 3, 0, 0, 0, 7 };
+	uint8_t l9[] = { 5, 0, 0, 0, 0, 0, 0, 0, 9 };
+	for (unsigned i = 0; i < 5; i++)
+		idx[i] = jb_utf8(&j, texts[i]);
+	uint16_t num = jb_cp_raw(&j, i7, sizeof(i7), 1);
+	uint16_t after = jb_utf8(&j, "y");
+	uint16_t lng = jb_cp_raw(&j, l9, sizeof(l9), 2);
+	size_t len;
+	uint8_t *data = simple(&j, &len);
+	uint8_t *orig = malloc(len);
+	memcpy(orig, data, len);
+
+	struct jcf *cf;
+	assert_int_equal(jcf_parse(&cf, data, len, NULL), java_ok);
+	assert_memory_equal(data, orig, len);
+	free(data);
+	free(orig);
+	for (unsigned i = 0; i < 5; i++) {
+		assert_string_equal(jcf_cp_utf8(cf, idx[i]), texts[i]);
+		assert_int_equal(jcf_cp(cf, idx[i])->value, strlen(texts[i]));
+	}
+	assert_int_equal(jcf_cp(cf, num)->value, 7);
+	assert_string_equal(jcf_cp_utf8(cf, after), "y");
+	assert_int_equal(jcf_cp(cf, lng)->value, 9);
+	assert_string_equal(jcf_this_class(cf), "A");
+	assert_string_equal(jcf_method(cf, 0)->name, "m");
+	assert_string_equal(jcf_method(cf, 0)->descriptor, "()V");
+	assert_int_equal(jcf_method(cf, 0)->code[0], 0xb1);
+	jcf_free(cf);
+}
+
 static void test_code_errors(void **state)
 {
 	(void)state;
@@ -451,6 +495,7 @@ int main(void)
 		cmocka_unit_test(test_header_errors),
 		cmocka_unit_test(test_cpool_errors),
 		cmocka_unit_test(test_code_errors),
+		cmocka_unit_test(test_utf8_in_place),
 		cmocka_unit_test(test_truncate_everywhere),
 		cmocka_unit_test(test_flip_everywhere),
 		cmocka_unit_test(test_errstr),

@@ -130,7 +130,8 @@ static void skip(struct cursor *c, size_t n, const char *what)
  * goes where the text ended: every name becomes a C string inside the
  * jcf's own copy of the class, without a second copy of its strings.
  * Nothing reads the length field afterwards (the entry keeps it in
- * `value`), and the move stays inside the entry. */
+ * `a`), and the move stays inside the entry: the text is at the tag's
+ * offset + 1 (utf8_at). */
 static void read_utf8(struct cursor *c, struct jcf *cf, struct jcf_cpe *e)
 {
 	uint16_t n = u2(c, "Utf8 length");
@@ -149,8 +150,7 @@ static void read_utf8(struct cursor *c, struct jcf *cf, struct jcf_cpe *e)
 	char *str = (char *)cf->data + c->pos - 2;
 	memmove(str, s, n);
 	str[n] = 0;
-	e->str = str;
-	e->value = n;
+	e->a = n;
 	c->pos += n;
 }
 
@@ -191,17 +191,17 @@ static int read_cpe(struct cursor *c, struct jcf *cf, unsigned i)
 		e->b = u2(c, "reference index");
 		return 1;
 	case 4:
+		/* Numbers stay in the class bytes (jcf_cp_value). */
 		if (e->tag == JCF_CONSTANT_Integer ||
 		    e->tag == JCF_CONSTANT_Float) {
-			e->value = u4(c, "constant");
+			skip(c, 4, "constant");
 		} else {
 			e->a = u2(c, "constant index");
 			e->b = u2(c, "constant index");
 		}
 		return 1;
 	case 8:
-		e->value = (uint64_t)u4(c, "constant") << 32;
-		e->value |= u4(c, "constant");
+		skip(c, 8, "constant");
 		return 2;
 	}
 	if (!c->err)
@@ -213,6 +213,12 @@ static int read_cpe(struct cursor *c, struct jcf *cf, unsigned i)
 static int cp_tag(const struct jcf *cf, unsigned idx)
 {
 	return idx > 0 && idx < cf->ncp ? cf->cp[idx].tag : 0;
+}
+
+/* The NUL-terminated text of the Utf8 entry IDX (see read_utf8). */
+static const char *utf8_at(const struct jcf *cf, unsigned idx)
+{
+	return (const char *)cf->data + cf->cp[idx].offset + 1;
 }
 
 /* Does the reference from entry I (field a or b) point at tag WANT? */
@@ -415,7 +421,7 @@ static void read_exc_table(struct cursor *c, const struct jcf *cf,
 
 static int attr_is(const struct jcf *cf, uint16_t idx, const char *name)
 {
-	return strcmp(cf->cp[idx].str, name) == 0;
+	return strcmp(utf8_at(cf, idx), name) == 0;
 }
 
 static void read_code(struct cursor *c, const struct jcf *cf,
@@ -814,9 +820,32 @@ const struct jcf_cpe *jcf_cp(const struct jcf *cf, unsigned idx)
 	return idx < cf->ncp ? &cf->cp[idx] : NULL;
 }
 
+static uint64_t be_bytes(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+	for (unsigned i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+uint64_t jcf_cp_value(const struct jcf *cf, unsigned idx)
+{
+	switch (cp_tag(cf, idx)) {
+	case JCF_CONSTANT_Integer:
+	case JCF_CONSTANT_Float:
+		return be_bytes(cf->data + cf->cp[idx].offset + 1, 4);
+	case JCF_CONSTANT_Long:
+	case JCF_CONSTANT_Double:
+		return be_bytes(cf->data + cf->cp[idx].offset + 1, 8);
+	case JCF_CONSTANT_Utf8:
+		return cf->cp[idx].a;
+	}
+	return 0;
+}
+
 const char *jcf_cp_utf8(const struct jcf *cf, unsigned idx)
 {
-	return cp_tag(cf, idx) == JCF_CONSTANT_Utf8 ? cf->cp[idx].str : NULL;
+	return cp_tag(cf, idx) == JCF_CONSTANT_Utf8 ? utf8_at(cf, idx) : NULL;
 }
 
 const char *jcf_cp_class_name(const struct jcf *cf, unsigned idx)
@@ -848,8 +877,8 @@ int jcf_cp_ref(const struct jcf *cf, unsigned idx, struct jcf_ref *ref)
 	/* Parsing checked that b is a NameAndType of two Utf8s. */
 	const struct jcf_cpe *nt = &cf->cp[e->b];
 	ref->tag = (uint8_t)t;
-	ref->name = cf->cp[nt->a].str;
-	ref->descriptor = cf->cp[nt->b].str;
+	ref->name = utf8_at(cf, nt->a);
+	ref->descriptor = utf8_at(cf, nt->b);
 	return java_ok;
 }
 

@@ -96,14 +96,13 @@ enum {
  *   NameAndType: a = name Utf8, b = descriptor Utf8
  *   MethodHandle: a = reference kind (1..9), b = the referenced *ref
  *   Dynamic, InvokeDynamic: a = bootstrap method index, b = NameAndType
- * Integer/Float/Long/Double keep their raw bits in `value`; Utf8 has `str`
- * (the modified UTF-8 bytes, NUL-terminated; `value` is its length). */
+ *   Utf8: a = length in bytes; the text is jcf_cp_utf8's
+ * Integer/Float/Long/Double: their raw bits are jcf_cp_value's.  Twelve
+ * bytes: a large program has a million entries. */
 struct jcf_cpe {
-	uint8_t tag;
-	uint16_t a, b;
 	uint32_t offset; /* of the tag byte in the file */
-	uint64_t value;
-	const char *str;
+	uint16_t a, b;
+	uint8_t tag;
 };
 
 /* A resolved symbolic reference: Fieldref/Methodref/InterfaceMethodref
@@ -187,8 +186,11 @@ int jcf_line_at(const struct jcf_method *m, uint32_t bci);
  * slots).  jcf_cp returns NULL for an index out of range. */
 unsigned jcf_cp_count(const struct jcf *cf);
 const struct jcf_cpe *jcf_cp(const struct jcf *cf, unsigned idx);
-/* The Utf8 at IDX, or the name of the Class at IDX; NULL if the tag
- * differs. */
+/* The raw bits of the Integer, Float, Long or Double at IDX, the length
+ * of the Utf8 at IDX; 0 for other tags. */
+uint64_t jcf_cp_value(const struct jcf *cf, unsigned idx);
+/* The Utf8 at IDX (modified UTF-8, NUL-terminated), or the name of the
+ * Class at IDX; NULL if the tag differs. */
 const char *jcf_cp_utf8(const struct jcf *cf, unsigned idx);
 const char *jcf_cp_class_name(const struct jcf *cf, unsigned idx);
 /* Fill REF from the member or (Invoke)Dynamic entry at IDX; the operand

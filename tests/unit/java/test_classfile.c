@@ -150,12 +150,14 @@ static void test_every_tag(void **state)
 	free(data);
 
 	assert_int_equal(jcf_cp(cf, ix.integer)->tag, JCF_CONSTANT_Integer);
-	assert_int_equal(jcf_cp(cf, ix.integer)->value, 42);
-	assert_int_equal(jcf_cp(cf, ix.flt)->value, 0x3f800000);
+	assert_int_equal(jcf_cp_value(cf, ix.integer), 42);
+	assert_int_equal(jcf_cp_value(cf, ix.flt), 0x3f800000);
 	assert_int_equal(jcf_cp(cf, ix.lng)->tag, JCF_CONSTANT_Long);
-	assert_int_equal(jcf_cp(cf, ix.lng)->value, 0x100000007ull);
+	assert_int_equal(jcf_cp_value(cf, ix.lng), 0x100000007ull);
 	assert_int_equal(jcf_cp(cf, ix.after_long)->tag, 0); /* unusable */
-	assert_int_equal(jcf_cp(cf, ix.dbl)->value, 0x4000000000000000ull);
+	assert_int_equal(jcf_cp_value(cf, ix.dbl), 0x4000000000000000ull);
+	assert_int_equal(jcf_cp_value(cf, ix.str), 0); /* not a number */
+	assert_int_equal(jcf_cp_value(cf, jcf_cp_count(cf)), 0);
 	assert_int_equal(jcf_cp(cf, ix.str)->tag, JCF_CONSTANT_String);
 	assert_string_equal(jcf_cp_utf8(cf, jcf_cp(cf, ix.str)->a), "hi");
 	assert_int_equal(jcf_cp(cf, ix.module)->tag, JCF_CONSTANT_Module);
@@ -357,11 +359,11 @@ static void test_utf8_in_place(void **state)
 	free(orig);
 	for (unsigned i = 0; i < 5; i++) {
 		assert_string_equal(jcf_cp_utf8(cf, idx[i]), texts[i]);
-		assert_int_equal(jcf_cp(cf, idx[i])->value, strlen(texts[i]));
+		assert_int_equal(jcf_cp_value(cf, idx[i]), strlen(texts[i]));
 	}
-	assert_int_equal(jcf_cp(cf, num)->value, 7);
+	assert_int_equal(jcf_cp_value(cf, num), 7);
 	assert_string_equal(jcf_cp_utf8(cf, after), "y");
-	assert_int_equal(jcf_cp(cf, lng)->value, 9);
+	assert_int_equal(jcf_cp_value(cf, lng), 9);
 	assert_string_equal(jcf_this_class(cf), "A");
 	assert_string_equal(jcf_method(cf, 0)->name, "m");
 	assert_string_equal(jcf_method(cf, 0)->descriptor, "()V");

@@ -354,6 +354,16 @@ static int cmp_line(const void *a, const void *b)
 	return (x->start_pc > y->start_pc) - (x->start_pc < y->start_pc);
 }
 
+/* javac writes most tables in code order; glibc's qsort is a merge sort
+ * (stable), so leaving a sorted table alone gives the same order. */
+static int lines_sorted(const struct jcf_line *l, uint32_t n)
+{
+	for (uint32_t i = 1; i < n; i++)
+		if (l[i - 1].start_pc > l[i].start_pc)
+			return 0;
+	return 1;
+}
+
 static void read_lines(struct cursor *c, struct jcf_method *m,
 		       struct jcf_line **lines, size_t end)
 {
@@ -455,7 +465,7 @@ static void read_code(struct cursor *c, const struct jcf *cf,
 			read_lines(c, m, &lines, aend);
 		c->pos = aend;
 	}
-	if (lines)
+	if (lines && !lines_sorted(lines, m->nlines))
 		qsort(lines, m->nlines, sizeof(*lines), cmp_line);
 	m->lines = lines;
 	if (!c->err && c->pos != end)

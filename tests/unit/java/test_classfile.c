@@ -371,6 +371,31 @@ static void test_utf8_in_place(void **state)
 	jcf_free(cf);
 }
 
+/* A table already in code order is kept as written, equal start_pcs
+ * included (the last of them gives the line), like a stable sort. */
+static void test_lines_in_order(void **state)
+{
+	(void)state;
+	static const uint8_t code[] = { 0x03, 0x3c, 0xb1 };
+	uint16_t lines[] = { 0, 10, 0, 11, 2, 12 };
+	struct jb j;
+	size_t len;
+	jb_init(&j, "A", "java/lang/Object", 0x21);
+	jb_method(&j, 9, "m", "()V", code, sizeof(code), NULL, 0, lines, 3);
+	uint8_t *data = jb_finish(&j, &len);
+	struct jcf *cf;
+	assert_int_equal(jcf_parse(&cf, data, len, NULL), java_ok);
+	free(data);
+	const struct jcf_method *m = jcf_method(cf, 0);
+	assert_int_equal(m->nlines, 3);
+	assert_int_equal(m->lines[0].line, 10);
+	assert_int_equal(m->lines[1].line, 11);
+	assert_int_equal(jcf_line_at(m, 0), 11);
+	assert_int_equal(jcf_line_at(m, 1), 11);
+	assert_int_equal(jcf_line_at(m, 2), 12);
+	jcf_free(cf);
+}
+
 static void test_code_errors(void **state)
 {
 	(void)state;
@@ -498,6 +523,7 @@ int main(void)
 		cmocka_unit_test(test_cpool_errors),
 		cmocka_unit_test(test_code_errors),
 		cmocka_unit_test(test_utf8_in_place),
+		cmocka_unit_test(test_lines_in_order),
 		cmocka_unit_test(test_truncate_everywhere),
 		cmocka_unit_test(test_flip_everywhere),
 		cmocka_unit_test(test_errstr),

@@ -126,6 +126,32 @@ static void skip(struct cursor *c, size_t n, const char *what)
 
 /* ---- constant pool ------------------------------------------------------ */
 
+static int has_zero_byte(uint64_t w)
+{
+	return ((w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull) != 0;
+}
+
+/* The index of the first byte of S[0, N) that modified UTF-8 forbids, or
+ * N.  It never has NUL or bytes 0xF0-0xFF; a NUL would also cut our C
+ * string short.  Names are most of a class file: eight bytes are
+ * checked at once (a byte >= 0xF0 is one whose high nibble, XORed with
+ * 0xF, is zero), and only a word that fails is looked at byte by byte. */
+static size_t utf8_bad_byte(const uint8_t *s, size_t n)
+{
+	const uint64_t nibbles = 0xf0f0f0f0f0f0f0f0ull;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, s + i, 8);
+		if (has_zero_byte(w) || has_zero_byte((w & nibbles) ^ nibbles))
+			break;
+	}
+	for (; i < n; i++)
+		if (s[i] == 0 || s[i] >= 0xf0)
+			return i;
+	return n;
+}
+
 /* The text moves back over its length field, two bytes, and its NUL
  * goes where the text ended: every name becomes a C string inside the
  * jcf's own copy of the class, without a second copy of its strings.
@@ -138,14 +164,11 @@ static void read_utf8(struct cursor *c, struct jcf *cf, struct jcf_cpe *e)
 	if (!need(c, n, "Utf8 bytes"))
 		return;
 	const uint8_t *s = c->p + c->pos;
-	for (uint16_t i = 0; i < n; i++) {
-		/* Modified UTF-8 never has NUL or bytes 0xF0-0xFF; a NUL
-		 * would also cut our C string short. */
-		if (s[i] == 0 || s[i] >= 0xf0) {
-			fail(c, java_err_bad_cpool, c->pos + i,
-			     "Utf8 byte 0x%02x not allowed", s[i]);
-			return;
-		}
+	size_t bad = utf8_bad_byte(s, n);
+	if (bad < n) {
+		fail(c, java_err_bad_cpool, c->pos + bad,
+		     "Utf8 byte 0x%02x not allowed", s[bad]);
+		return;
 	}
 	char *str = (char *)cf->data + c->pos - 2;
 	memmove(str, s, n);

@@ -396,6 +396,56 @@ static void test_lines_in_order(void **state)
 	jcf_free(cf);
 }
 
+/* Parse a class whose one extra Utf8 is TEXT (N bytes); -1 when it
+ * parses, else the error's offset from the text's first byte. */
+static long parse_utf8_text(const uint8_t *text, size_t n)
+{
+	struct jb j;
+	size_t len;
+	jb_init(&j, "A", "java/lang/Object", 0x21);
+	size_t at = 10 + j.cp.n + 3;
+	uint8_t *raw = malloc(n + 3);
+	raw[0] = 1;
+	raw[1] = (uint8_t)(n >> 8);
+	raw[2] = (uint8_t)n;
+	memcpy(raw + 3, text, n);
+	jb_cp_raw(&j, raw, n + 3, 1);
+	free(raw);
+	uint8_t *data = simple(&j, &len);
+	struct jcf *cf;
+	struct java_diag d = { 0 };
+	int err = jcf_parse(&cf, data, len, &d);
+	free(data);
+	if (!err) {
+		jcf_free(cf);
+		return -1;
+	}
+	assert_int_equal(err, java_err_bad_cpool);
+	return (long)d.offset - (long)at;
+}
+
+/* Every forbidden byte (NUL, 0xF0-0xFF) is found at every position of a
+ * text longer than two words, and the bytes around them pass. */
+static void test_utf8_bytes(void **state)
+{
+	(void)state;
+	static const uint8_t bad[] = { 0x00, 0xf0, 0xf7, 0xff };
+	static const uint8_t good[] = { 0x01, 0x7f, 0x80, 0xc0, 0xe0, 0xef };
+	uint8_t text[21];
+	for (size_t g = 0; g < sizeof(good); g++) {
+		memset(text, good[g], sizeof(text));
+		assert_int_equal(parse_utf8_text(text, sizeof(text)), -1);
+	}
+	for (size_t pos = 0; pos < sizeof(text); pos++) {
+		for (size_t b = 0; b < sizeof(bad); b++) {
+			memset(text, 'a', sizeof(text));
+			text[pos] = bad[b];
+			assert_int_equal(parse_utf8_text(text, sizeof(text)),
+					 (long)pos);
+		}
+	}
+}
+
 static void test_code_errors(void **state)
 {
 	(void)state;
@@ -524,6 +574,7 @@ int main(void)
 		cmocka_unit_test(test_code_errors),
 		cmocka_unit_test(test_utf8_in_place),
 		cmocka_unit_test(test_lines_in_order),
+		cmocka_unit_test(test_utf8_bytes),
 		cmocka_unit_test(test_truncate_everywhere),
 		cmocka_unit_test(test_flip_everywhere),
 		cmocka_unit_test(test_errstr),

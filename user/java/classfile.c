@@ -9,9 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The constant pool starts after magic, versions and its count. */
+#define CP_START 10
+
+/* A jcf keeps two parts of the class file: the constant pool's bytes
+ * (names are most of a class) and the methods' code; the rest (fields,
+ * other attributes, StackMapTables: about a third of jython's class
+ * bytes) is parsed and dropped. */
 struct jcf {
-	uint8_t *data;
-	size_t len;
+	char *pool;    /* file bytes [CP_START, end of pool), see keep_pool */
+	uint8_t *code; /* every method's code, in method order */
 	unsigned major, minor;
 	uint16_t access;
 	uint16_t this_idx, super_idx;
@@ -152,13 +159,7 @@ static size_t utf8_bad_byte(const uint8_t *s, size_t n)
 	return n;
 }
 
-/* The text moves back over its length field, two bytes, and its NUL
- * goes where the text ended: every name becomes a C string inside the
- * jcf's own copy of the class, without a second copy of its strings.
- * Nothing reads the length field afterwards (the entry keeps it in
- * `a`), and the move stays inside the entry: the text is at the tag's
- * offset + 1 (utf8_at). */
-static void read_utf8(struct cursor *c, struct jcf *cf, struct jcf_cpe *e)
+static void read_utf8(struct cursor *c, struct jcf_cpe *e)
 {
 	uint16_t n = u2(c, "Utf8 length");
 	if (!need(c, n, "Utf8 bytes"))
@@ -170,9 +171,6 @@ static void read_utf8(struct cursor *c, struct jcf *cf, struct jcf_cpe *e)
 		     "Utf8 byte 0x%02x not allowed", s[bad]);
 		return;
 	}
-	char *str = (char *)cf->data + c->pos - 2;
-	memmove(str, s, n);
-	str[n] = 0;
 	e->a = n;
 	c->pos += n;
 }
@@ -204,7 +202,7 @@ static int read_cpe(struct cursor *c, struct jcf *cf, unsigned i)
 	e->tag = u1(c, "constant pool tag");
 	switch (jcf_cp_entry_size(e->tag)) {
 	case -1:
-		read_utf8(c, cf, e);
+		read_utf8(c, e);
 		return 1;
 	case 2:
 		e->a = u2(c, "constant index");
@@ -238,10 +236,16 @@ static int cp_tag(const struct jcf *cf, unsigned idx)
 	return idx > 0 && idx < cf->ncp ? cf->cp[idx].tag : 0;
 }
 
-/* The NUL-terminated text of the Utf8 entry IDX (see read_utf8). */
+/* The pool's copy of the entry IDX after its tag. */
+static const char *after_tag(const struct jcf *cf, unsigned idx)
+{
+	return cf->pool + (cf->cp[idx].offset - CP_START) + 1;
+}
+
+/* The NUL-terminated text of the Utf8 entry IDX (see keep_pool). */
 static const char *utf8_at(const struct jcf *cf, unsigned idx)
 {
-	return (const char *)cf->data + cf->cp[idx].offset + 1;
+	return after_tag(cf, idx);
 }
 
 /* Does the reference from entry I (field a or b) point at tag WANT? */
@@ -318,6 +322,31 @@ static int check_cpe(struct cursor *c, const struct jcf *cf, unsigned i)
 	}
 }
 
+/* Copy the pool's bytes, which end at the cursor.  In the copy each
+ * Utf8 text moves back over its length field, two bytes, and its NUL
+ * goes where the text ended: every name becomes a C string without a
+ * copy of its own.  The move stays inside the entry (the entry keeps the
+ * length in `a`), so the text is right after the tag (utf8_at). */
+static void keep_pool(struct cursor *c, struct jcf *cf)
+{
+	if (c->err)
+		return;
+	size_t n = c->pos - CP_START;
+	cf->pool = malloc(n + 1);
+	if (!cf->pool) {
+		fail(c, java_err_nomem, c->pos, "constant pool bytes");
+		return;
+	}
+	memcpy(cf->pool, c->p + CP_START, n);
+	for (unsigned i = 1; i < cf->ncp; i++) {
+		if (cf->cp[i].tag != JCF_CONSTANT_Utf8)
+			continue;
+		char *text = (char *)after_tag(cf, i);
+		memmove(text, text + 2, cf->cp[i].a);
+		text[cf->cp[i].a] = 0;
+	}
+}
+
 static void read_cpool(struct cursor *c, struct jcf *cf)
 {
 	cf->ncp = u2(c, "constant_pool_count");
@@ -340,6 +369,7 @@ static void read_cpool(struct cursor *c, struct jcf *cf)
 			     "last slot", i);
 		i += n ? (unsigned)n : 1;
 	}
+	keep_pool(c, cf);
 	for (unsigned i = 1; i < cf->ncp && !c->err; i++)
 		check_cpe(c, cf, i);
 }
@@ -472,8 +502,7 @@ static void read_code(struct cursor *c, const struct jcf *cf,
 		     m->code_length);
 	if (!need(c, m->code_length, "code"))
 		return;
-	m->code = cf->data + c->pos;
-	m->code_offset = (uint32_t)c->pos;
+	m->code_offset = (uint32_t)c->pos; /* keep_code copies it */
 	c->pos += m->code_length;
 	read_exc_table(c, cf, m, &exc);
 	m->exc = exc;
@@ -511,7 +540,7 @@ static void read_method(struct cursor *c, const struct jcf *cf,
 		if (!need(c, alen, "attribute"))
 			break;
 		if (attr_is(cf, name, "Code")) {
-			if (m->code) {
+			if (m->code_length) { /* never 0 once read */
 				fail(c, java_err_corrupt, start,
 				     "second Code attribute");
 				break;
@@ -563,6 +592,31 @@ static void hash_method_names(struct cursor *c, struct jcf *cf)
 		cf->name_hash[i] = name_hash(cf->methods[i].name);
 }
 
+/* Copy every method's code into one block. */
+static void keep_code(struct cursor *c, struct jcf *cf)
+{
+	size_t total = 0, at = 0;
+	if (c->err)
+		return;
+	for (unsigned i = 0; i < cf->nmethods; i++)
+		total += cf->methods[i].code_length;
+	if (!total)
+		return;
+	cf->code = malloc(total);
+	if (!cf->code) {
+		fail(c, java_err_nomem, c->pos, "code");
+		return;
+	}
+	for (unsigned i = 0; i < cf->nmethods; i++) {
+		struct jcf_method *m = &cf->methods[i];
+		if (!m->code_length)
+			continue;
+		memcpy(cf->code + at, c->p + m->code_offset, m->code_length);
+		m->code = cf->code + at;
+		at += m->code_length;
+	}
+}
+
 static void read_methods(struct cursor *c, struct jcf *cf)
 {
 	cf->nmethods = u2(c, "methods_count");
@@ -579,6 +633,7 @@ static void read_methods(struct cursor *c, struct jcf *cf)
 		read_method(c, cf, &cf->methods[i]);
 	}
 	hash_method_names(c, cf);
+	keep_code(c, cf);
 }
 
 static void read_bootstrap(struct cursor *c, struct jcf *cf, size_t end)
@@ -720,16 +775,7 @@ int jcf_parse(struct jcf **out, const uint8_t *data, size_t len,
 	struct jcf *cf = calloc(1, sizeof(*cf));
 	if (!cf)
 		return java_err_nomem;
-	/* The copy's Utf8 entries become C strings in place (read_utf8). */
-	cf->data = malloc(len + 1);
-	cf->len = len;
-	if (!cf->data) {
-		jcf_free(cf);
-		return java_err_nomem;
-	}
-	if (len)
-		memcpy(cf->data, data, len);
-	struct cursor c = { .p = cf->data, .len = len, .diag = diag };
+	struct cursor c = { .p = data, .len = len, .diag = diag };
 	read_class(&c, cf);
 	if (c.err) {
 		jcf_free(cf);
@@ -753,7 +799,8 @@ void jcf_free(struct jcf *cf)
 	free(cf->bsm_args);
 	free(cf->ifaces);
 	free(cf->cp);
-	free(cf->data);
+	free(cf->code);
+	free(cf->pool);
 	free(cf);
 }
 
@@ -866,10 +913,10 @@ uint64_t jcf_cp_value(const struct jcf *cf, unsigned idx)
 	switch (cp_tag(cf, idx)) {
 	case JCF_CONSTANT_Integer:
 	case JCF_CONSTANT_Float:
-		return be_bytes(cf->data + cf->cp[idx].offset + 1, 4);
+		return be_bytes((const uint8_t *)after_tag(cf, idx), 4);
 	case JCF_CONSTANT_Long:
 	case JCF_CONSTANT_Double:
-		return be_bytes(cf->data + cf->cp[idx].offset + 1, 8);
+		return be_bytes((const uint8_t *)after_tag(cf, idx), 8);
 	case JCF_CONSTANT_Utf8:
 		return cf->cp[idx].a;
 	}

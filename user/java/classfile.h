@@ -6,8 +6,9 @@
  * Module/Package, cross-references checked), this/super/interfaces, the
  * methods with their Code attribute (code, exception table,
  * LineNumberTable), SourceFile and BootstrapMethods.  Fields and all other
- * attributes are skipped by length.  The parser copies the input, so the
- * caller may free it; every pointer handed out lives as long as the jcf.
+ * attributes are skipped by length.  The jcf keeps its own copy of the
+ * constant pool and the code, so the caller may free the input; every
+ * pointer handed out lives as long as the jcf.
  *
  * Corrupt or truncated input gives a negative java_error and, when a
  * struct java_diag is passed, the file offset and a one-line message.  The
@@ -98,7 +99,7 @@ enum {
  *   Dynamic, InvokeDynamic: a = bootstrap method index, b = NameAndType
  *   Utf8: a = length in bytes; the text is jcf_cp_utf8's
  * Integer/Float/Long/Double: their raw bits are jcf_cp_value's.  Twelve
- * bytes: a large program has a million entries. */
+ * bytes: jython's classes have 565 k entries. */
 struct jcf_cpe {
 	uint32_t offset; /* of the tag byte in the file */
 	uint16_t a, b;
@@ -157,7 +158,8 @@ struct jcf;
  * a method descriptor. */
 int jcf_param_slots(const char *descriptor, int is_static);
 
-/* Parse LEN bytes at DATA.  On success *OUT owns a copy of the data. */
+/* Parse LEN bytes at DATA.  On success *OUT owns a copy of the parts it
+ * hands out; DATA is not kept. */
 int jcf_parse(struct jcf **out, const uint8_t *data, size_t len,
 	      struct java_diag *diag);
 void jcf_free(struct jcf *cf);

@@ -446,6 +446,72 @@ static void test_utf8_bytes(void **state)
 	}
 }
 
+/* The jcf keeps each method's code, not the caller's bytes: the code
+ * reads back after the input is freed (ASan sees any use of it), and
+ * code_offset still says where it was in the file. */
+static void test_code_kept(void **state)
+{
+	(void)state;
+	static const uint8_t a_code[] = { 0xb1 };
+	static const uint8_t c_code[] = { 0x03, 0xac };
+	struct jb j;
+	size_t len;
+	jb_init(&j, "A", "java/lang/Object", 0x421);
+	jb_method(&j, 9, "a", "()V", a_code, 1, NULL, 0, NULL, 0);
+	jb_method(&j, 0x401, "b", "()V", NULL, 0, NULL, 0, NULL, 0);
+	jb_method(&j, 9, "c", "()I", c_code, 2, NULL, 0, NULL, 0);
+	uint8_t *data = jb_finish(&j, &len);
+	struct jcf *cf;
+	assert_int_equal(jcf_parse(&cf, data, len, NULL), java_ok);
+	const struct jcf_method *a = jcf_method(cf, 0);
+	const struct jcf_method *b = jcf_method(cf, 1);
+	const struct jcf_method *c = jcf_method(cf, 2);
+	assert_memory_equal(data + a->code_offset, a_code, 1);
+	assert_memory_equal(data + c->code_offset, c_code, 2);
+	memset(data, 0, len);
+	free(data);
+	assert_memory_equal(a->code, a_code, 1);
+	assert_null(b->code);
+	assert_int_equal(b->code_length, 0);
+	assert_memory_equal(c->code, c_code, 2);
+	assert_int_equal(c->code_length, 2);
+	jcf_free(cf);
+}
+
+/* A method with two Code attributes is corrupt, at the second one. */
+static void test_second_code(void **state)
+{
+	(void)state;
+	struct jb j;
+	size_t len;
+	jb_init(&j, "A", "java/lang/Object", 0x21);
+	uint16_t name = jb_utf8(&j, "m"), desc = jb_utf8(&j, "()V");
+	uint16_t code_name = jb_utf8(&j, "Code");
+	struct jb_buf *m = &j.methods;
+	jb_u2(m, 9);
+	jb_u2(m, name);
+	jb_u2(m, desc);
+	jb_u2(m, 2);
+	size_t second = 0;
+	for (int k = 0; k < 2; k++) {
+		jb_u2(m, code_name);
+		jb_u4(m, 13);
+		second = m->n; /* the attribute's contents */
+		jb_u2(m, 1);
+		jb_u2(m, 0);
+		jb_u4(m, 1);
+		jb_u1(m, 0xb1);
+		jb_u2(m, 0);
+		jb_u2(m, 0);
+	}
+	j.nmethods++;
+	size_t methods_at_end = m->n;
+	uint8_t *data = jb_finish(&j, &len);
+	/* The methods end 2 bytes before the class's attribute count. */
+	size_t at = len - 2 - methods_at_end + second;
+	expect_err(data, len, java_err_corrupt, at);
+}
+
 static void test_code_errors(void **state)
 {
 	(void)state;
@@ -575,6 +641,8 @@ int main(void)
 		cmocka_unit_test(test_utf8_in_place),
 		cmocka_unit_test(test_lines_in_order),
 		cmocka_unit_test(test_utf8_bytes),
+		cmocka_unit_test(test_code_kept),
+		cmocka_unit_test(test_second_code),
 		cmocka_unit_test(test_truncate_everywhere),
 		cmocka_unit_test(test_flip_everywhere),
 		cmocka_unit_test(test_errstr),

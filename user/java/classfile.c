@@ -87,26 +87,32 @@ static int fail(struct cursor *c, int err, size_t off, const char *fmt, ...)
 	return err;
 }
 
-static int need(struct cursor *c, size_t n, const char *what)
+static int truncated(struct cursor *c, size_t n, const char *what)
+{
+	fail(c, java_err_truncated, c->pos, "%s needs %zu bytes, %zu left",
+	     what, n, c->len - c->pos);
+	return 0;
+}
+
+/* The readers are inline, the failure is not: a class file is 1.5 M u2
+ * reads in jython, and each was a call. */
+static inline int need(struct cursor *c, size_t n, const char *what)
 {
 	if (c->err)
 		return 0;
-	if (n > c->len - c->pos) {
-		fail(c, java_err_truncated, c->pos,
-		     "%s needs %zu bytes, %zu left", what, n, c->len - c->pos);
-		return 0;
-	}
+	if (n > c->len - c->pos)
+		return truncated(c, n, what);
 	return 1;
 }
 
-static uint8_t u1(struct cursor *c, const char *what)
+static inline uint8_t u1(struct cursor *c, const char *what)
 {
 	if (!need(c, 1, what))
 		return 0;
 	return c->p[c->pos++];
 }
 
-static uint16_t u2(struct cursor *c, const char *what)
+static inline uint16_t u2(struct cursor *c, const char *what)
 {
 	if (!need(c, 2, what))
 		return 0;
@@ -115,7 +121,7 @@ static uint16_t u2(struct cursor *c, const char *what)
 	return v;
 }
 
-static uint32_t u4(struct cursor *c, const char *what)
+static inline uint32_t u4(struct cursor *c, const char *what)
 {
 	if (!need(c, 4, what))
 		return 0;

@@ -19,6 +19,12 @@
 struct jcf {
 	char *pool;    /* file bytes [CP_START, end of pool), see keep_pool */
 	uint8_t *code; /* every method's code, in method order */
+	/* Every method's exception and line tables, in method order: two
+	 * blocks, not two per method (place_tables). */
+	struct jcf_exc *exc_tab;
+	size_t exc_count, exc_cap;
+	struct jcf_line *line_tab;
+	size_t line_count, line_cap;
 	unsigned major, minor;
 	uint16_t access;
 	uint16_t this_idx, super_idx;
@@ -423,8 +429,24 @@ static int lines_sorted(const struct jcf_line *l, uint32_t n)
 	return 1;
 }
 
-static void read_lines(struct cursor *c, struct jcf_method *m,
-		       struct jcf_line **lines, size_t end)
+/* Room for WANT items of SIZE bytes in V (capacity *CAP); the block,
+ * perhaps moved, or NULL when out of memory. */
+static void *reserve(void *v, size_t *cap, size_t want, size_t size)
+{
+	if (want <= *cap)
+		return v;
+	size_t n = *cap ? *cap : 16;
+	while (n < want)
+		n *= 2;
+	v = realloc(v, n * size);
+	if (v)
+		*cap = n;
+	return v;
+}
+
+/* Append a LineNumberTable to M's lines, which end cf->line_tab. */
+static void read_lines(struct cursor *c, struct jcf *cf, struct jcf_method *m,
+		       size_t end)
 {
 	uint16_t n = u2(c, "line_number_table_length");
 	if (!need(c, (size_t)n * 4, "line_number_table") ||
@@ -436,39 +458,43 @@ static void read_lines(struct cursor *c, struct jcf_method *m,
 	}
 	if (!n)
 		return;
-	struct jcf_line *l = realloc(*lines, (m->nlines + (size_t)n) *
-					     sizeof(*l));
-	if (!l) {
+	size_t at = cf->line_count + m->nlines;
+	struct jcf_line *tab = reserve(cf->line_tab, &cf->line_cap, at + n,
+				       sizeof(*tab));
+	if (!tab) {
 		fail(c, java_err_nomem, c->pos, "line numbers");
 		return;
 	}
-	*lines = l;
+	cf->line_tab = tab;
+	struct jcf_line *l = tab + at;
 	for (unsigned i = 0; i < n; i++) {
 		size_t off = c->pos;
-		l[m->nlines].start_pc = u2(c, "start_pc");
-		l[m->nlines].line = u2(c, "line_number");
-		if (l[m->nlines].start_pc >= m->code_length) {
+		l[i].start_pc = u2(c, "start_pc");
+		l[i].line = u2(c, "line_number");
+		if (l[i].start_pc >= m->code_length) {
 			fail(c, java_err_corrupt, off,
 			     "line number start_pc %u beyond code length %u",
-			     l[m->nlines].start_pc, m->code_length);
+			     l[i].start_pc, m->code_length);
 			return;
 		}
 		m->nlines++;
 	}
 }
 
-static void read_exc_table(struct cursor *c, const struct jcf *cf,
-			   struct jcf_method *m, struct jcf_exc **out)
+static void read_exc_table(struct cursor *c, struct jcf *cf,
+			   struct jcf_method *m)
 {
 	m->nexc = u2(c, "exception_table_length");
 	if (!need(c, (size_t)m->nexc * 8, "exception_table") || !m->nexc)
 		return;
-	struct jcf_exc *x = calloc(m->nexc, sizeof(*x));
-	if (!x) {
+	struct jcf_exc *tab = reserve(cf->exc_tab, &cf->exc_cap,
+				      cf->exc_count + m->nexc, sizeof(*tab));
+	if (!tab) {
 		fail(c, java_err_nomem, c->pos, "exception table");
 		return;
 	}
-	*out = x;
+	cf->exc_tab = tab;
+	struct jcf_exc *x = tab + cf->exc_count;
 	for (unsigned i = 0; i < m->nexc && !c->err; i++) {
 		size_t off = c->pos;
 		x[i].start_pc = u2(c, "start_pc");
@@ -493,11 +519,9 @@ static int attr_is(const struct jcf *cf, uint16_t idx, const char *name)
 	return strcmp(utf8_at(cf, idx), name) == 0;
 }
 
-static void read_code(struct cursor *c, const struct jcf *cf,
-		      struct jcf_method *m, size_t end)
+static void read_code(struct cursor *c, struct jcf *cf, struct jcf_method *m,
+		      size_t end)
 {
-	struct jcf_exc *exc = NULL;
-	struct jcf_line *lines = NULL;
 	size_t off = c->pos;
 
 	m->max_stack = u2(c, "max_stack");
@@ -510,8 +534,7 @@ static void read_code(struct cursor *c, const struct jcf *cf,
 		return;
 	m->code_offset = (uint32_t)c->pos; /* keep_code copies it */
 	c->pos += m->code_length;
-	read_exc_table(c, cf, m, &exc);
-	m->exc = exc;
+	read_exc_table(c, cf, m);
 	uint16_t nattr = u2(c, "Code attributes_count");
 	for (unsigned i = 0; i < nattr && !c->err; i++) {
 		uint16_t name = utf8_index(c, cf, "attribute_name_index");
@@ -520,18 +543,24 @@ static void read_code(struct cursor *c, const struct jcf *cf,
 			break;
 		size_t aend = c->pos + alen;
 		if (attr_is(cf, name, "LineNumberTable"))
-			read_lines(c, m, &lines, aend);
+			read_lines(c, cf, m, aend);
 		c->pos = aend;
 	}
-	if (lines && !lines_sorted(lines, m->nlines))
-		qsort(lines, m->nlines, sizeof(*lines), cmp_line);
-	m->lines = lines;
+	if (c->err)
+		return;
+	if (m->nlines) {
+		struct jcf_line *lines = cf->line_tab + cf->line_count;
+		if (!lines_sorted(lines, m->nlines))
+			qsort(lines, m->nlines, sizeof(*lines), cmp_line);
+		cf->line_count += m->nlines;
+	}
+	cf->exc_count += m->nexc;
 	if (!c->err && c->pos != end)
 		fail(c, java_err_corrupt, c->pos, "Code attribute length "
 		     "mismatch (ends at %zu, declared %zu)", c->pos, end);
 }
 
-static void read_method(struct cursor *c, const struct jcf *cf,
+static void read_method(struct cursor *c, struct jcf *cf,
 			struct jcf_method *m)
 {
 	m->access_flags = u2(c, "method access_flags");
@@ -623,6 +652,33 @@ static void keep_code(struct cursor *c, struct jcf *cf)
 	}
 }
 
+/* The tables are complete: trim them and point each method at its own
+ * run (they were appended in method order). */
+static void place_tables(struct cursor *c, struct jcf *cf)
+{
+	size_t exc_at = 0, line_at = 0;
+	if (c->err)
+		return;
+	/* A failed trim keeps the larger block. */
+	if (cf->exc_count && cf->exc_count < cf->exc_cap) {
+		void *v = realloc(cf->exc_tab,
+				  cf->exc_count * sizeof(*cf->exc_tab));
+		cf->exc_tab = v ? v : cf->exc_tab;
+	}
+	if (cf->line_count && cf->line_count < cf->line_cap) {
+		void *v = realloc(cf->line_tab,
+				  cf->line_count * sizeof(*cf->line_tab));
+		cf->line_tab = v ? v : cf->line_tab;
+	}
+	for (unsigned i = 0; i < cf->nmethods; i++) {
+		struct jcf_method *m = &cf->methods[i];
+		m->exc = m->nexc ? cf->exc_tab + exc_at : NULL;
+		m->lines = m->nlines ? cf->line_tab + line_at : NULL;
+		exc_at += m->nexc;
+		line_at += m->nlines;
+	}
+}
+
 static void read_methods(struct cursor *c, struct jcf *cf)
 {
 	cf->nmethods = u2(c, "methods_count");
@@ -640,6 +696,7 @@ static void read_methods(struct cursor *c, struct jcf *cf)
 	}
 	hash_method_names(c, cf);
 	keep_code(c, cf);
+	place_tables(c, cf);
 }
 
 static void read_bootstrap(struct cursor *c, struct jcf *cf, size_t end)
@@ -795,10 +852,8 @@ void jcf_free(struct jcf *cf)
 {
 	if (!cf)
 		return;
-	for (unsigned i = 0; i < cf->nmethods; i++) {
-		free((void *)cf->methods[i].exc);
-		free((void *)cf->methods[i].lines);
-	}
+	free(cf->exc_tab);
+	free(cf->line_tab);
 	free(cf->methods);
 	free(cf->name_hash);
 	free(cf->bsm);

@@ -512,6 +512,52 @@ static void test_second_code(void **state)
 	expect_err(data, len, java_err_corrupt, at);
 }
 
+/* Each method gets its own exception and line tables, though all of a
+ * class's tables share two blocks: a method without code in between, an
+ * unsorted table sorted within its own run only. */
+static void test_tables_per_method(void **state)
+{
+	(void)state;
+	static const uint8_t code[] = { 0x03, 0x3c, 0x1b, 0x3c, 0xb1 };
+	struct jb_exc e1[] = { { 0, 4, 4, "java/lang/Error" } };
+	struct jb_exc e3[] = { { 1, 3, 4, NULL },
+			       { 0, 2, 4, "java/lang/Exception" } };
+	uint16_t l1[] = { 3, 21, 0, 20 };
+	uint16_t l3[] = { 0, 30, 2, 31, 4, 32 };
+	struct jb j;
+	size_t len;
+	jb_init(&j, "A", "java/lang/Object", 0x421);
+	jb_method(&j, 9, "a", "()V", code, sizeof(code), e1, 1, l1, 2);
+	jb_method(&j, 0x401, "b", "()V", NULL, 0, NULL, 0, NULL, 0);
+	jb_method(&j, 9, "c", "()V", code, sizeof(code), e3, 2, l3, 3);
+	uint8_t *data = jb_finish(&j, &len);
+	struct jcf *cf;
+	assert_int_equal(jcf_parse(&cf, data, len, NULL), java_ok);
+	free(data);
+	const struct jcf_method *a = jcf_method(cf, 0);
+	const struct jcf_method *b = jcf_method(cf, 1);
+	const struct jcf_method *c = jcf_method(cf, 2);
+	assert_int_equal(a->nexc, 1);
+	assert_string_equal(a->exc[0].catch_class, "java/lang/Error");
+	assert_int_equal(a->nlines, 2);
+	assert_int_equal(a->lines[0].line, 20);
+	assert_int_equal(a->lines[1].line, 21);
+	assert_int_equal(b->nexc, 0);
+	assert_null(b->exc);
+	assert_int_equal(b->nlines, 0);
+	assert_null(b->lines);
+	assert_int_equal(c->nexc, 2);
+	assert_int_equal(c->exc[0].start_pc, 1);
+	assert_null(c->exc[0].catch_class);
+	assert_string_equal(c->exc[1].catch_class, "java/lang/Exception");
+	assert_int_equal(c->nlines, 3);
+	assert_int_equal(jcf_line_at(a, 2), 20);
+	assert_int_equal(jcf_line_at(a, 3), 21);
+	assert_int_equal(jcf_line_at(c, 0), 30);
+	assert_int_equal(jcf_line_at(c, 4), 32);
+	jcf_free(cf);
+}
+
 static void test_code_errors(void **state)
 {
 	(void)state;
@@ -643,6 +689,7 @@ int main(void)
 		cmocka_unit_test(test_utf8_bytes),
 		cmocka_unit_test(test_code_kept),
 		cmocka_unit_test(test_second_code),
+		cmocka_unit_test(test_tables_per_method),
 		cmocka_unit_test(test_truncate_everywhere),
 		cmocka_unit_test(test_flip_everywhere),
 		cmocka_unit_test(test_errstr),

@@ -128,20 +128,22 @@ struct jcf_line {
 	uint16_t line;
 };
 
+/* Pointers first, then the numbers by size: 64 bytes, not 72 (jython
+ * has 48 k methods). */
 struct jcf_method {
-	uint32_t index; /* position in the class file's method table */
-	uint16_t access_flags;
 	const char *name;
 	const char *descriptor;
 	/* Code attribute; code is NULL for abstract and native methods. */
-	uint16_t max_stack, max_locals;
-	uint32_t code_length;
 	const uint8_t *code;
-	uint32_t code_offset; /* file offset of code[0] */
-	uint16_t nexc;
 	const struct jcf_exc *exc; /* in class file order (= match order) */
-	uint32_t nlines;
 	const struct jcf_line *lines; /* sorted by start_pc */
+	uint32_t index; /* position in the class file's method table */
+	uint32_t code_length;
+	uint32_t code_offset; /* file offset of code[0] */
+	uint32_t nlines;
+	uint16_t access_flags;
+	uint16_t max_stack, max_locals;
+	uint16_t nexc;
 };
 
 struct jcf_bootstrap {

@@ -30,6 +30,7 @@ struct jcf {
 	uint16_t this_idx, super_idx;
 	uint16_t ncp;
 	struct jcf_cpe *cp;
+	uint8_t *tags; /* per entry, after cp: apart, an entry is 8 bytes */
 	uint16_t nifaces;
 	uint16_t *ifaces;
 	uint16_t nmethods;
@@ -211,8 +212,9 @@ static int read_cpe(struct cursor *c, struct jcf *cf, unsigned i)
 {
 	struct jcf_cpe *e = &cf->cp[i];
 	e->offset = (uint32_t)c->pos;
-	e->tag = u1(c, "constant pool tag");
-	switch (jcf_cp_entry_size(e->tag)) {
+	uint8_t tag = u1(c, "constant pool tag");
+	cf->tags[i] = tag;
+	switch (jcf_cp_entry_size(tag)) {
 	case -1:
 		read_utf8(c, e);
 		return 1;
@@ -225,8 +227,7 @@ static int read_cpe(struct cursor *c, struct jcf *cf, unsigned i)
 		return 1;
 	case 4:
 		/* Numbers stay in the class bytes (jcf_cp_value). */
-		if (e->tag == JCF_CONSTANT_Integer ||
-		    e->tag == JCF_CONSTANT_Float) {
+		if (tag == JCF_CONSTANT_Integer || tag == JCF_CONSTANT_Float) {
 			skip(c, 4, "constant");
 		} else {
 			e->a = u2(c, "constant index");
@@ -239,13 +240,13 @@ static int read_cpe(struct cursor *c, struct jcf *cf, unsigned i)
 	}
 	if (!c->err)
 		fail(c, java_err_bad_cpool, e->offset,
-		     "constant pool entry %u: unknown tag %u", i, e->tag);
+		     "constant pool entry %u: unknown tag %u", i, tag);
 	return 0;
 }
 
 static int cp_tag(const struct jcf *cf, unsigned idx)
 {
-	return idx > 0 && idx < cf->ncp ? cf->cp[idx].tag : 0;
+	return idx > 0 && idx < cf->ncp ? cf->tags[idx] : 0;
 }
 
 /* The pool's copy of the entry IDX after its tag. */
@@ -268,7 +269,7 @@ static int check_ref(struct cursor *c, const struct jcf *cf, unsigned i,
 		return 1;
 	fail(c, java_err_bad_cpool, cf->cp[i].offset,
 	     "constant pool entry %u (tag %u) refers to #%u (tag %d), "
-	     "expected tag %d", i, cf->cp[i].tag, idx, cp_tag(cf, idx), want);
+	     "expected tag %d", i, cf->tags[i], idx, cp_tag(cf, idx), want);
 	return 0;
 }
 
@@ -307,7 +308,7 @@ static int check_method_handle(struct cursor *c, const struct jcf *cf,
 static int check_cpe(struct cursor *c, const struct jcf *cf, unsigned i)
 {
 	const struct jcf_cpe *e = &cf->cp[i];
-	switch (e->tag) {
+	switch (cf->tags[i]) {
 	case JCF_CONSTANT_Class:
 	case JCF_CONSTANT_String:
 	case JCF_CONSTANT_MethodType:
@@ -351,7 +352,7 @@ static void keep_pool(struct cursor *c, struct jcf *cf)
 	}
 	memcpy(cf->pool, c->p + CP_START, n);
 	for (unsigned i = 1; i < cf->ncp; i++) {
-		if (cf->cp[i].tag != JCF_CONSTANT_Utf8)
+		if (cf->tags[i] != JCF_CONSTANT_Utf8)
 			continue;
 		char *text = (char *)after_tag(cf, i);
 		memmove(text, text + 2, cf->cp[i].a);
@@ -368,11 +369,13 @@ static void read_cpool(struct cursor *c, struct jcf *cf)
 		fail(c, java_err_corrupt, c->pos - 2, "constant_pool_count 0");
 		return;
 	}
-	cf->cp = calloc(cf->ncp, sizeof(*cf->cp));
+	/* One block: the entries, then their tags. */
+	cf->cp = calloc(cf->ncp, sizeof(*cf->cp) + sizeof(*cf->tags));
 	if (!cf->cp) {
 		fail(c, java_err_nomem, c->pos, "constant pool");
 		return;
 	}
+	cf->tags = (uint8_t *)(cf->cp + cf->ncp);
 	for (unsigned i = 1; i < cf->ncp && !c->err;) {
 		int n = read_cpe(c, cf, i);
 		if (n == 2 && i + 1 >= cf->ncp)
@@ -780,8 +783,9 @@ static void check_bsm_refs(struct cursor *c, const struct jcf *cf)
 {
 	for (unsigned i = 1; i < cf->ncp && !c->err; i++) {
 		const struct jcf_cpe *e = &cf->cp[i];
-		if ((e->tag == JCF_CONSTANT_Dynamic ||
-		     e->tag == JCF_CONSTANT_InvokeDynamic) && e->a >= cf->nbsm)
+		if ((cf->tags[i] == JCF_CONSTANT_Dynamic ||
+		     cf->tags[i] == JCF_CONSTANT_InvokeDynamic) &&
+		    e->a >= cf->nbsm)
 			fail(c, java_err_bad_cpool, e->offset,
 			     "constant pool entry %u: bootstrap method %u of "
 			     "%u", i, e->a, cf->nbsm);
@@ -955,6 +959,11 @@ int jcf_line_at(const struct jcf_method *m, uint32_t bci)
 }
 
 unsigned jcf_cp_count(const struct jcf *cf) { return cf->ncp; }
+
+unsigned jcf_cp_tag(const struct jcf *cf, unsigned idx)
+{
+	return (unsigned)cp_tag(cf, idx);
+}
 
 const struct jcf_cpe *jcf_cp(const struct jcf *cf, unsigned idx)
 {

@@ -90,20 +90,19 @@ enum {
 	JCF_ACC_SYNTHETIC = 0x1000,
 };
 
-/* One constant pool entry.  Index 0 and the slot after a Long/Double have
- * tag 0.  Meaning of a and b by tag:
+/* One constant pool entry; its tag is jcf_cp_tag's.  Meaning of a and b
+ * by tag:
  *   Class, String, MethodType, Module, Package: a = Utf8 index
  *   Fieldref, Methodref, InterfaceMethodref: a = Class, b = NameAndType
  *   NameAndType: a = name Utf8, b = descriptor Utf8
  *   MethodHandle: a = reference kind (1..9), b = the referenced *ref
  *   Dynamic, InvokeDynamic: a = bootstrap method index, b = NameAndType
  *   Utf8: a = length in bytes; the text is jcf_cp_utf8's
- * Integer/Float/Long/Double: their raw bits are jcf_cp_value's.  Twelve
+ * Integer/Float/Long/Double: their raw bits are jcf_cp_value's.  Eight
  * bytes: jython's classes have 565 k entries. */
 struct jcf_cpe {
 	uint32_t offset; /* of the tag byte in the file */
 	uint16_t a, b;
-	uint8_t tag;
 };
 
 /* A resolved symbolic reference: Fieldref/Methodref/InterfaceMethodref
@@ -190,6 +189,9 @@ int jcf_line_at(const struct jcf_method *m, uint32_t bci);
  * slots).  jcf_cp returns NULL for an index out of range. */
 unsigned jcf_cp_count(const struct jcf *cf);
 const struct jcf_cpe *jcf_cp(const struct jcf *cf, unsigned idx);
+/* The enum jcf_cp_tag of entry IDX; 0 for index 0, the slot after a
+ * Long/Double and an index out of range. */
+unsigned jcf_cp_tag(const struct jcf *cf, unsigned idx);
 /* The raw bits of the Integer, Float, Long or Double at IDX, the length
  * of the Utf8 at IDX; 0 for other tags. */
 uint64_t jcf_cp_value(const struct jcf *cf, unsigned idx);

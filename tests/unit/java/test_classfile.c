@@ -149,24 +149,27 @@ static void test_every_tag(void **state)
 	assert_int_equal(jcf_parse(&cf, data, len, NULL), java_ok);
 	free(data);
 
-	assert_int_equal(jcf_cp(cf, ix.integer)->tag, JCF_CONSTANT_Integer);
+	assert_int_equal(jcf_cp_tag(cf, ix.integer), JCF_CONSTANT_Integer);
 	assert_int_equal(jcf_cp_value(cf, ix.integer), 42);
 	assert_int_equal(jcf_cp_value(cf, ix.flt), 0x3f800000);
-	assert_int_equal(jcf_cp(cf, ix.lng)->tag, JCF_CONSTANT_Long);
+	assert_int_equal(jcf_cp_tag(cf, ix.lng), JCF_CONSTANT_Long);
 	assert_int_equal(jcf_cp_value(cf, ix.lng), 0x100000007ull);
-	assert_int_equal(jcf_cp(cf, ix.after_long)->tag, 0); /* unusable */
+	assert_int_equal(jcf_cp_tag(cf, ix.after_long), 0); /* unusable */
 	assert_int_equal(jcf_cp_value(cf, ix.dbl), 0x4000000000000000ull);
 	assert_int_equal(jcf_cp_value(cf, ix.str), 0); /* not a number */
 	assert_int_equal(jcf_cp_value(cf, jcf_cp_count(cf)), 0);
-	assert_int_equal(jcf_cp(cf, ix.str)->tag, JCF_CONSTANT_String);
+	assert_int_equal(jcf_cp_tag(cf, ix.str), JCF_CONSTANT_String);
 	assert_string_equal(jcf_cp_utf8(cf, jcf_cp(cf, ix.str)->a), "hi");
-	assert_int_equal(jcf_cp(cf, ix.module)->tag, JCF_CONSTANT_Module);
+	assert_int_equal(jcf_cp_tag(cf, ix.module), JCF_CONSTANT_Module);
 	assert_string_equal(jcf_cp_utf8(cf, jcf_cp(cf, ix.module)->a),
 			    "java.base");
-	assert_int_equal(jcf_cp(cf, ix.package)->tag, JCF_CONSTANT_Package);
-	assert_int_equal(jcf_cp(cf, ix.mtype)->tag, JCF_CONSTANT_MethodType);
+	assert_int_equal(jcf_cp_tag(cf, ix.package), JCF_CONSTANT_Package);
+	assert_int_equal(jcf_cp_tag(cf, ix.mtype), JCF_CONSTANT_MethodType);
 	assert_int_equal(jcf_cp(cf, ix.bsm_mh)->a, 6);
 	assert_null(jcf_cp(cf, jcf_cp_count(cf)));
+	assert_int_equal(jcf_cp_tag(cf, 0), 0);
+	assert_int_equal(jcf_cp_tag(cf, jcf_cp_count(cf)), 0);
+	assert_int_equal(jcf_cp_tag(cf, ix.fref), JCF_CONSTANT_Fieldref);
 	assert_null(jcf_cp_class_name(cf, ix.integer));
 	assert_null(jcf_cp_utf8(cf, 0));
 

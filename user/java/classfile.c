@@ -29,6 +29,7 @@ struct jcf {
 	uint16_t access;
 	uint16_t this_idx, super_idx;
 	uint16_t ncp;
+	uint16_t ndynamic; /* Dynamic and InvokeDynamic entries */
 	struct jcf_cpe *cp;
 	uint8_t *tags; /* per entry, after cp: apart, an entry is 8 bytes */
 	uint16_t nifaces;
@@ -226,6 +227,9 @@ static int read_cpe(struct cursor *c, struct jcf *cf, unsigned i)
 		e->b = u2(c, "reference index");
 		return 1;
 	case 4:
+		if (tag == JCF_CONSTANT_Dynamic ||
+		    tag == JCF_CONSTANT_InvokeDynamic)
+			cf->ndynamic++;
 		/* Numbers stay in the class bytes (jcf_cp_value). */
 		if (tag == JCF_CONSTANT_Integer || tag == JCF_CONSTANT_Float) {
 			skip(c, 4, "constant");
@@ -781,6 +785,8 @@ static void read_class_attrs(struct cursor *c, struct jcf *cf)
  * comes after the constant pool, so the check waits until here. */
 static void check_bsm_refs(struct cursor *c, const struct jcf *cf)
 {
+	if (!cf->ndynamic) /* most classes: no third walk of the pool */
+		return;
 	for (unsigned i = 1; i < cf->ncp && !c->err; i++) {
 		const struct jcf_cpe *e = &cf->cp[i];
 		if ((cf->tags[i] == JCF_CONSTANT_Dynamic ||

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The memory of the states: their frames live in an arena that is copied
+ * (the one state's stack alone) into a fresh one once it holds
+ * ARENA_COMPACT frames, so a long thread keeps only what is alive.  A
+ * loop that calls a method 40000 times allocates frames past the
+ * threshold in single-state stretches; the stack under the loop must
+ * survive every copy: its return reaches its caller, certain, where an
+ * unknown caller would be outer or its twin (identical code).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "flow/flow.h"
+#include "event_script.h"
+#include "script_fixture.h"
+
+static const char *src =
+	"public class Deep {\n"
+	"    static int f(int i) { return i; }\n"
+	"    static int loop(int n) { int s = 0; for (int i = 0; i < n; i++) s += f(i); return s; }\n"
+	"    static int outer(int n) { return loop(n) + 1; }\n"
+	"    static int twin(int n) { return loop(n) + 1; }\n"
+	"    static int main0(int n) { return outer(n); }\n"
+	"}\n";
+
+#define MAIN_ID 0x7301u
+#define ITERATIONS 40000
+enum { CL_ENTRY = 1 };
+
+static int setup(void **state)
+{
+	static const char *const cls[] = { "Deep" };
+	struct script_fx *x = script_fx_new(src, cls, 1);
+	*state = x;
+	if (!x)
+		return 0; /* no javac: the case skips */
+	assert_int_equal(jprog_add_method_id(x->p, MAIN_ID, "LDeep;", "main0", "(I)I"), 0);
+	return 0;
+}
+
+static void entry(struct script_fx *x)
+{
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+}
+
+/* Compiled main0 calls interpreted outer, which calls loop. */
+static void script_deep(struct script_fx *x)
+{
+	x->s.n = 0;
+	script_compiled(&x->s, MAIN_ID, 0);
+	script_compiled(&x->s, MAIN_ID, 1);
+	entry(x);
+	script_ops(&x->s, 0x1a, 0xb8, -1); /* outer: iload_0 invokestatic */
+	entry(x);
+	script_ops(&x->s, 0x03, 0x3c, 0x03, 0x3d, -1); /* loop: s = 0, i = 0 */
+	for (int i = 0; i < ITERATIONS; i++) {
+		/* i < n, s + f(i) */
+		script_ops(&x->s, 0x1c, 0x1a, 0xa2, 0x1b, 0x1c, 0xb8, -1);
+		entry(x);
+		script_ops(&x->s, 0x1a, 0xac, -1);       /* f */
+		script_ops(&x->s, 0x60, 0x3c, 0x84, 0xa7, -1); /* s =, i++, goto */
+	}
+	script_ops(&x->s, 0x1c, 0x1a, 0xa2, 0x1b, 0xac, -1); /* the exit */
+	script_ops(&x->s, 0x04, 0x60, 0xac, -1);             /* outer returns */
+	script_compiled(&x->s, MAIN_ID, 4);
+}
+
+static void expect_at(struct flow *f, const struct jpb_flow_event *e, const char *name,
+		      int32_t bci, uint8_t status)
+{
+	const struct flow_method_info *m = flow_method(f, e->method);
+	assert_non_null(m);
+	assert_string_equal(m->name, name);
+	assert_int_equal(e->bci, bci);
+	assert_int_equal(e->status, status);
+	assert_int_equal(e->ncand, 1);
+}
+
+static void test_stack_survives_compaction(void **state)
+{
+	struct script_fx *x = *state;
+	if (!x)
+		skip();
+	script_deep(x);
+	struct flow_opts o = { 0 };
+	struct flow *f;
+	assert_int_equal(flow_alloc(&f, x->p, &o), 0);
+	assert_int_equal(flow_set_codelet(f, CL_ENTRY, "zerolocals"), 0);
+	const struct jpb_flow_event *out;
+	size_t n;
+	assert_int_equal(flow_thread(f, x->s.ev, x->s.n, &out, &n, NULL), 0);
+	/* every event but the transitions, each placed for sure */
+	assert_int_equal(n, 2 + 2 + 4 + 12 * (size_t)ITERATIONS + 5 + 3 + 1);
+	for (size_t i = 2; i + 1 < n; i++)
+		if (out[i].status != JPB_FLOW_CERTAIN)
+			fail_msg("event %zu: %s", i, jpb_flow_status_name(out[i].status));
+	expect_at(f, &out[n - 5], "loop", 23, JPB_FLOW_CERTAIN);
+	expect_at(f, &out[n - 4], "outer", 4, JPB_FLOW_CERTAIN);
+	expect_at(f, &out[n - 2], "outer", 6, JPB_FLOW_CERTAIN);
+	expect_at(f, &out[n - 1], "main0", 4, JPB_FLOW_DECODED);
+	flow_free(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stack_survives_compaction),
+	};
+	return cmocka_run_group_tests(tests, setup, script_fx_teardown);
+}

@@ -318,12 +318,13 @@ struct flow {
 	 * has HIDX_MIN (flow_add_node_below): valid while hepoch is nepoch,
 	 * which every change of a step's states but an addition bumps
 	 * (resolve.c's states_rewritten, its only writer);
-	 * hn states indexed, hidx[] holds node indices + 1 (and hash bits) */
+	 * hn states indexed, hidx[] holds node indices + 1 (and hash bits),
+	 * followed by the slots in use (resolve.c's hidx_slots) */
 	uint64_t *hidx;
 	size_t caphidx, hn;
 	uint64_t nepoch, hepoch;
-	uint64_t *cset; /* scratch of count_cands */
-	size_t capcset;
+	uint64_t *cset; /* scratch of count_cands, csize entries in use */
+	size_t capcset, csize;
 	uint32_t *path; /* scratch of flow_flush_some */
 	size_t cappath;
 	struct cpos *cpos; /* CPOS_SIZE entries */

@@ -22,27 +22,47 @@
 #include "event_script.h"
 #include "script_fixture.h"
 
-static const char *src =
+/* Deep's loop, and a virtual call with NGET identical getters: a step
+ * of that many states, indexed by a hash (16 and more). */
+#define NGET 20
+
+static const char *src_head =
 	"public class Deep {\n"
 	"    static int f(int i) { return i; }\n"
 	"    static int loop(int n) { int s = 0; for (int i = 0; i < n; i++) s += f(i); return s; }\n"
 	"    static int outer(int n) { return loop(n) + 1; }\n"
 	"    static int twin(int n) { return loop(n) + 1; }\n"
 	"    static int main0(int n) { return outer(n); }\n"
-	"}\n";
+	"    static abstract class Shape { abstract int get(); }\n"
+	"    static int callGet(Shape s) { return s.get(); }\n"
+	"    static int outerGet(Shape s) { return callGet(s) + 1; }\n";
 
 #define MAIN_ID 0x7301u
+#define OUTER_GET_ID 0x7302u
 #define ITERATIONS 40000
 enum { CL_ENTRY = 1 };
 
 static int setup(void **state)
 {
-	static const char *const cls[] = { "Deep" };
-	struct script_fx *x = script_fx_new(src, cls, 1);
+	static char src[4096], names[NGET][16];
+	const char *cls[NGET + 2] = { "Deep", "Deep$Shape" };
+	size_t len = (size_t)snprintf(src, sizeof(src), "%s", src_head);
+	for (int i = 0; i < NGET; i++) {
+		len += (size_t)snprintf(src + len, sizeof(src) - len,
+					"    static class C%02d extends Shape { int v; int get() { return v; } }\n",
+					i);
+		snprintf(names[i], sizeof(names[i]), "Deep$C%02d", i);
+		cls[i + 2] = names[i];
+	}
+	snprintf(src + len, sizeof(src) - len, "}\n");
+	struct script_fx *x = script_fx_new(src, cls, NGET + 2);
 	*state = x;
 	if (!x)
-		return 0; /* no javac: the case skips */
+		return 0; /* no javac: the cases skip */
 	assert_int_equal(jprog_add_method_id(x->p, MAIN_ID, "LDeep;", "main0", "(I)I"), 0);
+	assert_int_equal(jprog_add_method_id(x->p, OUTER_GET_ID, "LDeep;", "outerGet",
+					     "(LDeep$Shape;)I"),
+			 0);
 	return 0;
 }
 
@@ -73,15 +93,32 @@ static void script_deep(struct script_fx *x)
 	script_compiled(&x->s, MAIN_ID, 4);
 }
 
-static void expect_at(struct flow *f, const struct jpb_flow_event *e, const char *name,
-		      int32_t bci, uint8_t status)
+static void expect_cands(struct flow *f, const struct jpb_flow_event *e, const char *cls,
+			 const char *name, int32_t bci, uint8_t status, uint16_t ncand)
 {
 	const struct flow_method_info *m = flow_method(f, e->method);
 	assert_non_null(m);
+	if (cls)
+		assert_string_equal(m->class_name, cls);
 	assert_string_equal(m->name, name);
 	assert_int_equal(e->bci, bci);
 	assert_int_equal(e->status, status);
-	assert_int_equal(e->ncand, 1);
+	assert_int_equal(e->ncand, ncand);
+}
+
+static void expect_at(struct flow *f, const struct jpb_flow_event *e, const char *name,
+		      int32_t bci, uint8_t status)
+{
+	expect_cands(f, e, NULL, name, bci, status, 1);
+}
+
+static struct flow *flow_new(struct script_fx *x)
+{
+	struct flow_opts o = { 0 };
+	struct flow *f;
+	assert_int_equal(flow_alloc(&f, x->p, &o), 0);
+	assert_int_equal(flow_set_codelet(f, CL_ENTRY, "zerolocals"), 0);
+	return f;
 }
 
 static void test_stack_survives_compaction(void **state)
@@ -90,10 +127,7 @@ static void test_stack_survives_compaction(void **state)
 	if (!x)
 		skip();
 	script_deep(x);
-	struct flow_opts o = { 0 };
-	struct flow *f;
-	assert_int_equal(flow_alloc(&f, x->p, &o), 0);
-	assert_int_equal(flow_set_codelet(f, CL_ENTRY, "zerolocals"), 0);
+	struct flow *f = flow_new(x);
 	const struct jpb_flow_event *out;
 	size_t n;
 	assert_int_equal(flow_thread(f, x->s.ev, x->s.n, &out, &n, NULL), 0);
@@ -109,10 +143,53 @@ static void test_stack_survives_compaction(void **state)
 	flow_free(f);
 }
 
+/* Compiled outerGet calls interpreted callGet twice, whose virtual call
+ * reaches NGET getters: every step of the getter holds NGET states,
+ * found through the hash index, and counted through the position set
+ * (count_cands); the returns into callGet merge them into one state.
+ * The second call's steps must not see the first's index entries. */
+static void test_many_states_merge(void **state)
+{
+	struct script_fx *x = *state;
+	if (!x)
+		skip();
+	x->s.n = 0;
+	for (int round = 0; round < 2; round++) {
+		script_compiled(&x->s, OUTER_GET_ID, 0);
+		script_compiled(&x->s, OUTER_GET_ID, 1);
+		entry(x);
+		script_ops(&x->s, 0x2a, 0xb6, -1); /* callGet: aload_0 invokevirtual */
+		entry(x);
+		script_ops(&x->s, 0x2a, 0xb4, 0xac, -1); /* a getter */
+		script_ops(&x->s, 0xac, -1);             /* callGet returns */
+		script_compiled(&x->s, OUTER_GET_ID, 4);
+	}
+	struct flow *f = flow_new(x);
+	const struct jpb_flow_event *out;
+	size_t n;
+	assert_int_equal(flow_thread(f, x->s.ev, x->s.n, &out, &n, NULL), 0);
+	assert_int_equal(n, 2 * 9);
+	for (size_t r = 0; r < 2; r++) {
+		const struct jpb_flow_event *e = out + 9 * r;
+		expect_at(f, &e[0], "outerGet", 0, JPB_FLOW_DECODED);
+		expect_at(f, &e[1], "outerGet", 1, JPB_FLOW_DECODED);
+		expect_at(f, &e[2], "callGet", 0, JPB_FLOW_CERTAIN);
+		expect_at(f, &e[3], "callGet", 1, JPB_FLOW_CERTAIN);
+		/* no evidence for any getter: the first loaded is chosen */
+		expect_cands(f, &e[4], "Deep$C00", "get", 0, JPB_FLOW_CHOSEN, NGET);
+		expect_cands(f, &e[5], "Deep$C00", "get", 1, JPB_FLOW_CHOSEN, NGET);
+		expect_cands(f, &e[6], "Deep$C00", "get", 4, JPB_FLOW_CHOSEN, NGET);
+		expect_at(f, &e[7], "callGet", 4, JPB_FLOW_CERTAIN);
+		expect_at(f, &e[8], "outerGet", 4, JPB_FLOW_DECODED);
+	}
+	flow_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stack_survives_compaction),
+		cmocka_unit_test(test_many_states_merge),
 	};
 	return cmocka_run_group_tests(tests, setup, script_fx_teardown);
 }

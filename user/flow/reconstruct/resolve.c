@@ -281,30 +281,50 @@ static int hidx_holds(uint64_t e, size_t h)
 	return e >> 32 == (uint64_t)h >> 32;
 }
 
+/* The slots of the index in use, hn of them, after its caphidx entries
+ * (one allocation): emptying the index clears them alone.  A memset of
+ * the 512 entries per step was 1.4% of a jython decode's instructions. */
+static uint32_t *hidx_slots(const struct flow *f)
+{
+	return (uint32_t *)(f->hidx + f->caphidx);
+}
+
+/* Node AT, of hash H, indexed at free slot K. */
+static void hidx_put(struct flow *f, size_t k, uint32_t at, size_t h)
+{
+	f->hidx[k] = hidx_entry(at, h);
+	hidx_slots(f)[f->hn++] = (uint32_t)k;
+}
+
 /* The current step's states indexed up to the last: from scratch when
  * they changed otherwise than by additions since (nepoch). */
 static int hidx_update(struct flow *f, const struct step *s)
 {
 	size_t cap = step_table_cap(f);
 	if (f->caphidx < cap) {
-		uint64_t *v = realloc(f->hidx, cap * sizeof(*v));
+		/* room for the slots: a step holds at most cap / 2 states */
+		uint64_t *v = calloc(1, cap * sizeof(*v) + cap / 2 * sizeof(uint32_t));
 		if (!v)
 			return jpb_err_nomem;
+		free(f->hidx);
 		f->hidx = v;
 		f->caphidx = cap;
-		f->hepoch = f->nepoch - 1;
+		f->hn = 0;
 	}
 	if (f->hepoch != f->nepoch || f->hn > s->n) {
-		memset(f->hidx, 0, f->caphidx * sizeof(*f->hidx));
+		const uint32_t *slot = hidx_slots(f);
+		for (size_t i = 0; i < f->hn; i++)
+			f->hidx[slot[i]] = 0;
 		f->hn = 0;
 		f->hepoch = f->nepoch;
 	}
-	for (; f->hn < s->n; f->hn++) {
-		const struct node *n = &f->nodes[s->first + f->hn];
-		size_t h = node_hash(n->top, n->lost, n->below), k = h & (f->caphidx - 1);
+	while (f->hn < s->n) {
+		uint32_t at = s->first + (uint32_t)f->hn;
+		const struct node *n = &f->nodes[at];
+		size_t h = node_hash(n->top, n->lost, n->below), k = h & (cap - 1);
 		while (f->hidx[k])
-			k = (k + 1) & (f->caphidx - 1);
-		f->hidx[k] = hidx_entry(s->first + (uint32_t)f->hn, h);
+			k = (k + 1) & (cap - 1);
+		hidx_put(f, k, at, h);
 	}
 	return 0;
 }
@@ -366,10 +386,8 @@ int flow_add_node_below(struct flow *f, struct frame *top, int lost,
 		at = (uint32_t)f->nnodes++;
 		f->nodes[at] = (struct node){ 0, top, below, (uint8_t)lost, 0,
 					      f->nodes[from].doubt, 0 };
-		if (slot.valid && f->hn == s->n) {
-			f->hidx[slot.k] = hidx_entry(at, slot.h);
-			f->hn++;
-		}
+		if (slot.valid && f->hn == s->n)
+			hidx_put(f, slot.k, at, slot.h);
 		s->n++;
 	}
 	if (JPB_GROW(f->edges, f->nedges, f->cape))
@@ -458,20 +476,24 @@ void flow_prove_n(struct flow *f, uint32_t m, size_t n)
  * state, on a path to any end state. */
 enum { MARK_CHOSEN = 1, MARK_ANY = 2 };
 
-/* A set of positions (method << 32 | instruction) as large as a step's
- * states may be, emptied per use (count_cands); 0 when out of memory
- * (then the caller compares pairs). */
-static int cset_clear(struct flow *f)
+/* A set of positions (method << 32 | instruction) for N states, empty
+ * (count_cands), sized to them: a step of 16 clears 32 entries, not the
+ * 512 of max_states; 0 when out of memory (then the caller compares
+ * pairs). */
+static int cset_clear(struct flow *f, size_t n)
 {
-	size_t cap = step_table_cap(f);
-	if (f->capcset < cap) {
-		uint64_t *v = realloc(f->cset, cap * sizeof(*v));
+	size_t size = 32;
+	while (size < 2 * n)
+		size *= 2;
+	if (f->capcset < size) {
+		uint64_t *v = realloc(f->cset, size * sizeof(*v));
 		if (!v)
 			return 0;
 		f->cset = v;
-		f->capcset = cap;
+		f->capcset = size;
 	}
-	memset(f->cset, 0, f->capcset * sizeof(*f->cset));
+	memset(f->cset, 0, size * sizeof(*f->cset));
+	f->csize = size;
 	return 1;
 }
 
@@ -479,8 +501,8 @@ static int cset_clear(struct flow *f)
  * 1 when it was not in the set. */
 static int cset_add(struct flow *f, uint64_t key)
 {
-	size_t k = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 40) & (f->capcset - 1);
-	for (; f->cset[k]; k = (k + 1) & (f->capcset - 1))
+	size_t k = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 40) & (f->csize - 1);
+	for (; f->cset[k]; k = (k + 1) & (f->csize - 1))
 		if (f->cset[k] == ~key)
 			return 0;
 	f->cset[k] = ~key;
@@ -492,7 +514,7 @@ static int cset_add(struct flow *f, uint64_t key)
 static uint32_t count_cands(struct flow *f, const struct step *s, unsigned bit)
 {
 	uint32_t nc = 0;
-	if (s->n >= HIDX_MIN && cset_clear(f)) {
+	if (s->n >= HIDX_MIN && cset_clear(f, s->n)) {
 		/* many states: a set of (method, instruction), not pairs */
 		for (uint32_t i = s->first; i < s->first + s->n; i++) {
 			const struct node *a = &f->nodes[i];

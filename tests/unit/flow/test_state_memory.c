@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * The memory of the states: their frames live in an arena that is copied
- * (the one state's stack alone) into a fresh one once it holds
- * ARENA_COMPACT frames, so a long thread keeps only what is alive.  A
- * loop that calls a method 40000 times allocates frames past the
- * threshold in single-state stretches; the stack under the loop must
+ * The states' memory and tables (resolve.c).  Their frames live in an
+ * arena that is copied (the one state's stack alone) into a fresh one
+ * once it holds ARENA_COMPACT frames, so a long thread keeps only what is
+ * alive.  A loop that calls a method 40000 times allocates frames past
+ * the threshold in single-state stretches; the stack under the loop must
  * survive every copy: its return reaches its caller, certain, where an
- * unknown caller would be outer or its twin (identical code).
+ * unknown caller would be outer or its twin (identical code).  Steps of
+ * 16 states and more are indexed by a hash and their positions counted
+ * with a set; a step whose staged states exceed the cap is added by rank
+ * (RECONSTRUCTION.md, "Pruning").
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -39,6 +42,7 @@ static const char *src_head =
 
 #define MAIN_ID 0x7301u
 #define OUTER_GET_ID 0x7302u
+#define GET_ID0 0x7400u /* + i: Deep$Cii.get */
 #define ITERATIONS 40000
 enum { CL_ENTRY = 1 };
 
@@ -54,6 +58,9 @@ static int setup(void **state)
 		snprintf(names[i], sizeof(names[i]), "Deep$C%02d", i);
 		cls[i + 2] = names[i];
 	}
+	char sig[NGET][24];
+	for (int i = 0; i < NGET; i++)
+		snprintf(sig[i], sizeof(sig[i]), "LDeep$C%02d;", i);
 	snprintf(src + len, sizeof(src) - len, "}\n");
 	struct script_fx *x = script_fx_new(src, cls, NGET + 2);
 	*state = x;
@@ -63,6 +70,9 @@ static int setup(void **state)
 	assert_int_equal(jprog_add_method_id(x->p, OUTER_GET_ID, "LDeep;", "outerGet",
 					     "(LDeep$Shape;)I"),
 			 0);
+	for (int i = 0; i < NGET; i++)
+		assert_int_equal(jprog_add_method_id(x->p, GET_ID0 + (uint64_t)i, sig[i], "get", "()I"),
+				 0);
 	return 0;
 }
 
@@ -185,11 +195,53 @@ static void test_many_states_merge(void **state)
 	flow_free(f);
 }
 
+/* outerGet calls callGet, whose getter is one of NGET, with room for
+ * NGET / 2 states: the cap keeps the getters with the most evidence.
+ * Compiled code placed getter i i times, so the evidence runs against
+ * the hierarchy's order (the successors' sort leaves its insertion sort
+ * for qsort); the one with the most is chosen. */
+static void test_cap_by_evidence(void **state)
+{
+	struct script_fx *x = *state;
+	if (!x)
+		skip();
+	x->s.n = 0;
+	size_t proven = 0;
+	for (int i = 0; i < NGET; i++)
+		for (int k = 0; k < i; k++, proven++)
+			script_compiled(&x->s, GET_ID0 + (uint64_t)i, 0);
+	script_compiled(&x->s, OUTER_GET_ID, 0);
+	script_compiled(&x->s, OUTER_GET_ID, 1);
+	entry(x);
+	script_ops(&x->s, 0x2a, 0xb6, -1);
+	entry(x);
+	script_ops(&x->s, 0x2a, 0xb4, 0xac, -1);
+	script_ops(&x->s, 0xac, -1);
+	script_compiled(&x->s, OUTER_GET_ID, 4);
+	struct flow_opts o = { .max_states = NGET / 2 };
+	struct flow *f;
+	assert_int_equal(flow_alloc(&f, x->p, &o), 0);
+	assert_int_equal(flow_set_codelet(f, CL_ENTRY, "zerolocals"), 0);
+	const struct jpb_flow_event *out;
+	size_t n;
+	assert_int_equal(flow_thread(f, x->s.ev, x->s.n, &out, &n, NULL), 0);
+	assert_int_equal(n, proven + 9);
+	const struct jpb_flow_event *e = out + proven;
+	expect_at(f, &e[3], "callGet", 1, JPB_FLOW_CERTAIN);
+	/* the states kept are getters 10-19, 19 the most proven */
+	expect_cands(f, &e[4], "Deep$C19", "get", 0, JPB_FLOW_CHOSEN, NGET / 2);
+	expect_cands(f, &e[6], "Deep$C19", "get", 4, JPB_FLOW_CHOSEN, NGET / 2);
+	/* a state was dropped: nothing is certain until the next pin */
+	expect_cands(f, &e[7], NULL, "callGet", 4, JPB_FLOW_CHOSEN, 2);
+	flow_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stack_survives_compaction),
 		cmocka_unit_test(test_many_states_merge),
+		cmocka_unit_test(test_cap_by_evidence),
 	};
 	return cmocka_run_group_tests(tests, setup, script_fx_teardown);
 }

@@ -153,6 +153,19 @@ static void test_stack_survives_compaction(void **state)
 	flow_free(f);
 }
 
+/* Compiled outerGet calls interpreted callGet, which calls a getter. */
+static void script_call_get(struct script_fx *x)
+{
+	script_compiled(&x->s, OUTER_GET_ID, 0);
+	script_compiled(&x->s, OUTER_GET_ID, 1);
+	entry(x);
+	script_ops(&x->s, 0x2a, 0xb6, -1); /* callGet: aload_0 invokevirtual */
+	entry(x);
+	script_ops(&x->s, 0x2a, 0xb4, 0xac, -1); /* a getter */
+	script_ops(&x->s, 0xac, -1);             /* callGet returns */
+	script_compiled(&x->s, OUTER_GET_ID, 4);
+}
+
 /* Compiled outerGet calls interpreted callGet twice, whose virtual call
  * reaches NGET getters: every step of the getter holds NGET states,
  * found through the hash index, and counted through the position set
@@ -164,16 +177,8 @@ static void test_many_states_merge(void **state)
 	if (!x)
 		skip();
 	x->s.n = 0;
-	for (int round = 0; round < 2; round++) {
-		script_compiled(&x->s, OUTER_GET_ID, 0);
-		script_compiled(&x->s, OUTER_GET_ID, 1);
-		entry(x);
-		script_ops(&x->s, 0x2a, 0xb6, -1); /* callGet: aload_0 invokevirtual */
-		entry(x);
-		script_ops(&x->s, 0x2a, 0xb4, 0xac, -1); /* a getter */
-		script_ops(&x->s, 0xac, -1);             /* callGet returns */
-		script_compiled(&x->s, OUTER_GET_ID, 4);
-	}
+	script_call_get(x);
+	script_call_get(x);
 	struct flow *f = flow_new(x);
 	const struct jpb_flow_event *out;
 	size_t n;
@@ -192,6 +197,31 @@ static void test_many_states_merge(void **state)
 		expect_at(f, &e[7], "callGet", 4, JPB_FLOW_CERTAIN);
 		expect_at(f, &e[8], "outerGet", 4, JPB_FLOW_DECODED);
 	}
+	flow_free(f);
+}
+
+/* An event chosen among several positions is no evidence for its
+ * method: after a first call whose getter is chosen among NGET (C00, the
+ * first loaded), compiled code places C05 once, and the second call
+ * chooses C05, which has the more evidence. */
+static void test_chosen_not_evidence(void **state)
+{
+	struct script_fx *x = *state;
+	if (!x)
+		skip();
+	x->s.n = 0;
+	script_call_get(x);
+	script_compiled(&x->s, GET_ID0 + 5, 0);
+	script_call_get(x);
+	struct flow *f = flow_new(x);
+	const struct jpb_flow_event *out;
+	size_t n;
+	assert_int_equal(flow_thread(f, x->s.ev, x->s.n, &out, &n, NULL), 0);
+	assert_int_equal(n, 9 + 1 + 9);
+	expect_cands(f, &out[4], "Deep$C00", "get", 0, JPB_FLOW_CHOSEN, NGET);
+	expect_cands(f, &out[9], "Deep$C05", "get", 0, JPB_FLOW_DECODED, 1);
+	expect_cands(f, &out[14], "Deep$C05", "get", 0, JPB_FLOW_CHOSEN, NGET);
+	expect_cands(f, &out[16], "Deep$C05", "get", 4, JPB_FLOW_CHOSEN, NGET);
 	flow_free(f);
 }
 
@@ -241,6 +271,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stack_survives_compaction),
 		cmocka_unit_test(test_many_states_merge),
+		cmocka_unit_test(test_chosen_not_evidence),
 		cmocka_unit_test(test_cap_by_evidence),
 	};
 	return cmocka_run_group_tests(tests, setup, script_fx_teardown);

@@ -578,6 +578,24 @@ static uint32_t count_cands(struct flow *f, const struct step *s, unsigned bit)
 	return nc;
 }
 
+/* At most one position among the states of step S with a mark in BIT:
+ * count_cands' answer <= 1, without its set (emit asks both, for each
+ * event). */
+static int one_position(const struct flow *f, const struct step *s, unsigned bit)
+{
+	const struct frame *first = NULL;
+	for (uint32_t i = s->first; i < s->first + s->n; i++) {
+		const struct node *a = &f->nodes[i];
+		if (!(a->mark & bit) || a->lost)
+			continue;
+		if (!first)
+			first = a->top;
+		else if (a->top->meth != first->meth || a->top->pos != first->pos)
+			return 0;
+	}
+	return 1;
+}
+
 /* Inline, and stored in place (flow_out_set). */
 static inline int put_out(struct flow *f, uint32_t method, int32_t bci,
 			  uint8_t op, uint8_t status, uint16_t ncand, uint64_t tsc)
@@ -619,7 +637,7 @@ static int emit(struct flow *f, const struct step *s, const struct node *chosen,
 	const struct frame *t = chosen->top;
 	/* Evidence for the choice rule: one position on a path to the
 	 * chosen end (the doubt below changes labels, not choices). */
-	if (count_cands(f, s, MARK_CHOSEN) <= 1)
+	if (one_position(f, s, MARK_CHOSEN))
 		prove(f, t->meth);
 	/* A guessed or truncated state set leaves at least one untracked
 	 * alternative: never certain (RECONSTRUCTION.md). */

@@ -245,10 +245,11 @@ struct runs_memo {
 	uint32_t yes;
 };
 
+#define CHUNK_FRAMES 4096u
 struct chunk {
 	struct chunk *next;
 	size_t used;
-	struct frame f[4096];
+	struct frame f[CHUNK_FRAMES];
 };
 
 struct flow {
@@ -620,12 +621,38 @@ static inline struct step *flow_cur_step(struct flow *f)
 }
 
 /* resolve.c: frames, steps, states and the resolution of pending steps */
-struct frame *flow_frame_new(struct flow *f, struct frame *up, uint32_t meth,
-			     uint32_t pos, int done);
+/* A frame's room in a new chunk of the arena (NULL: out of memory). */
+struct frame *flow_frame_slot_slow(struct flow *f);
+
+/* Inline: a jython decode makes ~3 M frames, and the call with its seven
+ * arguments cost a third of each; a new chunk is out of line. */
+static inline struct frame *flow_frame_make(struct flow *f, struct frame *up,
+					    uint32_t meth, uint32_t pos, int done,
+					    int comp, int act)
+{
+	struct frame *fr = f->arena && f->arena->used < CHUNK_FRAMES ?
+				   &f->arena->f[f->arena->used++] :
+				   flow_frame_slot_slow(f);
+	if (!fr)
+		return NULL;
+	f->arena_frames++;
+	*fr = (struct frame){ up, meth, pos, (uint8_t)done, (uint8_t)comp, (uint8_t)act, 0, 0 };
+	return fr;
+}
+
+static inline struct frame *flow_frame_new(struct flow *f, struct frame *up,
+					   uint32_t meth, uint32_t pos, int done)
+{
+	return flow_frame_make(f, up, meth, pos, done, 0, 0);
+}
+
 /* A frame of a compiled activation (ACT: its outermost), its
  * instruction run. */
-struct frame *flow_frame_new_comp(struct flow *f, struct frame *up, uint32_t meth,
-				  uint32_t pos, int act);
+static inline struct frame *flow_frame_new_comp(struct flow *f, struct frame *up,
+						uint32_t meth, uint32_t pos, int act)
+{
+	return flow_frame_make(f, up, meth, pos, 1, 1, act);
+}
 void flow_arena_free(struct chunk *c);
 int flow_step_begin(struct flow *f, uint32_t ev, int emit, uint8_t op);
 int flow_add_node_below(struct flow *f, struct frame *top, int lost,

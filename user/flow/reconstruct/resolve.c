@@ -16,33 +16,15 @@
 
 /* ---- frames ---------------------------------------------------------------- */
 
-static struct frame *frame_make(struct flow *f, struct frame *up, uint32_t meth,
-			        uint32_t pos, int done, int comp, int act)
+struct frame *flow_frame_slot_slow(struct flow *f)
 {
-	if (!f->arena || f->arena->used == 4096) {
-		struct chunk *c = malloc(sizeof(*c));
-		if (!c)
-			return NULL;
-		c->next = f->arena;
-		c->used = 0;
-		f->arena = c;
-	}
-	struct frame *fr = &f->arena->f[f->arena->used++];
-	f->arena_frames++;
-	*fr = (struct frame){ up, meth, pos, (uint8_t)done, (uint8_t)comp, (uint8_t)act, 0, 0 };
-	return fr;
-}
-
-struct frame *flow_frame_new(struct flow *f, struct frame *up, uint32_t meth,
-			       uint32_t pos, int done)
-{
-	return frame_make(f, up, meth, pos, done, 0, 0);
-}
-
-struct frame *flow_frame_new_comp(struct flow *f, struct frame *up, uint32_t meth,
-				  uint32_t pos, int act)
-{
-	return frame_make(f, up, meth, pos, 1, 1, act);
+	struct chunk *c = malloc(sizeof(*c));
+	if (!c)
+		return NULL;
+	c->next = f->arena;
+	c->used = 1;
+	f->arena = c;
+	return &c->f[0];
 }
 
 static int frame_eq(const struct frame *a, const struct frame *b)
@@ -92,8 +74,8 @@ static struct frame *arena_compact(struct flow *f, struct frame *top)
 	f->arena_frames = 0;
 	struct frame *up = NULL;
 	for (size_t i = depth; i-- > 0;) {
-		struct frame *n = frame_make(f, up, v[i]->meth, v[i]->pos, v[i]->done,
-					     v[i]->comp, v[i]->act);
+		struct frame *n = flow_frame_make(f, up, v[i]->meth, v[i]->pos, v[i]->done,
+						  v[i]->comp, v[i]->act);
 		if (!n) { /* keep the old arena: nothing is lost */
 			flow_arena_free(f->arena);
 			f->arena = old;

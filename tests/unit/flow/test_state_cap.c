@@ -263,54 +263,48 @@ static void test_late_class_not_crowded_out(void **state)
 	check(x, 256, all, NW(all));
 }
 
-/* Compiled callK calls interpreted K1.k or K2.k, and the callee runs
- * aload_0, getfield, ireturn: K2.k.  With room for one state, K1.k (first
- * in hierarchy order) took it and died at aload_0, and a
- * resynchronisation placed the callee in K2.k or its twin Other.k.  A
- * callee whose first instruction is not the next event's opcode is no
- * longer staged: K2.k is the only state, certain, with room for one or
- * for all. */
-static void test_first_instruction_filters(void **state)
+/* Compiled CALLER (jmethodID ID) calls an interpreted getter at bci 1,
+ * which runs aload_0, getfield, ireturn: CALLEE, the one state, certain,
+ * with room for one state or for all. */
+static void check_getter_call(struct script_fx *x, uint64_t id, const char *caller,
+			      const char *callee)
 {
-	struct script_fx *x = *state;
-	SKIP_IF_NO_JAVAC(x);
 	x->s.n = 0;
-	script_compiled(&x->s, CALLK_ID, 0);
-	script_compiled(&x->s, CALLK_ID, 1);
+	script_compiled(&x->s, id, 0);
+	script_compiled(&x->s, id, 1);
 	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
-	script_ops(&x->s, 0x2a, 0xb4, 0xac, -1); /* K2.k */
-	script_compiled(&x->s, CALLK_ID, 4);
-	static const struct flow_want w[] = {
-		{ "First.callK", 0, DEC, 1 },   { "First.callK", 1, DEC, 1 },
-		{ "First$K2.k", 0, CE, 1 },     { "First$K2.k", 1, CE, 1 },
-		{ "First$K2.k", 4, CE, 1 },     { "First.callK", 4, DEC, 1 },
+	script_ops(&x->s, 0x2a, 0xb4, 0xac, -1);
+	script_compiled(&x->s, id, 4);
+	const struct flow_want w[] = {
+		{ caller, 0, DEC, 1 }, { caller, 1, DEC, 1 }, { callee, 0, CE, 1 },
+		{ callee, 1, CE, 1 },  { callee, 4, CE, 1 },  { caller, 4, DEC, 1 },
 	};
 	check(x, 1, w, NW(w));
 	check(x, 256, w, NW(w));
 }
 
+/* Compiled callK calls interpreted K1.k or K2.k, and the callee runs
+ * K2.k.  With room for one state, K1.k (first in hierarchy order) took it
+ * and died at aload_0, and a resynchronisation placed the callee in K2.k
+ * or its twin Other.k.  A callee whose first instruction is not the next
+ * event's opcode is no longer staged. */
+static void test_first_instruction_filters(void **state)
+{
+	struct script_fx *x = *state;
+	SKIP_IF_NO_JAVAC(x);
+	check_getter_call(x, CALLK_ID, "First.callK", "First$K2.k");
+}
+
 /* The same a few opcodes in: J1.j and J2.j both start with aload_0, and
- * the callee runs aload_0, getfield, ireturn: J2.j.  With room for one
- * state, J1.j took it and died at getfield, and a resynchronisation
- * placed getfield in J2.j, K2.k or Other.k.  The lookahead's opcodes
- * (flow_opts.lookahead) filter the callees at their entry. */
+ * the callee runs J2.j.  With room for one state, J1.j took it and died
+ * at getfield, and a resynchronisation placed getfield in J2.j, K2.k or
+ * Other.k.  The lookahead's opcodes (flow_opts.lookahead) filter the
+ * callees at their entry. */
 static void test_lookahead_filters(void **state)
 {
 	struct script_fx *x = *state;
 	SKIP_IF_NO_JAVAC(x);
-	x->s.n = 0;
-	script_compiled(&x->s, CALLJ_ID, 0);
-	script_compiled(&x->s, CALLJ_ID, 1);
-	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
-	script_ops(&x->s, 0x2a, 0xb4, 0xac, -1); /* J2.j */
-	script_compiled(&x->s, CALLJ_ID, 4);
-	static const struct flow_want w[] = {
-		{ "First.callJ", 0, DEC, 1 },   { "First.callJ", 1, DEC, 1 },
-		{ "First$J2.j", 0, CE, 1 },     { "First$J2.j", 1, CE, 1 },
-		{ "First$J2.j", 4, CE, 1 },     { "First.callJ", 4, DEC, 1 },
-	};
-	check(x, 1, w, NW(w));
-	check(x, 256, w, NW(w));
+	check_getter_call(x, CALLJ_ID, "First.callJ", "First$J2.j");
 }
 
 int main(void)

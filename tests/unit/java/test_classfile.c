@@ -374,6 +374,17 @@ static void test_utf8_in_place(void **state)
 	jcf_free(cf);
 }
 
+/* The class J built, parsed (it must parse), its bytes freed. */
+static struct jcf *parse_built(struct jb *j)
+{
+	size_t len;
+	uint8_t *data = jb_finish(j, &len);
+	struct jcf *cf;
+	assert_int_equal(jcf_parse(&cf, data, len, NULL), java_ok);
+	free(data);
+	return cf;
+}
+
 /* A table already in code order is kept as written, equal start_pcs
  * included (the last of them gives the line), like a stable sort. */
 static void test_lines_in_order(void **state)
@@ -382,13 +393,9 @@ static void test_lines_in_order(void **state)
 	static const uint8_t code[] = { 0x03, 0x3c, 0xb1 };
 	uint16_t lines[] = { 0, 10, 0, 11, 2, 12 };
 	struct jb j;
-	size_t len;
 	jb_init(&j, "A", "java/lang/Object", 0x21);
 	jb_method(&j, 9, "m", "()V", code, sizeof(code), NULL, 0, lines, 3);
-	uint8_t *data = jb_finish(&j, &len);
-	struct jcf *cf;
-	assert_int_equal(jcf_parse(&cf, data, len, NULL), java_ok);
-	free(data);
+	struct jcf *cf = parse_built(&j);
 	const struct jcf_method *m = jcf_method(cf, 0);
 	assert_int_equal(m->nlines, 3);
 	assert_int_equal(m->lines[0].line, 10);
@@ -528,15 +535,11 @@ static void test_tables_per_method(void **state)
 	uint16_t l1[] = { 3, 21, 0, 20 };
 	uint16_t l3[] = { 0, 30, 2, 31, 4, 32 };
 	struct jb j;
-	size_t len;
 	jb_init(&j, "A", "java/lang/Object", 0x421);
 	jb_method(&j, 9, "a", "()V", code, sizeof(code), e1, 1, l1, 2);
 	jb_method(&j, 0x401, "b", "()V", NULL, 0, NULL, 0, NULL, 0);
 	jb_method(&j, 9, "c", "()V", code, sizeof(code), e3, 2, l3, 3);
-	uint8_t *data = jb_finish(&j, &len);
-	struct jcf *cf;
-	assert_int_equal(jcf_parse(&cf, data, len, NULL), java_ok);
-	free(data);
+	struct jcf *cf = parse_built(&j);
 	const struct jcf_method *a = jcf_method(cf, 0);
 	const struct jcf_method *b = jcf_method(cf, 1);
 	const struct jcf_method *c = jcf_method(cf, 2);

@@ -84,6 +84,10 @@ static const char *first_src =
 	"    static class J1 extends J { int j() { return hashCode(); } }\n"
 	"    static class J2 extends J { int v; int j() { return v; } }\n"
 	"    static int callJ(J s) { return s.j(); }\n"
+	"    static int twice(int a) {\n"
+	"        if (a != 0) { if (a != 0) return a; }\n"
+	"        return a;\n"
+	"    }\n"
 	"}\n";
 
 #define OUTER_ID 0x7101u
@@ -307,6 +311,30 @@ static void test_lookahead_filters(void **state)
 	check_getter_call(x, CALLJ_ID, "First.callJ", "First$J2.j");
 }
 
+/* A step whose staged states exceed the cap but fit once merged keeps
+ * them all, in staging order, as without a cap.  twice(a) is iload_0,
+ * ifeq 10, iload_0, ifeq 10, iload_0, ireturn, then 10: iload_0, ireturn.
+ * The thread starts lost and runs iload_0, ifeq, iload_0, ireturn: a
+ * resynchronisation leaves bcis 0 and 4, the ifeqs 1 and 5, and iload_0
+ * stages 4 and 10 from 1, 8 and 10 from 5: four states, three once the
+ * two 10s merge.  With room for three they are added by rank first (4,
+ * 8, 10), found to fit, and added again as staged (4, 10, 8): the path
+ * chosen at the end (by order among equals) is the same as with room
+ * for all. */
+static void test_fits_after_merging(void **state)
+{
+	struct script_fx *x = *state;
+	SKIP_IF_NO_JAVAC(x);
+	x->s.n = 0;
+	script_ops(&x->s, 0x1a, 0x99, 0x1a, 0xac, -1);
+	static const struct flow_want w[] = {
+		{ "First.twice", 0, CH, 2 },  { "First.twice", 1, CH, 2 },
+		{ "First.twice", 10, CH, 2 }, { "First.twice", 11, CH, 2 },
+	};
+	check(x, 3, w, NW(w));
+	check(x, 256, w, NW(w));
+}
+
 int main(void)
 {
 	const struct CMUnitTest at_entry[] = {
@@ -319,6 +347,7 @@ int main(void)
 	const struct CMUnitTest first[] = {
 		cmocka_unit_test(test_first_instruction_filters),
 		cmocka_unit_test(test_lookahead_filters),
+		cmocka_unit_test(test_fits_after_merging),
 	};
 	int failed = cmocka_run_group_tests_name("at a method entry", at_entry,
 						 setup_cap, script_fx_teardown);

@@ -154,27 +154,50 @@ static int32_t line_at(struct builder *b, uint32_t bci)
 	return b->line ? m->lines[b->line - 1].line : -1;
 }
 
+/* The kind of the (well-formed) instruction at BCI: wide ret is a ret. */
+static unsigned kind_at(const uint8_t *code, uint32_t bci)
+{
+	return code[bci] == JBC_WIDE && code[bci + 1] == 0xa9 ? JBC_RET :
+								 jbc_info(code[bci])->kind;
+}
+
+/* What the build rejects in the instruction at BCI by itself (jcfg_build
+ * and jcfg_check share the rule); its length in *N when defined. */
+enum insn_fault { INSN_OK, INSN_UNDEFINED, INSN_LENGTH, INSN_WIDE };
+
+static enum insn_fault insn_fault(const uint8_t *code, uint32_t len, uint32_t bci, int *n)
+{
+	uint8_t op = code[bci];
+	*n = 0;
+	if (op > 0xc9 || jbc_info(op)->kind == JBC_INVALID)
+		return INSN_UNDEFINED;
+	if ((*n = jbc_length(code, len, bci)) <= 0)
+		return INSN_LENGTH;
+	return op == JBC_WIDE && !wide_ok(code[bci + 1]) ? INSN_WIDE : INSN_OK;
+}
+
 static int decode_one(struct builder *b, uint32_t bci, struct jcfg_insn *in)
 {
 	const uint8_t *code = b->m->code;
 	uint8_t op = code[bci];
-	if (op > 0xc9 || jbc_info(op)->kind == JBC_INVALID)
+	int len;
+	switch (insn_fault(code, b->m->code_length, bci, &len)) {
+	case INSN_UNDEFINED:
 		return bad(b, java_err_bad_code, bci, "undefined opcode 0x%02x",
 			   op);
-	int len = jbc_length(code, b->m->code_length, bci);
-	if (len <= 0)
+	case INSN_LENGTH:
 		return bad(b, java_err_bad_code, bci, "%s runs past the code "
 			   "or has bad operands", jbc_name(op));
-	*in = (struct jcfg_insn){ .bci = bci, .len = (uint16_t)len, .op = op,
-				  .kind = jbc_info(op)->kind };
-	if (op == JBC_WIDE) {
-		in->wide_op = code[bci + 1];
-		if (!wide_ok(in->wide_op))
-			return bad(b, java_err_bad_code, bci, "wide %s",
-				   jbc_name(in->wide_op));
-		if (in->wide_op == 0xa9)
-			in->kind = JBC_RET;
+	case INSN_WIDE:
+		return bad(b, java_err_bad_code, bci, "wide %s",
+			   jbc_name(code[bci + 1]));
+	case INSN_OK:
+		break;
 	}
+	*in = (struct jcfg_insn){ .bci = bci, .len = (uint16_t)len, .op = op,
+				  .kind = (uint8_t)kind_at(code, bci) };
+	if (op == JBC_WIDE)
+		in->wide_op = code[bci + 1];
 	in->can_throw = (uint8_t)can_throw(op);
 	in->cp_index = cp_operand(code, bci, op);
 	in->line = line_at(b, bci);
@@ -212,9 +235,7 @@ static int measure(struct builder *b, const uint8_t *code, uint32_t len,
 			return err ? err : bad(b, java_err_bad_code, bci,
 					       "bad instruction");
 		}
-		unsigned kind = jbc_info(code[bci])->kind;
-		if (code[bci] == JBC_WIDE && code[bci + 1] == 0xa9)
-			kind = JBC_RET;
+		unsigned kind = kind_at(code, bci);
 		njsr += kind == JBC_JSR;
 		nret += kind == JBC_RET;
 		s->nsucc += (size_t)falls_through(kind) +
@@ -255,20 +276,23 @@ static int target_index(struct builder *b, uint32_t from, int64_t target,
 	return java_ok;
 }
 
+/* Target K of the switch at BCI: the default for 0, then case (or
+ * lookupswitch pair) K - 1's, for K up to switch_pairs. */
+static uint32_t switch_target(const uint8_t *code, uint32_t bci, uint32_t k)
+{
+	uint32_t p = (bci + 4) & ~3u;
+	uint32_t step = code[bci] == JBC_TABLESWITCH ? 4 : 8;
+	return (uint32_t)(bci + be32(code + (k ? p + 12 + (k - 1) * step : p)));
+}
+
 /* Call FN for every switch target of instruction I: the default first. */
 static int switch_targets(struct builder *b, uint32_t i,
 			  int (*fn)(struct builder *, uint32_t, uint32_t))
 {
-	const struct jcfg_insn *in = &b->g->l.insn[i];
-	const uint8_t *code = b->g->code;
-	uint32_t p = (in->bci + 4) & ~3u;
-	uint32_t n = switch_pairs(code, in->bci);
-	uint32_t step = in->op == JBC_TABLESWITCH ? 4 : 8;
-	uint32_t first = p + 12; /* case 0's offset (lookupswitch: pair 0's) */
-	int err = fn(b, i, (uint32_t)(in->bci + be32(code + p)));
-	for (uint32_t k = 0; k < n && !err; k++)
-		err = fn(b, i, (uint32_t)(in->bci +
-					   be32(code + first + k * step)));
+	uint32_t bci = b->g->l.insn[i].bci, n = switch_pairs(b->g->code, bci);
+	int err = java_ok;
+	for (uint32_t k = 0; k <= n && !err; k++)
+		err = fn(b, i, switch_target(b->g->code, bci, k));
 	return err;
 }
 
@@ -498,34 +522,21 @@ static int starts_at(const uint64_t *starts, uint32_t len, uint32_t bci)
 	return bci < len && (starts[bci >> 6] >> (bci & 63) & 1);
 }
 
-/* What decode_one and normal_succs reject in the instruction at BCI: an
- * undefined opcode, a bad length or wide form, falling off the end. */
+/* What decode_one (insn_fault) and normal_succs reject in the
+ * instruction at BCI: a fault, or falling off the end. */
 static int insn_ok(const uint8_t *code, uint32_t len, uint32_t bci, int *n)
 {
-	uint8_t op = code[bci];
-	*n = jbc_length(code, len, bci);
-	if (*n <= 0 || op > 0xc9 || jbc_info(op)->kind == JBC_INVALID)
+	if (insn_fault(code, len, bci, n) != INSN_OK)
 		return 0;
-	unsigned kind = jbc_info(op)->kind;
-	if (op == JBC_WIDE) {
-		if (!wide_ok(code[bci + 1]))
-			return 0;
-		if (code[bci + 1] == 0xa9)
-			kind = JBC_RET;
-	}
-	return bci + (uint32_t)*n < len || !falls_through(kind);
+	return bci + (uint32_t)*n < len || !falls_through(kind_at(code, bci));
 }
 
 static int switch_ok(const uint8_t *code, uint32_t len,
 		     const uint64_t *starts, uint32_t bci)
 {
-	uint32_t p = (bci + 4) & ~3u, n = switch_pairs(code, bci);
-	uint32_t step = code[bci] == JBC_TABLESWITCH ? 4 : 8;
-	if (!starts_at(starts, len, (uint32_t)(bci + be32(code + p))))
-		return 0;
-	for (uint32_t k = 0; k < n; k++)
-		if (!starts_at(starts, len,
-			       (uint32_t)(bci + be32(code + p + 12 + k * step))))
+	uint32_t n = switch_pairs(code, bci);
+	for (uint32_t k = 0; k <= n; k++)
+		if (!starts_at(starts, len, switch_target(code, bci, k)))
 			return 0;
 	return 1;
 }

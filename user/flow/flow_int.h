@@ -280,11 +280,11 @@ struct flow {
 	 * next = ends the lookahead, by opcode the instructions no pair
 	 * lists, by (opcode, next opcode) those at bci 0 (RESYNC_KEYS lists,
 	 * resync.c): code offsets (mscan[m].start + bci), in program order */
-	int opidx_built;
+	int rindex_built;
 	uint32_t *pairstart; /* RESYNC_KEYS + 1 entries */
 	uint32_t *pairidx;
 	/* a one-opcode scan's scratch: a bit per byte of code */
-	uint64_t *opidx;
+	uint64_t *opbits;
 	/* the code of each method the index lists, side by side (not
 	 * through meths[] and the class file's method: two cache misses per
 	 * entry scanned), and where it starts among all methods' code
@@ -699,6 +699,16 @@ int flow_fuses(uint8_t op, const struct jcfg *g, uint32_t pos);
 /* The opcodes the automaton will see from event I on (fused dispatches
  * expanded), up to MAX, stopping at any other event: their count. */
 size_t flow_lookahead_ops(const struct flow *f, uint32_t i, uint8_t *ops, size_t max);
+/* The lookahead's opcodes from event I: flow_lookahead_ops for
+ * flow_opts.lookahead of them (at most 64). */
+static inline size_t flow_lookahead(const struct flow *f, uint32_t i, uint8_t ops[64])
+{
+	return flow_lookahead_ops(f, i, ops, f->o.lookahead < 64 ? f->o.lookahead : 64);
+}
+/* A hash of N opcodes OPS searched for after LOST (at an entry that
+ * says WANT): the key of resync's cache, and of the entry filter's
+ * memo (LOST_NONE, -1). */
+uint64_t flow_ops_hash(int lost, int want, const uint8_t *ops, size_t n);
 /* Can the raw bytecode CODE from BCI (which ran OPS[0]) go on to run
  * OPS[1..N-1] within the method?  0 only where the automaton's steps
  * would find no way (calls, returns, throws, switches end the check

@@ -257,7 +257,7 @@ void flow_free(struct flow *f)
 		free(f->codelets[i]);
 	free(f->codelets);
 	free(f->clkind);
-	free(f->opidx);
+	free(f->opbits);
 	free(f->pairstart);
 	free(f->pairidx);
 	free(f->mscan);

@@ -387,7 +387,7 @@ static int build_opidx(struct flow *f)
 			err = err ? err : k[i]->err;
 	}
 	if (!err && !(err = index_all(f, &ls, nm)))
-		f->opidx_built = 1;
+		f->rindex_built = 1;
 	for (int i = 0; i < 3; i++) {
 		free(k[i]->v);
 		free(k[i]->at);
@@ -403,7 +403,7 @@ static int is_handler(const struct fmeth *fm, uint32_t bci)
 	return 0;
 }
 
-static uint64_t ops_hash(int lost, int want, const uint8_t *ops, size_t n)
+uint64_t flow_ops_hash(int lost, int want, const uint8_t *ops, size_t n)
 {
 	uint64_t h = 1469598103934665603ull ^ (uint64_t)lost ^ (uint64_t)(uint32_t)(want + 1) << 32;
 	for (size_t i = 0; i < n; i++)
@@ -413,11 +413,11 @@ static uint64_t ops_hash(int lost, int want, const uint8_t *ops, size_t n)
 
 /* The code offsets of every instruction with opcode OP in program order:
  * *LIST (malloc'd) and *N.  The union of OP's lists, sorted through a bit
- * per byte of code (f->opidx, left clear). */
+ * per byte of code (f->opbits, left clear). */
 static int op_list(struct flow *f, uint8_t op, uint32_t **list, size_t *n)
 {
 	size_t words = f->mscan[f->nmscan].start / 64 + 1, total = 0, k = 0;
-	if (!f->opidx && !(f->opidx = calloc(words, sizeof(*f->opidx))))
+	if (!f->opbits && !(f->opbits = calloc(words, sizeof(*f->opbits))))
 		return jpb_err_nomem;
 	const uint32_t *st = f->pairstart;
 	for (uint32_t key = (uint32_t)op << 8; key <= ((uint32_t)op << 8 | 0xff); key++)
@@ -427,13 +427,13 @@ static int op_list(struct flow *f, uint8_t op, uint32_t **list, size_t *n)
 		return jpb_err_nomem;
 	for (uint32_t key = (uint32_t)op << 8; key <= ((uint32_t)op << 8 | 0xff); key++)
 		for (uint32_t i = st[key]; i < st[key + 1]; i++)
-			f->opidx[f->pairidx[i] / 64] |= 1ull << (f->pairidx[i] % 64);
+			f->opbits[f->pairidx[i] / 64] |= 1ull << (f->pairidx[i] % 64);
 	for (uint32_t i = st[LONE_BASE + op]; i < st[LONE_BASE + op + 1]; i++)
-		f->opidx[f->pairidx[i] / 64] |= 1ull << (f->pairidx[i] % 64);
+		f->opbits[f->pairidx[i] / 64] |= 1ull << (f->pairidx[i] % 64);
 	for (size_t w = 0; w < words; w++) {
-		for (uint64_t b = f->opidx[w]; b; b &= b - 1)
+		for (uint64_t b = f->opbits[w]; b; b &= b - 1)
 			(*list)[k++] = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(b));
-		f->opidx[w] = 0;
+		f->opbits[w] = 0;
 	}
 	*n = k;
 	return 0;
@@ -492,7 +492,7 @@ static int resync_candidates(struct flow *f, uint8_t op, int lost, int want,
 {
 	if (!f->rc && !(f->rc = calloc(RCACHE_SIZE, sizeof(*f->rc))))
 		return jpb_err_nomem;
-	uint64_t h = ops_hash(lost, want, ops, n);
+	uint64_t h = flow_ops_hash(lost, want, ops, n);
 	struct rcache *e = &f->rc[h & (RCACHE_SIZE - 1)];
 	if (e->used && e->h == h && e->lost == lost && e->want == want && e->n == n &&
 	    !memcmp(e->ops, ops, n)) {
@@ -612,11 +612,10 @@ static uint32_t callers_of(struct flow *f, uint32_t ret, uint64_t *cand, uint32_
 int flow_resync(struct flow *f, uint32_t i, uint8_t op, int lost, uint32_t from,
 		  struct frame *below)
 {
-	if (!f->opidx_built && build_opidx(f))
+	if (!f->rindex_built && build_opidx(f))
 		return jpb_err_nomem;
 	uint8_t ops[64];
-	unsigned k = f->o.lookahead < 64 ? f->o.lookahead : 64;
-	size_t n = flow_lookahead_ops(f, i, ops, k);
+	size_t n = flow_lookahead(f, i, ops);
 	if (!n || ops[0] != op) { /* the second half of a fused dispatch */
 		ops[0] = op;
 		n = 1;

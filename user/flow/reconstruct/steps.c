@@ -165,11 +165,8 @@ static int step_entry(struct flow *f, uint32_t i, unsigned codelet)
 	 * are staged (the trace and the program model disagree: the thread
 	 * must not lose its place because of the filter). */
 	/* the callee's first opcodes (the lookahead always holds them) */
-	size_t nops = flow_lookahead_ops(f, i + 1, f->stage_ops, f->o.lookahead < 64 ?
-								f->o.lookahead : 64);
-	f->stage_oph = 1469598103934665603ull ^ nops;
-	for (size_t k = 0; k < nops; k++)
-		f->stage_oph = (f->stage_oph ^ f->stage_ops[k]) * 1099511628211ull;
+	size_t nops = flow_lookahead(f, i + 1, f->stage_ops);
+	f->stage_oph = flow_ops_hash(LOST_NONE, -1, f->stage_ops, nops);
 	int w = want;
 	int r = stage_callees(f, p0, err ? 0 : pn, w, nops);
 	if (!err && !r && f->nunfit) {
@@ -179,8 +176,9 @@ static int step_entry(struct flow *f, uint32_t i, unsigned codelet)
 		if (!fit)
 			r = stage_callees(f, p0, pn, w = -1, nops);
 	}
-	/* no callee starts with the next opcode: the states are staged as
-	 * without the test, and die at the next step (which then resyncs) */
+	/* no callee can run the next opcodes: the states are staged as
+	 * without the test, and die within the lookahead (which then
+	 * resyncs) */
 	if (!err && !r && !f->nstage && f->nopmiss)
 		r = stage_callees(f, p0, pn, w, 0);
 	err = err ? err : r;

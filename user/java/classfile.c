@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bundle/codec.h"
+
 /* The constant pool starts after magic, versions and its count. */
 #define CP_START 10
 
@@ -436,21 +438,6 @@ static int lines_sorted(const struct jcf_line *l, uint32_t n)
 	return 1;
 }
 
-/* Room for WANT items of SIZE bytes in V (capacity *CAP); the block,
- * perhaps moved, or NULL when out of memory. */
-static void *reserve(void *v, size_t *cap, size_t want, size_t size)
-{
-	if (want <= *cap)
-		return v;
-	size_t n = *cap ? *cap : 16;
-	while (n < want)
-		n *= 2;
-	v = realloc(v, n * size);
-	if (v)
-		*cap = n;
-	return v;
-}
-
 /* Append a LineNumberTable to M's lines, which end cf->line_tab. */
 static void read_lines(struct cursor *c, struct jcf *cf, struct jcf_method *m,
 		       size_t end)
@@ -466,14 +453,13 @@ static void read_lines(struct cursor *c, struct jcf *cf, struct jcf_method *m,
 	if (!n)
 		return;
 	size_t at = cf->line_count + m->nlines;
-	struct jcf_line *tab = reserve(cf->line_tab, &cf->line_cap, at + n,
-				       sizeof(*tab));
-	if (!tab) {
+	/* room for the last, at + n - 1 */
+	if (jpb_grow((void **)&cf->line_tab, &cf->line_cap, at + n - 1,
+		     sizeof(*cf->line_tab))) {
 		fail(c, java_err_nomem, c->pos, "line numbers");
 		return;
 	}
-	cf->line_tab = tab;
-	struct jcf_line *l = tab + at;
+	struct jcf_line *l = cf->line_tab + at;
 	for (unsigned i = 0; i < n; i++) {
 		size_t off = c->pos;
 		l[i].start_pc = u2(c, "start_pc");
@@ -494,14 +480,12 @@ static void read_exc_table(struct cursor *c, struct jcf *cf,
 	m->nexc = u2(c, "exception_table_length");
 	if (!need(c, (size_t)m->nexc * 8, "exception_table") || !m->nexc)
 		return;
-	struct jcf_exc *tab = reserve(cf->exc_tab, &cf->exc_cap,
-				      cf->exc_count + m->nexc, sizeof(*tab));
-	if (!tab) {
+	if (jpb_grow((void **)&cf->exc_tab, &cf->exc_cap,
+		     cf->exc_count + m->nexc - 1, sizeof(*cf->exc_tab))) {
 		fail(c, java_err_nomem, c->pos, "exception table");
 		return;
 	}
-	cf->exc_tab = tab;
-	struct jcf_exc *x = tab + cf->exc_count;
+	struct jcf_exc *x = cf->exc_tab + cf->exc_count;
 	for (unsigned i = 0; i < m->nexc && !c->err; i++) {
 		size_t off = c->pos;
 		x[i].start_pc = u2(c, "start_pc");

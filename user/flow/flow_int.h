@@ -127,12 +127,53 @@ struct frame {
 	uint8_t comp;  /* part of a compiled activation */
 	uint8_t act;   /* outermost frame of its compiled activation */
 	uint8_t doubt; /* placed by a resynchronisation (or on such a frame) */
+	uint8_t joined; /* a join lies below (or this is one): flow_is_join */
 	/* a hash of what equal stacks share (stack_eq: meth, pos, done,
 	 * comp, act of this frame and of every frame below), so that a
 	 * state's hash costs one frame, not a walk; 0: not made yet
 	 * (flow_frame_h) */
 	uint32_t h;
 };
+
+/* A join (reconstruct/joins.c): where the states of one step that enter
+ * the same callee from different callers became one state, the callee's
+ * frame sits on a join frame (meth FLOW_JOIN, pos its index in f->joins,
+ * no up) that stands for all the callers; a return through it splits the
+ * state again, each new state's edge naming the caller it returned to
+ * (RECONSTRUCTION.md, "Callers that share a callee"). */
+#define FLOW_JOIN UINT32_MAX
+static inline int flow_is_join(const struct frame *fr)
+{
+	return fr->meth == FLOW_JOIN;
+}
+
+/* One caller of a join: its frame (the top of the state that made the
+ * call), that state's evidence, and its join. */
+struct jalt {
+	struct frame *up;
+	uint64_t score;
+	uint32_t join;
+	/* mark_paths: the marks of paths that returned through it (valid
+	 * while gen is f->jgen) */
+	uint32_t gen;
+	uint8_t used;
+};
+
+struct fjoin {
+	uint32_t first, n; /* its callers: f->jalts[first .. first + n) */
+	uint64_t best;     /* the most evidence among them */
+	uint32_t pick;     /* the caller a resolution chose, UINT32_MAX none */
+	uint32_t gen;      /* mark_paths: open valid while gen is f->jgen */
+	uint8_t open;      /* marks of end states still inside the callee */
+};
+
+/* An edge's link (struct edge): 0 none; a jalts index + 1, the edge
+ * returns (or unwinds) through that caller of its join; with
+ * LINK_ENTRY, the edge is that caller's call into the join's callee. */
+#define LINK_ENTRY 0x80000000u
+/* Returns through joins a path keeps track of at once (nested shared
+ * callees); deeper ones take their first caller. */
+#define MAX_JOIN_DEPTH 256
 
 /* FR's fields mixed with UP_H, its caller's stack hash. */
 static inline uint32_t flow_frame_mix(const struct frame *fr, uint32_t up_h)
@@ -181,6 +222,7 @@ struct node {
 struct edge {
 	uint32_t from;
 	uint32_t next; /* + 1 */
+	uint32_t link; /* LINK_ENTRY | jalts index + 1, or that + 0: see above */
 };
 
 /* A state held back until all of a step's states are known
@@ -191,6 +233,7 @@ struct staged {
 	uint32_t seq;  /* order of staging */
 	uint32_t ev;   /* the evidence for its top method (choice rule) */
 	uint32_t rank; /* its place among FROM's successors, by evidence */
+	uint32_t link; /* its edge's (struct edge) */
 	uint8_t lost;
 };
 
@@ -387,6 +430,16 @@ struct flow {
 	/* callee_runs_ops' answers by (callee, stage_oph): the same calls
 	 * are entered with the same next opcodes over and over */
 	struct runs_memo *runs;
+	/* joins (reconstruct/joins.c), alive while their window is: emptied
+	 * when the states restart from one */
+	struct fjoin *joins;
+	size_t njoins, capjoins;
+	struct jalt *jalts;
+	size_t njalts, capjalts;
+	uint32_t jgen;
+	/* the link of the states a transition adds now (struct edge), set
+	 * while it returns through a join */
+	uint32_t cur_link;
 	struct flow_summary sum;
 };
 
@@ -609,8 +662,8 @@ static inline int flow_fused_pair(uint8_t op, uint8_t next)
 
 #define MAX_UNWIND 64
 #define MAX_PENDING_STEPS (1u << 16)
-/* Frames (24 bytes) allocated before the one state's stack is copied to a
- * fresh arena: 1.5 MB.  At 1 << 20 the arena stayed 24 MB at the peak and
+/* Frames (32 bytes) allocated before the one state's stack is copied to a
+ * fresh arena: 2 MB.  At 1 << 20 (of 24-byte frames) the arena stayed 24 MB at the peak and
  * its pages were a share of the page faults; a copy costs the stack's
  * depth, once per 65536 frames. */
 #define ARENA_COMPACT (1u << 16)
@@ -636,7 +689,8 @@ static inline struct frame *flow_frame_make(struct flow *f, struct frame *up,
 	if (!fr)
 		return NULL;
 	f->arena_frames++;
-	*fr = (struct frame){ up, meth, pos, (uint8_t)done, (uint8_t)comp, (uint8_t)act, 0, 0 };
+	*fr = (struct frame){ up, meth, pos, (uint8_t)done, (uint8_t)comp, (uint8_t)act, 0,
+			      up ? up->joined : 0, 0 };
 	return fr;
 }
 
@@ -717,6 +771,35 @@ int flow_raw_explains(const uint8_t *code, size_t len, size_t bci, const uint8_t
 		      size_t n, unsigned *budget);
 int flow_resync(struct flow *f, uint32_t i, uint8_t op, int lost, uint32_t from,
 		struct frame *below);
+
+/* joins.c: callers that share a callee */
+/* Merge the staged entries of the step (flow_stage_end, before they are
+ * added) that push the same callee on different callers: one frame on a
+ * join of the callers. */
+int flow_join_staged(struct flow *f);
+/* The join that join frame J stands for. */
+static inline const struct fjoin *flow_join_of(const struct flow *f, const struct frame *j)
+{
+	return &f->joins[j->pos];
+}
+/* For a resolution's path: is EDGE's link an entry (into the callee) of
+ * a join, and which caller index (jalts) it names. */
+static inline int flow_link_is_entry(uint32_t link)
+{
+	return (link & LINK_ENTRY) != 0;
+}
+static inline uint32_t flow_link_alt(uint32_t link)
+{
+	return (link & ~LINK_ENTRY) - 1;
+}
+/* The stack under TOP with every join replaced by the caller a
+ * resolution picked (fjoin.pick; the first caller if none): TOP itself
+ * when it has no join; NULL when out of memory. */
+struct frame *flow_join_collapse(struct flow *f, struct frame *top);
+/* mark_paths' rule for joins: the marks of end states still inside a
+ * join's callee open it (all its callers stay candidates). */
+void flow_join_open(struct flow *f, const struct frame *top, uint8_t mark);
+void flow_joins_reset(struct flow *f);
 
 /* steps.c: decoded event I (an index into f->ev) through the automaton */
 int flow_event(struct flow *f, uint32_t i);

@@ -269,6 +269,8 @@ void flow_free(struct flow *f)
 	free(f->edges);
 	free(f->stage);
 	free(f->stage_ord);
+	free(f->joins);
+	free(f->jalts);
 	free(f->steps);
 	free(f->hidx);
 	free(f->cset);

@@ -59,6 +59,8 @@ static int stack_eq(struct frame *a, struct frame *b)
  * memory stays bounded by the states alive, not by the thread's length. */
 static struct frame *arena_compact(struct flow *f, struct frame *top)
 {
+	if (top->joined) /* its callers live in the arena: not alone */
+		return top;
 	size_t depth = 0;
 	for (struct frame *g = top; g; g = g->up)
 		depth++;
@@ -127,7 +129,7 @@ static int stage(struct flow *f, struct frame *top, int lost, uint32_t from,
 		return jpb_err_nomem;
 	uint32_t ev = top_evidence(f, top);
 	f->stage[f->nstage] = (struct staged){ top, below, from, (uint32_t)f->nstage, ev, 0,
-					       (uint8_t)lost };
+					       f->cur_link, (uint8_t)lost };
 	f->nstage++;
 	return 0;
 }
@@ -217,7 +219,7 @@ static const uint32_t *staged_order(struct flow *f)
 }
 
 static int add_node(struct flow *f, struct frame *top, int lost, uint32_t from,
-		    struct frame *below);
+		    struct frame *below, uint32_t link);
 
 /* Add the staged states to the current step, in ORD's order (NULL: as
  * staged, up to the first the cap drops). */
@@ -227,7 +229,7 @@ static int add_staged(struct flow *f, const uint32_t *ord)
 	const struct step *s = flow_cur_step(f);
 	for (size_t i = 0; i < f->nstage && !err && (ord || !s->trunc); i++) {
 		const struct staged *g = &f->stage[ord ? ord[i] : i];
-		err = add_node(f, g->top, g->lost, g->from, g->below);
+		err = add_node(f, g->top, g->lost, g->from, g->below, g->link);
 	}
 	return err;
 }
@@ -245,6 +247,12 @@ int flow_stage_end(struct flow *f)
 	/* staging begins with its step (flow_step_begin): S is empty */
 	size_t nedges0 = f->nedges;
 	int wtrunc0 = f->win_trunc;
+	/* entries of one callee from many callers become one state */
+	int jerr = flow_join_staged(f);
+	if (jerr) {
+		f->nstage = 0;
+		return jerr;
+	}
 	int by_rank = f->nstage > f->o.max_states;
 	const uint32_t *ord = by_rank ? stage_order(f) : NULL;
 	int err = s->n ? jpb_err_internal : by_rank && !ord ? jpb_err_nomem : add_staged(f, ord);
@@ -386,10 +394,22 @@ static int64_t find_node(struct flow *f, const struct step *s, struct frame *top
 	return UINT32_MAX;
 }
 
-/* Add state (TOP, LOST) reached from node FROM to the current step, now
- * (flow_add_node_below stages it while a step is staged). */
+/* The evidence of a path that returned through a join's caller
+ * (LINK): the state it came from counted the join's best caller's. */
+static uint64_t link_score(const struct flow *f, uint64_t sc, uint32_t link)
+{
+	if (!link || flow_link_is_entry(link))
+		return sc;
+	const struct jalt *a = &f->jalts[flow_link_alt(link)];
+	uint64_t best = f->joins[a->join].best;
+	return sc + a->score >= best ? sc + a->score - best : 0;
+}
+
+/* Add state (TOP, LOST) reached from node FROM (by an edge with LINK) to
+ * the current step, now (flow_add_node_below stages it while a step is
+ * staged). */
 static int add_node(struct flow *f, struct frame *top, int lost, uint32_t from,
-		    struct frame *below)
+		    struct frame *below, uint32_t link)
 {
 	struct step *s = flow_cur_step(f);
 	struct hslot slot;
@@ -420,8 +440,8 @@ static int add_node(struct flow *f, struct frame *top, int lost, uint32_t from,
 	n->doubt |= f->nodes[from].doubt;
 	/* The first edge is the chosen predecessor: the one with the most
 	 * evidence, the earliest on ties. */
-	uint64_t sc = f->nodes[from].score + top_evidence(f, top);
-	struct edge e = { from, 0 };
+	uint64_t sc = link_score(f, f->nodes[from].score + top_evidence(f, top), link);
+	struct edge e = { from, 0, link };
 	if (n->edge && sc > n->score) {
 		e.next = n->edge;
 		n->edge = (uint32_t)f->nedges + 1;
@@ -444,7 +464,7 @@ int flow_add_node_below(struct flow *f, struct frame *top, int lost,
 {
 	if (f->staging)
 		return stage(f, top, lost, from, below);
-	return add_node(f, top, lost, from, below);
+	return add_node(f, top, lost, from, below, f->cur_link);
 }
 
 int flow_add_node(struct flow *f, struct frame *top, int lost, uint32_t from)
@@ -643,6 +663,28 @@ static int emit(struct flow *f, const struct step *s, const struct node *chosen,
 		       (uint16_t)(nc > 65535 ? 65535 : nc), e->tsc);
 }
 
+/* The marks an edge with LINK passes on from a node marked MARK: a
+ * return through a join's caller marks that caller used; a caller's
+ * entry into the callee passes on the marks of the paths that returned
+ * to it, or of end states still in the callee (flow_join_open).  A
+ * caller no path returned to is no candidate. */
+static uint8_t link_mark(struct flow *f, uint32_t link, uint8_t mark)
+{
+	if (!link)
+		return mark;
+	struct jalt *a = &f->jalts[flow_link_alt(link)];
+	if (a->gen != f->jgen) {
+		a->gen = f->jgen;
+		a->used = 0;
+	}
+	if (!flow_link_is_entry(link)) {
+		a->used |= mark;
+		return mark;
+	}
+	const struct fjoin *j = &f->joins[a->join];
+	return mark & (a->used | (j->gen == f->jgen ? j->open : 0));
+}
+
 /* Resolve every pending step up to the last one, whose node CHOSEN (an
  * index into the last step) ends the path, and restart from it.  The
  * candidates are the states on a path to CHOSEN, or with ALL to any
@@ -656,13 +698,21 @@ static void mark_paths(struct flow *f, uint32_t chosen, int all)
 	for (uint32_t i = ls->first; all && i < ls->first + ls->n; i++)
 		f->nodes[i].mark = MARK_ANY;
 	f->nodes[chosen].mark = MARK_CHOSEN | MARK_ANY;
+	if (f->njoins) {
+		if (!++f->jgen)
+			f->jgen = 1; /* a wrap: stale marks may open joins, no harm */
+		for (uint32_t i = ls->first; i < ls->first + ls->n; i++)
+			if (f->nodes[i].mark && f->nodes[i].top && f->nodes[i].top->joined)
+				flow_join_open(f, f->nodes[i].top, f->nodes[i].mark);
+	}
 	for (size_t s = last; s >= 1; s--) {
 		const struct step *st = &f->steps[s];
 		for (uint32_t i = st->first; i < st->first + st->n; i++) {
 			if (!f->nodes[i].mark)
 				continue;
 			for (uint32_t e = f->nodes[i].edge; e; e = f->edges[e - 1].next)
-				f->nodes[f->edges[e - 1].from].mark |= f->nodes[i].mark;
+				f->nodes[f->edges[e - 1].from].mark |=
+					link_mark(f, f->edges[e - 1].link, f->nodes[i].mark);
 		}
 	}
 }
@@ -676,9 +726,46 @@ static void restart(struct flow *f, struct node base)
 	f->nodes[0] = base;
 	f->nnodes = 1;
 	f->nedges = 0;
+	flow_joins_reset(f);
 	f->steps[0] = (struct step){ 0, 1, 0, 0, 0 };
 	f->nsteps = 1;
 	states_rewritten(f);
+}
+
+/* The edge node CUR's path goes back on: its first, but where a later
+ * step returned through a caller of a join (REQ[*NREQ - 1]), that
+ * caller's entry; a return pushes its caller, an entry pops it and is
+ * the join's pick. */
+static uint32_t path_edge(struct flow *f, uint32_t cur, uint32_t *req, size_t *nreq)
+{
+	uint32_t e = f->nodes[cur].edge;
+	if (*nreq) {
+		uint32_t want = LINK_ENTRY | (req[*nreq - 1] + 1);
+		for (uint32_t x = e; x; x = f->edges[x - 1].next)
+			if (f->edges[x - 1].link == want) {
+				e = x;
+				--*nreq;
+				break;
+			}
+	}
+	uint32_t link = f->edges[e - 1].link;
+	if (link && flow_link_is_entry(link))
+		f->joins[f->jalts[flow_link_alt(link)].join].pick = flow_link_alt(link);
+	else if (link && *nreq < MAX_JOIN_DEPTH)
+		req[(*nreq)++] = flow_link_alt(link);
+	return e;
+}
+
+/* f->path[1..LAST]: the nodes of the chosen path, back from CHOSEN. */
+static void trace_path(struct flow *f, uint32_t chosen, size_t last)
+{
+	uint32_t req[MAX_JOIN_DEPTH], cur = chosen;
+	size_t nreq = 0;
+	for (size_t s = last; s >= 1; s--) {
+		f->path[s] = cur;
+		uint32_t e = f->njoins ? path_edge(f, cur, req, &nreq) : f->nodes[cur].edge;
+		cur = f->edges[e - 1].from;
+	}
 }
 
 int flow_flush_some(struct flow *f, uint32_t chosen, int all)
@@ -693,12 +780,8 @@ int flow_flush_some(struct flow *f, uint32_t chosen, int all)
 		mark_paths(f, chosen, all);
 	if (jpb_grow((void **)&f->path, &f->cappath, last, sizeof(*f->path)))
 		return jpb_err_nomem;
+	trace_path(f, chosen, last);
 	uint32_t *path = f->path;
-	uint32_t cur = chosen;
-	for (size_t s = last; s >= 1; s--) {
-		path[s] = cur;
-		cur = f->edges[f->nodes[cur].edge - 1].from;
-	}
 	int err = 0;
 	for (size_t s = 1; s <= last && !err; s++)
 		if (f->steps[s].emit)
@@ -706,6 +789,14 @@ int flow_flush_some(struct flow *f, uint32_t chosen, int all)
 	struct node base = f->nodes[chosen];
 	/* what follows a choice among several end states depends on it */
 	base.doubt |= all && ls->n > 1;
+	if (base.top && base.top->joined) {
+		/* still in a shared callee: its callers are the path's
+		 * choice, the others untracked from here on */
+		base.top = flow_join_collapse(f, base.top);
+		base.doubt = 1;
+		if (!base.top && !err)
+			err = jpb_err_nomem;
+	}
 	f->win_trunc = 0;
 	base.edge = 0;
 	base.mark = 0;

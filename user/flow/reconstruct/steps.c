@@ -21,6 +21,37 @@ static int add_at(struct flow *f, const struct frame *t, uint32_t pos,
 static int interp_from(struct flow *f, uint32_t i, struct frame *t, uint8_t op,
 		       uint32_t from);
 
+/* A return to join J's callers: each goes on after its invoke, its new
+ * states' edges naming it (one join per transition: a state that
+ * already crossed one adds nothing). */
+static int return_through_join(struct flow *f, uint32_t i, const struct frame *j,
+			       uint8_t op, uint32_t from)
+{
+	if (f->cur_link)
+		return 0;
+	const struct fjoin *jn = flow_join_of(f, j);
+	uint32_t first = jn->first, n = jn->n;
+	int err = 0;
+	for (uint32_t k = first; k < first + n && !err; k++) {
+		struct frame *up = f->jalts[k].up;
+		f->cur_link = k + 1;
+		err = up->comp ? 0 : interp_from(f, i, up, op, from);
+	}
+	f->cur_link = 0;
+	return err;
+}
+
+/* The caller UP of a frame that returns. */
+static int return_to(struct flow *f, uint32_t i, struct frame *up, uint8_t op,
+		     uint32_t from)
+{
+	if (!up)
+		return flow_resync(f, i, op, LOST_AFTER_RET, from, NULL);
+	if (flow_is_join(up))
+		return return_through_join(f, i, up, op, from);
+	return up->comp ? 0 : interp_from(f, i, up, op, from);
+}
+
 
 /* A compiled activation on top of the stack, whose bytecode the
  * interpreter now runs: after its return the caller goes on; otherwise it
@@ -31,11 +62,8 @@ static int interp_over_compiled(struct flow *f, uint32_t i, struct frame *t,
 	const struct frame *a = t;
 	while (!a->act && a->up)
 		a = a->up;
-	if (flow_insn(f, t->meth, t->pos)->kind == JBC_RETURN) {
-		if (!a->up)
-			return flow_resync(f, i, op, LOST_AFTER_RET, from, NULL);
-		return a->up->comp ? 0 : interp_from(f, i, a->up, op, from);
-	}
+	if (flow_insn(f, t->meth, t->pos)->kind == JBC_RETURN)
+		return return_to(f, i, a->up, op, from);
 	struct frame *up = a->up, *top = NULL;
 	/* Rebuild the activation as interpreted frames, outermost first. */
 	const struct frame *chain[JPB_DECODED_MAX_FRAMES];
@@ -66,11 +94,8 @@ static int interp_from(struct flow *f, uint32_t i, struct frame *t, uint8_t op,
 	if (!t->done)
 		return jcfg_insn(g, t->pos)->op == op ? add_at(f, t, t->pos, 1, from) : 0;
 	unsigned kind = jcfg_insn(g, t->pos)->kind;
-	if (kind == JBC_RETURN) {
-		if (!t->up)
-			return flow_resync(f, i, op, LOST_AFTER_RET, from, NULL);
-		return t->up->comp ? 0 : interp_from(f, i, t->up, op, from);
-	}
+	if (kind == JBC_RETURN)
+		return return_to(f, i, t->up, op, from);
 	uint32_t ns;
 	const uint32_t *s = jcfg_succs(g, t->pos, &ns);
 	int err = 0;
@@ -186,25 +211,42 @@ static int step_entry(struct flow *f, uint32_t i, unsigned codelet)
 	return err ? err : end;
 }
 
+/* The handlers of T's frames from the top down (DEPTH of them already
+ * unwound), for the state FROM; through a join, of each caller's (one
+ * join per transition, as a return). */
+static int unwind(struct flow *f, struct frame *t, int depth, uint32_t from)
+{
+	int err = 0;
+	for (; t && depth < MAX_UNWIND && !err; t = t->up, depth++) {
+		if (flow_is_join(t)) {
+			const struct fjoin *jn = flow_join_of(f, t);
+			uint32_t first = jn->first, n = jn->n;
+			for (uint32_t k = first; k < first + n && !err && !f->cur_link; k++) {
+				f->cur_link = k + 1;
+				err = unwind(f, f->jalts[k].up, depth, from);
+				f->cur_link = 0;
+			}
+			return err;
+		}
+		if (t->comp)
+			continue; /* a compiled handler shows as compiled events */
+		uint32_t nx;
+		const uint32_t *x = jcfg_xsuccs(flow_meth_cfg(f, t->meth), t->pos, &nx);
+		for (uint32_t h = 0; h < nx && !err; h++)
+			err = add_at(f, t, x[h], 0, from);
+	}
+	if (!t && !err)
+		err = flow_add_node(f, NULL, LOST_AT_HANDLER, from);
+	return err;
+}
+
 /* An exception continues at a handler of the top frame or of a caller. */
 static int step_exception(struct flow *f, uint32_t i)
 {
 	uint32_t p0 = flow_cur_step(f)->first, pn = flow_cur_step(f)->n;
 	int err = flow_step_begin(f, i, 0, 0);
-	for (uint32_t k = p0; k < p0 + pn && !err; k++) {
-		struct frame *t = f->nodes[k].top;
-		int depth = 0;
-		for (; t && depth < MAX_UNWIND && !err; t = t->up, depth++) {
-			if (t->comp)
-				continue; /* a compiled handler shows as compiled events */
-			uint32_t nx;
-			const uint32_t *x = jcfg_xsuccs(flow_meth_cfg(f, t->meth), t->pos, &nx);
-			for (uint32_t h = 0; h < nx && !err; h++)
-				err = add_at(f, t, x[h], 0, k);
-		}
-		if (!t && !err)
-			err = flow_add_node(f, NULL, LOST_AT_HANDLER, k);
-	}
+	for (uint32_t k = p0; k < p0 + pn && !err; k++)
+		err = unwind(f, f->nodes[k].top, 0, k);
 	return err;
 }
 
@@ -263,14 +305,33 @@ static struct frame *push_compiled(struct flow *f, struct frame *base,
  * method is OUTER at instruction OPOS: a call from the top, the same
  * activation, or a return into an activation further down.  Returns the
  * base to push on, or sets *ok = 0. */
+static struct frame *compiled_below(struct frame *g, uint32_t outer, int *ok,
+				    struct frame **join);
+
 static struct frame *compiled_base(struct flow *f, struct frame *t,
-				   uint32_t outer, uint32_t opos, int *ok)
+				   uint32_t outer, uint32_t opos, int *ok,
+				   struct frame **join)
 {
 	*ok = 1;
+	*join = NULL;
 	if (opos == 0 && flow_is_invoke_at(f, t) && flow_can_call(f, t, outer))
 		return t;
-	struct frame *g = t;
+	return compiled_below(t, outer, ok, join);
+}
+
+/* compiled_base's return into an activation of OUTER further down, from
+ * G on; a join on the way ends the search in *JOIN (its callers are
+ * searched each: place_compiled). */
+static struct frame *compiled_below(struct frame *g, uint32_t outer, int *ok,
+				    struct frame **join)
+{
+	*ok = 1;
+	*join = NULL;
 	for (int depth = 0; g && depth < MAX_UNWIND; depth++) {
+		if (flow_is_join(g)) {
+			*join = g;
+			break;
+		}
 		if (!g->comp) {
 			g = g->up;
 			continue;
@@ -335,10 +396,10 @@ static int compiled_fast(struct flow *f, uint32_t i, int *done)
 	*done = 0;
 	if (!nf)
 		return 0;
-	struct frame *t = f->nodes[0].top, *base = NULL;
+	struct frame *t = f->nodes[0].top, *base = NULL, *join;
 	int ok = 0, err;
-	if (t)
-		base = compiled_base(f, t, meth[nf - 1], pos[nf - 1], &ok);
+	if (t) /* the one resolved state has no join */
+		base = compiled_base(f, t, meth[nf - 1], pos[nf - 1], &ok, &join);
 	*done = 1;
 	if (ok && same_activation(t, base, meth, pos, nf)) {
 		flow_frame_move(t, pos[0]);
@@ -490,6 +551,33 @@ int flow_run_compiled(struct flow *f, size_t end)
 	return 0;
 }
 
+/* Compiled event frames (METH, POS, NF) on BASE, a state from FROM. */
+static int add_compiled(struct flow *f, struct frame *base, const uint32_t *meth,
+			const uint32_t *pos, uint32_t nf, uint32_t from)
+{
+	struct frame *n = push_compiled(f, base, meth, pos, nf);
+	return n ? flow_add_node(f, n, LOST_NONE, from) : jpb_err_nomem;
+}
+
+/* compiled_below for each caller of join J (one join per transition). */
+static int compiled_through_join(struct flow *f, const struct frame *j, const uint32_t *meth,
+				 const uint32_t *pos, uint32_t nf, uint32_t from)
+{
+	const struct fjoin *jn = flow_join_of(f, j);
+	uint32_t first = jn->first, n = jn->n;
+	int err = 0;
+	for (uint32_t k = first; k < first + n && !err; k++) {
+		int ok;
+		struct frame *join;
+		struct frame *base = compiled_below(f->jalts[k].up, meth[nf - 1], &ok, &join);
+		f->cur_link = k + 1;
+		if (ok && !join)
+			err = add_compiled(f, base, meth, pos, nf, from);
+		f->cur_link = 0;
+	}
+	return err;
+}
+
 static int step_compiled(struct flow *f, uint32_t i)
 {
 	uint32_t meth[JPB_DECODED_MAX_FRAMES], pos[JPB_DECODED_MAX_FRAMES];
@@ -502,12 +590,13 @@ static int step_compiled(struct flow *f, uint32_t i)
 		return err ? err : flow_add_node(f, NULL, LOST_ANY, p0);
 	for (uint32_t k = p0; k < p0 + pn && !err; k++) {
 		int ok;
-		struct frame *t = f->nodes[k].top;
-		struct frame *base = t ? compiled_base(f, t, meth[nf - 1], pos[nf - 1], &ok) : NULL;
-		if (!t || !ok)
-			continue;
-		struct frame *n = push_compiled(f, base, meth, pos, nf);
-		err = n ? flow_add_node(f, n, LOST_NONE, k) : jpb_err_nomem;
+		struct frame *t = f->nodes[k].top, *join = NULL;
+		struct frame *base = t ? compiled_base(f, t, meth[nf - 1], pos[nf - 1], &ok, &join) :
+					 NULL;
+		if (join)
+			err = compiled_through_join(f, join, meth, pos, nf, k);
+		else if (t && ok)
+			err = add_compiled(f, base, meth, pos, nf, k);
 	}
 	if (!err && !flow_cur_step(f)->n) { /* a pin: the stack below is unknown */
 		struct frame *n = push_compiled(f, NULL, meth, pos, nf);
@@ -534,7 +623,10 @@ static int settle(struct flow *f, int *died)
 		*died = 1;
 		return flow_reset_lost(f, LOST_ANY);
 	}
-	if (flow_cur_step(f)->n == 1)
+	/* one state still in a shared callee is its callers' states:
+	 * resolved when it returns (or by the window's end) */
+	const struct node *one = &f->nodes[flow_cur_step(f)->first];
+	if (flow_cur_step(f)->n == 1 && !(one->top && one->top->joined))
 		return flow_flush_some(f, flow_cur_step(f)->first, 0);
 	return f->nsteps > MAX_PENDING_STEPS ? flow_flush_first(f) : 0;
 }

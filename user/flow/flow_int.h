@@ -800,6 +800,12 @@ struct frame *flow_join_collapse(struct flow *f, struct frame *top);
  * join's callee open it (all its callers stay candidates). */
 void flow_join_open(struct flow *f, const struct frame *top, uint8_t mark);
 void flow_joins_reset(struct flow *f);
+/* Does state N's stack (its top, or a lost state's known caller frames)
+ * hold a join? */
+static inline int flow_node_joined(const struct node *n)
+{
+	return n->top ? n->top->joined : n->below && n->below->joined;
+}
 
 /* steps.c: decoded event I (an index into f->ev) through the automaton */
 int flow_event(struct flow *f, uint32_t i);

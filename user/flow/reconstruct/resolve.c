@@ -702,8 +702,10 @@ static void mark_paths(struct flow *f, uint32_t chosen, int all)
 		if (!++f->jgen)
 			f->jgen = 1; /* a wrap: stale marks may open joins, no harm */
 		for (uint32_t i = ls->first; i < ls->first + ls->n; i++)
-			if (f->nodes[i].mark && f->nodes[i].top && f->nodes[i].top->joined)
-				flow_join_open(f, f->nodes[i].top, f->nodes[i].mark);
+			if (f->nodes[i].mark && flow_node_joined(&f->nodes[i]))
+				flow_join_open(f, f->nodes[i].top ? f->nodes[i].top :
+								   f->nodes[i].below,
+					       f->nodes[i].mark);
 	}
 	for (size_t s = last; s >= 1; s--) {
 		const struct step *st = &f->steps[s];
@@ -789,12 +791,13 @@ int flow_flush_some(struct flow *f, uint32_t chosen, int all)
 	struct node base = f->nodes[chosen];
 	/* what follows a choice among several end states depends on it */
 	base.doubt |= all && ls->n > 1;
-	if (base.top && base.top->joined) {
+	if (flow_node_joined(&base)) {
 		/* still in a shared callee: its callers are the path's
 		 * choice, the others untracked from here on */
-		base.top = flow_join_collapse(f, base.top);
+		struct frame **fr = base.top ? &base.top : &base.below;
+		*fr = flow_join_collapse(f, *fr);
 		base.doubt = 1;
-		if (!base.top && !err)
+		if (!*fr && !err)
 			err = jpb_err_nomem;
 	}
 	f->win_trunc = 0;

@@ -626,7 +626,7 @@ static int settle(struct flow *f, int *died)
 	/* one state still in a shared callee is its callers' states:
 	 * resolved when it returns (or by the window's end) */
 	const struct node *one = &f->nodes[flow_cur_step(f)->first];
-	if (flow_cur_step(f)->n == 1 && !(one->top && one->top->joined))
+	if (flow_cur_step(f)->n == 1 && !flow_node_joined(one))
 		return flow_flush_some(f, flow_cur_step(f)->first, 0);
 	return f->nsteps > MAX_PENDING_STEPS ? flow_flush_first(f) : 0;
 }

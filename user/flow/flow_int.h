@@ -316,6 +316,9 @@ struct flow {
 	int link_built;
 	uint32_t *link[3];
 	size_t nlink[3];
+	/* per linkage frame, a hash of its descriptor in basic types
+	 * (callees.c, basic_sig_hash; 0: unknown, fits any call) */
+	uint64_t *lsig[3];
 	char **codelets;
 	uint8_t *clkind; /* per codelet, its CODELET_* bits */
 	size_t ncodelets;

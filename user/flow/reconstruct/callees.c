@@ -151,13 +151,88 @@ int flow_hidden_targets(struct flow *f, const struct frame *t, uint32_t from)
 	return err;
 }
 
+/* One type of a descriptor at *D as the JVM's linkage code sees it
+ * (LambdaForm basic types: any reference or array L; boolean, byte,
+ * short, char and int I; J, F, D; V), *D moved past it; 0 when it does
+ * not parse. */
+static char basic_type(const char **d)
+{
+	const char *p = *d;
+	int array = 0;
+	for (; *p == '['; p++)
+		array = 1;
+	char c = *p;
+	if (c == 'L' && !(p = strchr(p, ';')))
+		return 0;
+	if (!c || !strchr("ZBSCIJFDVL", c))
+		return 0;
+	*d = p + 1;
+	if (array || c == 'L')
+		return 'L';
+	return strchr("ZBSCI", c) ? 'I' : c;
+}
+
+static int put(char *out, size_t *n, size_t cap, const char *s)
+{
+	for (; *s; s++) {
+		if (*n >= cap)
+			return 0;
+		out[(*n)++] = *s;
+	}
+	return 1;
+}
+
+/* Method descriptor DESC in basic types with PRE before the parameters
+ * and POST after them, "<pre><params><post>)R", into OUT: its length, or
+ * 0 when DESC does not parse or OUT is too small. */
+static size_t basic_sig(const char *desc, const char *pre, const char *post,
+			char *out, size_t cap)
+{
+	size_t n = 0;
+	if (!desc || *desc++ != '(' || !put(out, &n, cap, pre))
+		return 0;
+	while (*desc != ')') {
+		char b[2] = { basic_type(&desc), 0 };
+		if (!b[0] || b[0] == 'V' || !put(out, &n, cap, b))
+			return 0;
+	}
+	desc++;
+	char r[2] = { basic_type(&desc), 0 };
+	if (!put(out, &n, cap, post) || !put(out, &n, cap, ")") || !r[0] ||
+	    !put(out, &n, cap, r))
+		return 0;
+	return n;
+}
+
+static uint64_t sig_hash(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t k = 0; k < n; k++)
+		h = (h ^ (uint8_t)s[k]) * 1099511628211ull;
+	return h | 1; /* 0 is "unknown" */
+}
+
+/* The basic-type hash of linkage frame M's descriptor, 0 unknown. */
+static uint64_t link_sig(const struct flow *f, uint32_t m)
+{
+	char b[256];
+	size_t n = basic_sig(f->meths[m].info.descriptor, "", "", b, sizeof(b));
+	return n ? sig_hash(b, n) : 0;
+}
+
 static int link_add(struct flow *f, int which, uint32_t m)
 {
-	uint32_t *v = realloc(f->link[which], (f->nlink[which] + 1) * sizeof(*v));
-	if (!v)
+	size_t n = f->nlink[which] + 1;
+	uint32_t *v = realloc(f->link[which], n * sizeof(*v));
+	if (v)
+		f->link[which] = v;
+	uint64_t *g = v ? realloc(f->lsig[which], n * sizeof(*g)) : NULL;
+	if (!g)
 		return jpb_err_nomem;
-	f->link[which] = v;
-	v[f->nlink[which]++] = m;
+	f->lsig[which] = g;
+	v[n - 1] = m;
+	g[n - 1] = link_sig(f, m);
+	f->nlink[which] = n;
 	return 0;
 }
 
@@ -255,15 +330,65 @@ static int link_has(const struct flow *f, int which, uint32_t m)
 	return 0;
 }
 
+/* The linkage frame a call runs first takes the call's arguments in
+ * basic types, and maybe the method handle before them (an invoker, a
+ * lambda form's invokeBasic target) and an appendix after them (an
+ * invokedynamic adapter's call site, an invoker's method type, a
+ * VarHandle guard's access descriptor), and returns the call's basic
+ * type: the four shapes' hashes of the call at T into SIG; 0 when its
+ * descriptor does not parse. */
+static int call_shapes(struct flow *f, const struct frame *t, uint64_t sig[4])
+{
+	static const char *const pre[4] = { "", "", "L", "L" }, *const post[4] = { "", "L", "", "L" };
+	const struct fmeth *fm = &f->meths[t->meth];
+	struct jcf_ref ref;
+	char b[256];
+	if (!fm->hm.cls || jcf_cp_ref(fm->hm.cls, flow_insn(f, t->meth, t->pos)->cp_index, &ref))
+		return 0;
+	for (int k = 0; k < 4; k++) {
+		size_t n = basic_sig(ref.descriptor, pre[k], post[k], b, sizeof(b));
+		if (!n)
+			return 0;
+		sig[k] = sig_hash(b, n);
+	}
+	return 1;
+}
+
+static int shape_fits(uint64_t have, const uint64_t sig[4])
+{
+	return !have || have == sig[0] || have == sig[1] || have == sig[2] || have == sig[3];
+}
+
+/* Linkage frames of lists WHICH on whose shape the call at T fits
+ * (all when SIG is NULL): staged, their count in *N. */
+static int stage_linkage(struct flow *f, const struct frame *t, uint32_t from, int which,
+			 const uint64_t *sig, size_t *n)
+{
+	int err = 0;
+	for (int w = which; w >= 0 && !err; w = link_next(w))
+		for (size_t k = 0; k < f->nlink[w] && !err; k++)
+			if (!sig || shape_fits(f->lsig[w][k], sig)) {
+				err = flow_stage_callee(f, t, f->link[w][k], from);
+				++*n;
+			}
+	return err;
+}
+
 int flow_linkage_targets(struct flow *f, const struct frame *t, uint32_t from)
 {
 	int which = link_kind(f, t);
 	if (which < 0 || which == LINK_ANY) /* LINK_ANY: resynchronisation finds it */
 		return 0;
 	int err = f->link_built ? 0 : build_link(f);
-	for (int w = which; w >= 0 && !err; w = link_next(w))
-		for (size_t k = 0; k < f->nlink[w] && !err; k++)
-			err = flow_stage_callee(f, t, f->link[w][k], from);
+	uint64_t sig[4];
+	size_t n = 0;
+	int shaped = call_shapes(f, t, sig);
+	if (!err)
+		err = stage_linkage(f, t, from, which, shaped ? sig : NULL, &n);
+	/* none of the call's shape: the program model may lack the frame
+	 * that ran (a lambda form spun for it), all are kept as before */
+	if (!err && shaped && !n)
+		err = stage_linkage(f, t, from, which, NULL, &n);
 	return err;
 }
 

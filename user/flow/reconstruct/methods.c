@@ -249,8 +249,10 @@ void flow_free(struct flow *f)
 	free(f->callees);
 	free(f->ekey);
 	free(f->synth);
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 3; k++) {
 		free(f->link[k]);
+		free(f->lsig[k]);
+	}
 	u64map_fini(&f->by_m);
 	u64map_fini(&f->by_id);
 	for (size_t i = 0; i < f->ncodelets; i++)

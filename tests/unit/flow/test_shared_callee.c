@@ -20,7 +20,9 @@
  * against the automaton before joins, and unchanged by them): the return,
  * an exception, nested callees, compiled code in and around the callee,
  * a deoptimisation, and a path that ends inside it; and what joins
- * improve: test_cap_keeps_merged_callers.
+ * improve: test_cap_keeps_merged_callers.  test_lost_callee_in_shared_callee
+ * (and its mirror): a callee the program does not hold, called by the
+ * shared callee, then a second join (crashed on 7fe1a0f, fixed by 230fe45).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -44,7 +46,11 @@
  * or H.xb (Q) at 5; H.split: iload_0 ifle(1) 11, then 4: iload_0 iconst_3
  * imul istore_1 goto(8) 15, 11: iload_0 iconst_4 imul istore_1, 15:
  * iload_1 ireturn; callN aload_0 iload_1 invokevirtual(2) ireturn(5);
- * outN aload_0 iload_1 invokestatic(2) iconst_1(5) iadd ireturn. */
+ * outN aload_0 iload_1 invokestatic(2) iconst_1(5) iadd ireturn; run9
+ * aload_0 iload_1 invokestatic(2) H.lw, iconst_1(5) (P) or iconst_2 (Q),
+ * iadd ireturn; H.lw iload_1 invokestatic(1) U.u, aload_0(4) iload_1
+ * invokevirtual(6) S.run1, iadd(9) ireturn; U.u is H.xa's code, iload_0
+ * iconst_1 isub ireturn, and U is not loaded (not in setup's list). */
 static const char *src =
 	"public class Shared {\n"
 	"    static class H {\n"
@@ -59,11 +65,13 @@ static const char *src =
 	"        static int dfast(int a) { return a * 7 + 1; }\n"
 	"        static int xa(int a) { return a - 1; }\n"
 	"        static int xb(int a) { return a - 2; }\n"
+	"        static int lw(S s, int a) { return U.u(a) + s.run1(a); }\n"
 	"    }\n"
+	"    static class U { static int u(int a) { return a - 1; } }\n"
 	"    static abstract class S {\n"
 	"        abstract int run1(int a); abstract int run2(int a); abstract int run3(int a);\n"
 	"        abstract int run5(int a); abstract int run6(int a); abstract int run7(int a);\n"
-	"        abstract int run8(int a);\n"
+	"        abstract int run8(int a); abstract int run9(int a);\n"
 	"    }\n"
 	"    static class P extends S {\n"
 	"        int run1(int a) { return H.work(a) + 1; }\n"
@@ -73,6 +81,7 @@ static const char *src =
 	"        int run6(int a) { return H.cfast(a) + 1; }\n"
 	"        int run7(int a) { return H.work(a) + H.xa(a); }\n"
 	"        int run8(int a) { return H.dfast(a) + 1; }\n"
+	"        int run9(int a) { return H.lw(this, a) + 1; }\n"
 	"    }\n"
 	"    static class Q extends S {\n"
 	"        int run1(int a) { return H.work(a) + 2; }\n"
@@ -82,6 +91,7 @@ static const char *src =
 	"        int run6(int a) { return H.cfast(a) + 2; }\n"
 	"        int run7(int a) { return H.work(a) + H.xb(a); }\n"
 	"        int run8(int a) { return H.dfast(a) + 2; }\n"
+	"        int run9(int a) { return H.lw(this, a) + 2; }\n"
 	"    }\n"
 	"    static abstract class T { abstract int run(int a); }\n"
 	"    static class TP extends T { int run(int a) { return H.split(a) + 1; } }\n"
@@ -94,6 +104,7 @@ static const char *src =
 	"    static int call6(S s, int a) { return s.run6(a); }\n"
 	"    static int call7(S s, int a) { return s.run7(a); }\n"
 	"    static int call8(S s, int a) { return s.run8(a); }\n"
+	"    static int call9(S s, int a) { return s.run9(a); }\n"
 	"    static int callT(T t, int a) { return t.run(a); }\n"
 	"    static int out1(S s, int a) { return call1(s, a) + 1; }\n"
 	"    static int out2(S s, int a) { return call2(s, a) + 1; }\n"
@@ -102,13 +113,14 @@ static const char *src =
 	"    static int out6(S s, int a) { return call6(s, a) + 1; }\n"
 	"    static int out7(S s, int a) { return call7(s, a) + 1; }\n"
 	"    static int out8(S s, int a) { return call8(s, a) + 1; }\n"
+	"    static int out9(S s, int a) { return call9(s, a) + 1; }\n"
 	"    static int outT(T t, int a) { return callT(t, a) + 1; }\n"
 	"}\n";
 
 /* jmethodIDs of the methods compiled events name */
 enum {
 	OUT1_ID = 0x7501, OUT2_ID, OUT3_ID, OUT5_ID, OUT6_ID, OUT7_ID, OUT8_ID, OUTT_ID,
-	FAST_ID, CFAST_ID, DFAST_ID, XA_ID, XB_ID,
+	FAST_ID, CFAST_ID, DFAST_ID, XA_ID, XB_ID, OUT9_ID,
 };
 /* codelets: the zerolocals method entry, an exception continuation, a
  * deoptimisation */
@@ -116,7 +128,8 @@ enum { CL_ENTRY = 1, CL_EXC = 2, CL_DEOPT = 3 };
 
 static int setup(void **state)
 {
-	/* P before Q, TP before TQ before TR: the hierarchy's candidate order */
+	/* P before Q, TP before TQ before TR: the hierarchy's candidate order;
+	 * Shared$U left out: a class the program does not hold (case 6) */
 	static const char *const cls[] = { "Shared", "Shared$H", "Shared$S", "Shared$P",
 					   "Shared$Q", "Shared$T", "Shared$TP", "Shared$TQ",
 					   "Shared$TR" };
@@ -141,6 +154,7 @@ static int setup(void **state)
 		{ DFAST_ID, "LShared$H;", "dfast", "(I)I" },
 		{ XA_ID, "LShared$H;", "xa", "(I)I" },
 		{ XB_ID, "LShared$H;", "xb", "(I)I" },
+		{ OUT9_ID, "LShared;", "out9", "(LShared$S;I)I" },
 	};
 	for (size_t k = 0; k < sizeof(ids) / sizeof(ids[0]); k++)
 		assert_int_equal(jprog_add_method_id(x->p, ids[k].id, ids[k].cls, ids[k].name,
@@ -531,6 +545,75 @@ static void test_cap_keeps_merged_callers(void **state)
 	check(x, 4, w, NW(w)); /* before joins: TP.run chosen, then a resync */
 }
 
+/* 6. An unknown callee of the shared callee: P.run9 and Q.run9 call
+ * H.lw (a join of the two), which calls U.u, a class the program does not
+ * hold: the invoke has no candidate, and the automaton adds a lost state
+ * (LOST_AT_ENTRY) whose known caller frames are H.lw's, on the join.  U.u
+ * has H.xa's code, so the resynchronisation at its entry places it there,
+ * one position, certain; it returns into H.lw.  H.lw then calls s.run1,
+ * whose candidates P.run1 and Q.run1 both call H.work: a second join, made
+ * after the lost callee.  ITAIL (after H.work's return) decides the inner
+ * run1, TAIL (after H.lw's) the outer run9, each the other class.  Before
+ * the fix (7fe1a0f) the lost state was taken as the one resolved state:
+ * the window was emitted and the joins emptied while its frames still
+ * named H.lw's join, H.work's join took the same index, and H.lw's return
+ * went through it: a cycle of joins, and rebuild overflowed the stack.
+ * Now the run9 is the trace's throughout, before the call as after it,
+ * run1 the other, all certain. */
+static void check_lost_callee(struct script_fx *x, int tail, int itail, const char *run,
+			      const char *run1)
+{
+	begin(x, OUT9_ID);
+	script_ops(&x->s, 0x2a, 0x1b, 0xb8, -1); /* run9 up to its call of H.lw */
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	script_ops(&x->s, 0x1b, 0xb8, -1); /* H.lw up to its call of U.u */
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	script_ops(&x->s, 0x1a, 0x04, 0x64, 0xac, -1); /* U.u */
+	script_ops(&x->s, 0x2a, 0x1b, 0xb6, -1);       /* H.lw up to s.run1 */
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	script_ops(&x->s, 0x1b, 0xb8, -1); /* run1 up to its call of H.work */
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	script_ops(&x->s, 0x1a, 0x08, 0x68, 0xac, -1); /* H.work */
+	script_ops(&x->s, itail, 0x60, 0xac, -1);      /* run1's tail */
+	script_ops(&x->s, 0x60, 0xac, -1);             /* H.lw's */
+	script_ops(&x->s, tail, 0x60, 0xac, -1);       /* run9's */
+	end(x, OUT9_ID);
+	const struct flow_want w[] = {
+		HEAD("Shared.out9", "Shared.call9"),
+		{ run, 0, CE, 1 },             { run, 1, CE, 1 },
+		{ run, 2, CE, 1 },             { "Shared$H.lw", 0, CE, 1 },
+		{ "Shared$H.lw", 1, CE, 1 },   { "Shared$H.xa", 0, CE, 1 },
+		{ "Shared$H.xa", 1, CE, 1 },   { "Shared$H.xa", 2, CE, 1 },
+		{ "Shared$H.xa", 3, CE, 1 },   { "Shared$H.lw", 4, CE, 1 },
+		{ "Shared$H.lw", 5, CE, 1 },   { "Shared$H.lw", 6, CE, 1 },
+		{ run1, 0, CE, 1 },            { run1, 1, CE, 1 },
+		{ "Shared$H.work", 0, CE, 1 }, { "Shared$H.work", 1, CE, 1 },
+		{ "Shared$H.work", 2, CE, 1 }, { "Shared$H.work", 3, CE, 1 },
+		{ run1, 4, CE, 1 },            { run1, 5, CE, 1 },
+		{ run1, 6, CE, 1 },            { "Shared$H.lw", 9, CE, 1 },
+		{ "Shared$H.lw", 10, CE, 1 },  { run, 5, CE, 1 },
+		{ run, 6, CE, 1 },             { run, 7, CE, 1 },
+		TAIL("Shared.out9", "Shared.call9"),
+	};
+	check(x, 256, w, NW(w));
+}
+
+/* 6, the trace follows Q.run9 (P.run1 inside) */
+static void test_lost_callee_in_shared_callee(void **state)
+{
+	struct script_fx *x = *state;
+	SKIP_IF_NO_JAVAC(x);
+	check_lost_callee(x, 0x05, 0x04, "Shared$Q.run9", "Shared$P.run1");
+}
+
+/* 6, the mirror: P.run9 (Q.run1 inside) */
+static void test_lost_callee_in_shared_callee_mirror(void **state)
+{
+	struct script_fx *x = *state;
+	SKIP_IF_NO_JAVAC(x);
+	check_lost_callee(x, 0x04, 0x05, "Shared$P.run9", "Shared$Q.run1");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -544,6 +627,8 @@ int main(void)
 		cmocka_unit_test(test_compiled_return_past_shared),
 		cmocka_unit_test(test_end_inside_shared),
 		cmocka_unit_test(test_cap_keeps_merged_callers),
+		cmocka_unit_test(test_lost_callee_in_shared_callee),
+		cmocka_unit_test(test_lost_callee_in_shared_callee_mirror),
 	};
 	return cmocka_run_group_tests_name("callers sharing a callee", tests, setup,
 					   script_fx_teardown);

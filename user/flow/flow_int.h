@@ -361,6 +361,9 @@ struct flow {
 	size_t nedges, cape;
 	struct step *steps;
 	size_t nsteps, caps;
+	/* flow_join_staged's scratch: chain heads, links, members */
+	uint32_t *jscratch;
+	size_t capjscratch;
 	/* the current step's states by a hash of their stacks, once it
 	 * has HIDX_MIN (flow_add_node_below): valid while hepoch is nepoch,
 	 * which every change of a step's states but an addition bumps
@@ -722,6 +725,10 @@ int flow_add_node(struct flow *f, struct frame *top, int lost, uint32_t from);
  * one's second (RECONSTRUCTION.md, "Pruning"). */
 void flow_stage_begin(struct flow *f);
 int flow_stage_end(struct flow *f);
+/* flow_stage_end for a method entry's callees: first those that enter
+ * one callee from different callers become one state (flow_join_staged;
+ * no other step stages a method's first instruction). */
+int flow_stage_end_entries(struct flow *f);
 void flow_drop_lost(struct flow *f);
 int flow_flush_some(struct flow *f, uint32_t chosen, int all);
 int flow_flush_first(struct flow *f);

@@ -98,9 +98,10 @@ int flow_join_staged(struct flow *f)
 		return 0;
 	while (cap < 2 * n)
 		cap *= 2;
-	uint32_t *head = calloc(cap + 3 * n, sizeof(*head));
-	if (!head)
+	if (jpb_grow((void **)&f->jscratch, &f->capjscratch, cap + 3 * n, sizeof(*f->jscratch)))
 		return jpb_err_nomem;
+	uint32_t *head = f->jscratch;
+	memset(head, 0, cap * sizeof(*head));
 	uint32_t *next = head + cap, *tail = next + n, *idx = tail + n;
 	for (size_t i = 0; i < n; i++) {
 		next[i] = UINT32_MAX;
@@ -125,7 +126,6 @@ int flow_join_staged(struct flow *f)
 		if (m >= 2)
 			err = make_join(f, idx, m);
 	}
-	free(head);
 	return err;
 }
 

@@ -273,6 +273,7 @@ void flow_free(struct flow *f)
 	free(f->stage_ord);
 	free(f->joins);
 	free(f->jalts);
+	free(f->jscratch);
 	free(f->steps);
 	free(f->hidx);
 	free(f->cset);

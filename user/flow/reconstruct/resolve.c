@@ -247,12 +247,6 @@ int flow_stage_end(struct flow *f)
 	/* staging begins with its step (flow_step_begin): S is empty */
 	size_t nedges0 = f->nedges;
 	int wtrunc0 = f->win_trunc;
-	/* entries of one callee from many callers become one state */
-	int jerr = flow_join_staged(f);
-	if (jerr) {
-		f->nstage = 0;
-		return jerr;
-	}
 	int by_rank = f->nstage > f->o.max_states;
 	const uint32_t *ord = by_rank ? stage_order(f) : NULL;
 	int err = s->n ? jpb_err_internal : by_rank && !ord ? jpb_err_nomem : add_staged(f, ord);
@@ -268,6 +262,17 @@ int flow_stage_end(struct flow *f)
 	}
 	f->nstage = 0;
 	return err;
+}
+
+int flow_stage_end_entries(struct flow *f)
+{
+	int err = flow_join_staged(f);
+	if (err) {
+		f->staging = 0;
+		f->nstage = 0;
+		return err;
+	}
+	return flow_stage_end(f);
 }
 
 /* States of a step looked up by a hash rather than one by one: the scan

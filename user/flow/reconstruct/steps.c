@@ -207,7 +207,7 @@ static int step_entry(struct flow *f, uint32_t i, unsigned codelet)
 	if (!err && !r && !f->nstage && f->nopmiss)
 		r = stage_callees(f, p0, pn, w, 0);
 	err = err ? err : r;
-	int end = flow_stage_end(f);
+	int end = flow_stage_end_entries(f);
 	return err ? err : end;
 }
 

@@ -370,9 +370,9 @@ int jprog_has_cfg(struct jprog *p, const struct jcf_method *m)
 		p->ncfgs++;
 		return 1;
 	}
-	/* Rare: build it, so that jprog_cfg reports why as it always did. */
-	err = build_slot(p, s, m, NULL);
-	return err == java_err_nomem ? err : !err;
+	/* Rare: bad code, left for jprog_cfg to build, so that the first to
+	 * ask it gets the builder's own message, not the cached error's. */
+	return 0;
 }
 
 int jprog_cfg(struct jprog *p, const struct jcf_method *m,

@@ -112,9 +112,11 @@ struct ekey {
 };
 
 /* An invoke's candidate callees with a CFG: N meths indices at
- * callees[START1 - 1]; START1 0: not asked yet. */
+ * callees[START1 - 1]; START1 0: not asked yet.  Likewise the linkage
+ * frames it may run first (LSTART1, LN; flow_linkage_targets). */
 struct fsite {
 	uint32_t start1, n;
+	uint32_t lstart1, ln;
 };
 
 /* One frame of a state's call stack; immutable once built (but for the

@@ -68,17 +68,27 @@ static int site_fill(struct flow *f, const struct frame *t, uint32_t *start1,
 /* Kept per call site: every state at an invoke asks at every method
  * entry, and the candidates (jprog_call_targets) and their meths indices
  * (a u64map lookup each) do not change. */
+/* The site record of the invoke at T (its method's table made at the
+ * first asked), NULL when out of memory. */
+static struct fsite *site_at(struct flow *f, const struct frame *t)
+{
+	struct fmeth *fm = &f->meths[t->meth];
+	if (!fm->sites) {
+		uint32_t ni = jcfg_insn_count(flow_meth_cfg(f, t->meth));
+		if (!(fm->sites = calloc(ni, sizeof(*fm->sites))))
+			return NULL;
+	}
+	return &fm->sites[t->pos];
+}
+
 int flow_callees(struct flow *f, const struct frame *t, const uint32_t **out)
 {
 	struct fmeth *fm = &f->meths[t->meth];
 	*out = NULL;
 	if (!fm->hm.cls)
 		return 0;
-	if (!fm->sites) {
-		uint32_t ni = jcfg_insn_count(flow_meth_cfg(f, t->meth));
-		if (!(fm->sites = calloc(ni, sizeof(*fm->sites))))
-			return jpb_err_nomem;
-	}
+	if (!site_at(f, t))
+		return jpb_err_nomem;
 	struct fsite s = fm->sites[t->pos];
 	if (!s.start1) {
 		int err = site_fill(f, t, &s.start1, &s.n);
@@ -359,36 +369,63 @@ static int shape_fits(uint64_t have, const uint64_t sig[4])
 	return !have || have == sig[0] || have == sig[1] || have == sig[2] || have == sig[3];
 }
 
-/* Linkage frames of lists WHICH on whose shape the call at T fits
- * (all when SIG is NULL): staged, their count in *N. */
-static int stage_linkage(struct flow *f, const struct frame *t, uint32_t from, int which,
-			 const uint64_t *sig, size_t *n)
+/* Linkage frames of lists WHICH on whose shape the call fits (all when
+ * SIG is NULL): appended to f->callees. */
+static int list_linkage(struct flow *f, int which, const uint64_t *sig)
 {
-	int err = 0;
-	for (int w = which; w >= 0 && !err; w = link_next(w))
-		for (size_t k = 0; k < f->nlink[w] && !err; k++)
-			if (!sig || shape_fits(f->lsig[w][k], sig)) {
-				err = flow_stage_callee(f, t, f->link[w][k], from);
-				++*n;
-			}
+	for (int w = which; w >= 0; w = link_next(w))
+		for (size_t k = 0; k < f->nlink[w]; k++) {
+			if (sig && !shape_fits(f->lsig[w][k], sig))
+				continue;
+			if (JPB_GROW(f->callees, f->ncallees, f->capcallees))
+				return jpb_err_nomem;
+			f->callees[f->ncallees++] = f->link[w][k];
+		}
+	return 0;
+}
+
+/* The linkage frames the invoke at T may run first, appended to
+ * f->callees (*START1, *N): those of its shape; all when none has it
+ * (the program model may lack the frame that ran, a lambda form spun
+ * for the call); none for an ordinary call or a linkTo* one
+ * (resynchronisation finds its callee). */
+static int link_fill(struct flow *f, const struct frame *t, uint32_t *start1, uint32_t *n)
+{
+	int which = link_kind(f, t), err = 0;
+	size_t start = f->ncallees;
+	uint64_t sig[4];
+	if (which >= 0 && which != LINK_ANY) {
+		int shaped = call_shapes(f, t, sig);
+		err = f->link_built ? 0 : build_link(f);
+		if (!err)
+			err = list_linkage(f, which, shaped ? sig : NULL);
+		if (!err && shaped && f->ncallees == start)
+			err = list_linkage(f, which, NULL);
+	}
+	*start1 = (uint32_t)start + 1;
+	*n = (uint32_t)(f->ncallees - start);
 	return err;
 }
 
+/* Kept per call site, as flow_callees: the shapes of ~200 linkage frames
+ * were compared for each state at each entry. */
 int flow_linkage_targets(struct flow *f, const struct frame *t, uint32_t from)
 {
-	int which = link_kind(f, t);
-	if (which < 0 || which == LINK_ANY) /* LINK_ANY: resynchronisation finds it */
+	if (!f->meths[t->meth].hm.cls) /* hidden-class code: no linkage known */
 		return 0;
-	int err = f->link_built ? 0 : build_link(f);
-	uint64_t sig[4];
-	size_t n = 0;
-	int shaped = call_shapes(f, t, sig);
-	if (!err)
-		err = stage_linkage(f, t, from, which, shaped ? sig : NULL, &n);
-	/* none of the call's shape: the program model may lack the frame
-	 * that ran (a lambda form spun for it), all are kept as before */
-	if (!err && shaped && !n)
-		err = stage_linkage(f, t, from, which, NULL, &n);
+	struct fsite *s = site_at(f, t);
+	if (!s)
+		return jpb_err_nomem;
+	struct fsite v = *s;
+	if (!v.lstart1) {
+		int err = link_fill(f, t, &v.lstart1, &v.ln);
+		if (err)
+			return err;
+		f->meths[t->meth].sites[t->pos] = v; /* meths may have moved */
+	}
+	int err = 0;
+	for (uint32_t k = 0; k < v.ln && !err; k++)
+		err = flow_stage_callee(f, t, f->callees[v.lstart1 - 1 + k], from);
 	return err;
 }
 

@@ -673,15 +673,17 @@ static int step(struct flow *f, uint32_t i, enum step_kind k, uint8_t op)
  * opcode OP that exactly one successor runs leaves one state: T moved
  * there, in place (the state being the only one alive, T alone refers to
  * it), and emitted at once.  *DONE = 0: not that case. */
-static int interp_fast(struct flow *f, uint32_t i, uint8_t op, int emit, int *done)
+/* Does interpreted frame T, its instruction run, go on to exactly one
+ * instruction with opcode OP (*AT) within its method: interp_from's
+ * successors, when they are one and no return or fused pair is in the
+ * way? */
+static int one_successor(struct flow *f, const struct frame *t, uint8_t op, uint32_t *at)
 {
-	struct frame *t = f->nodes[0].top;
-	*done = 0;
 	if (!t || t->comp || !t->done)
 		return 0;
 	const struct jcfg *g = flow_meth_cfg(f, t->meth);
 	const struct jcfg_insn *in = jcfg_insn(g, t->pos);
-	uint32_t ns, at = 0, nmatch = 0;
+	uint32_t ns, nmatch = 0;
 	if (in->kind == JBC_RETURN)
 		return 0;
 	const uint32_t *sc = jcfg_succs(g, t->pos, &ns);
@@ -689,24 +691,58 @@ static int interp_fast(struct flow *f, uint32_t i, uint8_t op, int emit, int *do
 		return 0; /* a fused pair: two ways to match */
 	for (uint32_t k = 0; k < ns; k++) {
 		if (jcfg_insn(g, sc[k])->op == op) {
-			at = sc[k];
+			*at = sc[k];
 			nmatch++;
 		}
 	}
-	if (nmatch != 1)
+	return nmatch == 1;
+}
+
+static int interp_fast(struct flow *f, uint32_t i, uint8_t op, int emit, int *done)
+{
+	struct frame *t = f->nodes[0].top;
+	uint32_t at;
+	*done = 0;
+	if (!one_successor(f, t, op, &at))
 		return 0;
 	flow_frame_move(t, at);
 	*done = 1;
 	return flow_settle_interp(f, i, op, emit, t);
 }
 
+/* One state pending (in a shared callee, not resolved until it returns)
+ * whose next instruction the opcode names: the step step_interp would
+ * make, without its staging (one state cannot pass the cap) and its
+ * general successor search.  *DONE = 0: not that case. */
+static int interp_one(struct flow *f, uint32_t i, uint8_t op, int emit, int *done)
+{
+	uint32_t from = flow_cur_step(f)->first, at;
+	struct frame *t = f->nodes[from].top;
+	*done = 0;
+	if (!one_successor(f, t, op, &at))
+		return 0;
+	*done = 1;
+	int err = flow_step_begin(f, i, emit, op);
+	struct frame *n = err ? NULL : flow_frame_new(f, t->up, t->meth, at, 1);
+	if (!err && !n)
+		err = jpb_err_nomem;
+	if (!err) {
+		n->doubt = t->doubt;
+		err = flow_add_node(f, n, LOST_NONE, from);
+	}
+	int died; /* a state was added: it cannot */
+	return err ? err : settle(f, &died);
+}
+
 static int interp_step(struct flow *f, uint32_t i, uint8_t op, int emit)
 {
-	if (f->nsteps == 1 && f->steps[0].n == 1) {
-		int done, err = interp_fast(f, i, op, emit, &done);
-		if (err || done)
-			return err;
-	}
+	int done = 0, err = 0;
+	if (f->nsteps == 1 && f->steps[0].n == 1)
+		err = interp_fast(f, i, op, emit, &done);
+	else if (flow_cur_step(f)->n == 1)
+		err = interp_one(f, i, op, emit, &done);
+	if (err || done)
+		return err;
 	return step(f, i, emit ? S_INTERP : S_FUSED, op);
 }
 

@@ -129,43 +129,90 @@ int flow_join_staged(struct flow *f)
 	return err;
 }
 
-/* G's stack rebuilt with each join replaced by its picked caller. */
-static struct frame *rebuild(struct flow *f, struct frame *g)
+/* The picked caller of join frame G (the first when none was picked). */
+static struct frame *picked(const struct flow *f, const struct frame *g)
 {
-	if (!g || !g->joined)
-		return g;
-	if (flow_is_join(g)) {
-		const struct fjoin *j = flow_join_of(f, g);
-		return rebuild(f, f->jalts[j->pick != UINT32_MAX ? j->pick : j->first].up);
-	}
-	struct frame *up = rebuild(f, g->up);
-	struct frame *n = up ? flow_frame_make(f, up, g->meth, g->pos, g->done, g->comp, g->act) :
-			       NULL;
-	if (n)
-		n->doubt = g->doubt;
-	return n;
+	const struct fjoin *j = flow_join_of(f, g);
+	return f->jalts[j->pick != UINT32_MAX ? j->pick : j->first].up;
 }
 
+/* Iterative, as stacks and nested joins may be as deep as the thread's
+ * recursion. */
 struct frame *flow_join_collapse(struct flow *f, struct frame *top)
 {
-	return rebuild(f, top);
+	struct frame **v = NULL, *g = top;
+	size_t n = 0, cap = 0;
+	while (g && g->joined) {
+		if (flow_is_join(g)) {
+			g = picked(f, g);
+			continue;
+		}
+		if (jpb_grow((void **)&v, &cap, n + 1, sizeof(*v))) {
+			free(v);
+			return NULL;
+		}
+		v[n++] = g;
+		g = g->up;
+	}
+	struct frame *up = g; /* the first frame with no join below, or none */
+	int err = 0;
+	for (size_t k = n; k-- > 0 && !err;) {
+		struct frame *c = flow_frame_make(f, up, v[k]->meth, v[k]->pos, v[k]->done,
+						  v[k]->comp, v[k]->act);
+		err = !c;
+		if (c) {
+			c->doubt = v[k]->doubt;
+			up = c;
+		}
+	}
+	free(v);
+	return err ? NULL : up;
 }
 
-void flow_join_open(struct flow *f, const struct frame *top, uint8_t mark)
+/* Join J opened by MARK: 1 when it was not yet (its callers are to be
+ * searched). */
+static int open_join(struct flow *f, struct fjoin *j, uint8_t mark)
 {
-	const struct frame *g = top;
-	while (g && g->joined && !flow_is_join(g))
-		g = g->up;
-	if (!g || !g->joined)
-		return;
-	struct fjoin *j = &f->joins[g->pos];
 	if (j->gen != f->jgen) {
 		j->gen = f->jgen;
 		j->open = 0;
 	}
 	if ((j->open & mark) == mark)
-		return;
+		return 0;
 	j->open |= mark;
-	for (uint32_t k = 0; k < j->n; k++)
-		flow_join_open(f, f->jalts[j->first + k].up, mark);
+	return 1;
+}
+
+/* Out of memory: every join of the window open, more candidates than
+ * the trace leaves (never fewer). */
+static void open_all(struct flow *f, uint8_t mark)
+{
+	for (size_t k = 0; k < f->njoins; k++)
+		open_join(f, &f->joins[k], mark);
+}
+
+void flow_join_open(struct flow *f, const struct frame *top, uint8_t mark)
+{
+	const struct frame **w = NULL; /* stacks to search for their join */
+	size_t n = 0, cap = 0;
+	if (jpb_grow((void **)&w, &cap, 1, sizeof(*w))) {
+		open_all(f, mark);
+		return;
+	}
+	w[n++] = top;
+	while (n) {
+		const struct frame *g = w[--n];
+		while (g && g->joined && !flow_is_join(g))
+			g = g->up;
+		if (!g || !g->joined || !open_join(f, &f->joins[g->pos], mark))
+			continue;
+		const struct fjoin *j = &f->joins[g->pos];
+		if (jpb_grow((void **)&w, &cap, n + j->n, sizeof(*w))) {
+			open_all(f, mark);
+			break;
+		}
+		for (uint32_t k = 0; k < j->n; k++)
+			w[n++] = f->jalts[j->first + k].up;
+	}
+	free(w);
 }

@@ -173,9 +173,6 @@ struct fjoin {
  * returns (or unwinds) through that caller of its join; with
  * LINK_ENTRY, the edge is that caller's call into the join's callee. */
 #define LINK_ENTRY 0x80000000u
-/* Returns through joins a path keeps track of at once (nested shared
- * callees); deeper ones take their first caller. */
-#define MAX_JOIN_DEPTH 256
 
 /* FR's fields mixed with UP_H, its caller's stack hash. */
 static inline uint32_t flow_frame_mix(const struct frame *fr, uint32_t up_h)
@@ -363,6 +360,10 @@ struct flow {
 	size_t nedges, cape;
 	struct step *steps;
 	size_t nsteps, caps;
+	/* resolution's returns through joins not yet matched by their
+	 * entries, innermost last (resolve.c, path_edge) */
+	uint32_t *jreq;
+	size_t njreq, capjreq;
 	/* flow_join_staged's scratch: chain heads, links, members */
 	uint32_t *jscratch;
 	size_t capjscratch;

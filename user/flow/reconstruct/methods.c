@@ -274,6 +274,7 @@ void flow_free(struct flow *f)
 	free(f->joins);
 	free(f->jalts);
 	free(f->jscratch);
+	free(f->jreq);
 	free(f->steps);
 	free(f->hidx);
 	free(f->cset);

@@ -740,37 +740,38 @@ static void restart(struct flow *f, struct node base)
 }
 
 /* The edge node CUR's path goes back on: its first, but where a later
- * step returned through a caller of a join (REQ[*NREQ - 1]), that
- * caller's entry; a return pushes its caller, an entry pops it and is
- * the join's pick. */
-static uint32_t path_edge(struct flow *f, uint32_t cur, uint32_t *req, size_t *nreq)
+ * step returned through a caller of a join (the last of f->jreq), that
+ * caller's entry; a return pushes its caller (as deep as the returns
+ * nest; out of memory, a deeper one takes the first edge), an entry pops
+ * it and is the join's pick. */
+static uint32_t path_edge(struct flow *f, uint32_t cur)
 {
 	uint32_t e = f->nodes[cur].edge;
-	if (*nreq) {
-		uint32_t want = LINK_ENTRY | (req[*nreq - 1] + 1);
+	if (f->njreq) {
+		uint32_t want = LINK_ENTRY | (f->jreq[f->njreq - 1] + 1);
 		for (uint32_t x = e; x; x = f->edges[x - 1].next)
 			if (f->edges[x - 1].link == want) {
 				e = x;
-				--*nreq;
+				f->njreq--;
 				break;
 			}
 	}
 	uint32_t link = f->edges[e - 1].link;
 	if (link && flow_link_is_entry(link))
 		f->joins[f->jalts[flow_link_alt(link)].join].pick = flow_link_alt(link);
-	else if (link && *nreq < MAX_JOIN_DEPTH)
-		req[(*nreq)++] = flow_link_alt(link);
+	else if (link && !JPB_GROW(f->jreq, f->njreq, f->capjreq))
+		f->jreq[f->njreq++] = flow_link_alt(link);
 	return e;
 }
 
 /* f->path[1..LAST]: the nodes of the chosen path, back from CHOSEN. */
 static void trace_path(struct flow *f, uint32_t chosen, size_t last)
 {
-	uint32_t req[MAX_JOIN_DEPTH], cur = chosen;
-	size_t nreq = 0;
+	uint32_t cur = chosen;
+	f->njreq = 0;
 	for (size_t s = last; s >= 1; s--) {
 		f->path[s] = cur;
-		uint32_t e = f->njoins ? path_edge(f, cur, req, &nreq) : f->nodes[cur].edge;
+		uint32_t e = f->njoins ? path_edge(f, cur) : f->nodes[cur].edge;
 		cur = f->edges[e - 1].from;
 	}
 }

@@ -22,6 +22,26 @@ struct flow_want {
 	uint16_t ncand;
 };
 
+/* Fail unless flow F's events OUT[0..N) are exactly W[0..NW) (MAX_STATES,
+ * the flow's cap, only names the run in the message). */
+static inline void flow_expect_events(const struct flow *f, const struct jpb_flow_event *out,
+				      size_t n, unsigned max_states,
+				      const struct flow_want *w, size_t nw)
+{
+	for (size_t i = 0; i < n && i < nw; i++) {
+		const struct flow_method_info *m = flow_method(f, out[i].method);
+		char got[160];
+		snprintf(got, sizeof(got), "%s.%s", m ? m->class_name : "?", m ? m->name : "?");
+		if (strcmp(got, w[i].method) || out[i].bci != w[i].bci ||
+		    out[i].status != w[i].status || out[i].ncand != w[i].ncand)
+			fail_msg("max_states %u, event %zu: got %s bci %d %s/%u, want %s bci %d %s/%u",
+				 max_states, i, got, out[i].bci,
+				 jpb_flow_status_name(out[i].status), out[i].ncand, w[i].method,
+				 w[i].bci, jpb_flow_status_name(w[i].status), w[i].ncand);
+	}
+	assert_int_equal(n, nw);
+}
+
 /* Reconstruct S over program P with at most MAX_STATES states per step
  * (codelets FIRST_CODELET on described by DESC, a NULL-terminated list,
  * e.g. "method entry point (kind = zerolocals)") and fail unless the
@@ -39,18 +59,7 @@ static inline void flow_expect_exact_desc(struct jprog *p, const struct event_sc
 	const struct jpb_flow_event *out;
 	size_t n;
 	assert_int_equal(flow_thread(f, s->ev, s->n, &out, &n, sum), 0);
-	for (size_t i = 0; i < n && i < nw; i++) {
-		const struct flow_method_info *m = flow_method(f, out[i].method);
-		char got[160];
-		snprintf(got, sizeof(got), "%s.%s", m ? m->class_name : "?", m ? m->name : "?");
-		if (strcmp(got, w[i].method) || out[i].bci != w[i].bci ||
-		    out[i].status != w[i].status || out[i].ncand != w[i].ncand)
-			fail_msg("max_states %u, event %zu: got %s bci %d %s/%u, want %s bci %d %s/%u",
-				 max_states, i, got, out[i].bci,
-				 jpb_flow_status_name(out[i].status), out[i].ncand, w[i].method,
-				 w[i].bci, jpb_flow_status_name(w[i].status), w[i].ncand);
-	}
-	assert_int_equal(n, nw);
+	flow_expect_events(f, out, n, max_states, w, nw);
 	flow_free(f);
 }
 

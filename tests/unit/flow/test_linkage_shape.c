@@ -101,18 +101,7 @@ static void expect(struct script_fx *x, const struct hidden *h, size_t nh,
 	const struct jpb_flow_event *out;
 	size_t n;
 	assert_int_equal(flow_thread(f, x->s.ev, x->s.n, &out, &n, &sum), 0);
-	for (size_t i = 0; i < n && i < nw; i++) {
-		const struct flow_method_info *m = flow_method(f, out[i].method);
-		char got[200];
-		snprintf(got, sizeof(got), "%s.%s", m ? m->class_name : "?", m ? m->name : "?");
-		if (strcmp(got, w[i].method) || out[i].bci != w[i].bci ||
-		    out[i].status != w[i].status || out[i].ncand != w[i].ncand)
-			fail_msg("event %zu: got %s bci %d %s/%u, want %s bci %d %s/%u", i, got,
-				 out[i].bci, jpb_flow_status_name(out[i].status), out[i].ncand,
-				 w[i].method, w[i].bci, jpb_flow_status_name(w[i].status),
-				 w[i].ncand);
-	}
-	assert_int_equal(n, nw);
+	flow_expect_events(f, out, n, 256, w, nw);
 	assert_int_equal(sum.resyncs, resyncs);
 	flow_free(f);
 }
@@ -143,88 +132,6 @@ static void want_call(struct flow_want *w, const char *lf, uint8_t status, uint1
 		w[n++] = (struct flow_want){ "Ls.call", cbci[k], JPB_FLOW_CERTAIN, 1 };
 }
 
-/* The (I)I call: a frame (L L)I (no shape of P = I: I, I L, L I, L I L)
- * added first, then (L I)I (L P): only the second is staged, so its
- * events are certain.  Without the shape both were, and the first was
- * chosen (ncand 2). */
-static void test_shape_params(void **state)
-{
-	struct script_fx *x = *state;
-	if (!x)
-		skip();
-	static const struct hidden h[] = {
-		{ 0x7001, LF("1000"), "invoke", "(Ljava/lang/Object;Ljava/lang/Object;)I" },
-		{ 0x7002, LF("1400"), "invoke", "(Ljava/lang/Object;I)I" },
-	};
-	script_call(x);
-	struct flow_want w[20];
-	want_call(w, LFN("1400"), JPB_FLOW_CERTAIN, 1);
-	expect(x, h, 2, code_ii, sizeof(code_ii), w, 20, 1);
-}
-
-/* The same call: (L I)J first, its parameters right but its return not,
- * then (I L)I (P L): the second alone. */
-static void test_shape_return(void **state)
-{
-	struct script_fx *x = *state;
-	if (!x)
-		skip();
-	static const struct hidden h[] = {
-		{ 0x7001, LF("1000"), "invoke", "(Ljava/lang/Object;I)J" },
-		{ 0x7002, LF("1400"), "invoke", "(ILjava/lang/Object;)I" },
-	};
-	script_call(x);
-	struct flow_want w[20];
-	want_call(w, LFN("1400"), JPB_FLOW_CERTAIN, 1);
-	expect(x, h, 2, code_ii, sizeof(code_ii), w, 20, 1);
-}
-
-/* Every shape: (L L)I first, then (I)I (P), (I L)I (P L), (L I)I (L P)
- * and (L I L)I (L P L): the four are staged (ncand 4), the first of them
- * chosen. */
-static void test_shape_all_four(void **state)
-{
-	struct script_fx *x = *state;
-	if (!x)
-		skip();
-	static const struct hidden h[] = {
-		{ 0x7001, LF("1000"), "invoke", "(Ljava/lang/Object;Ljava/lang/Object;)I" },
-		{ 0x7002, LF("1400"), "invoke", "(I)I" },
-		{ 0x7003, LF("1800"), "invoke", "(ILjava/lang/Object;)I" },
-		{ 0x7004, LF("1c00"), "invoke", "(Ljava/lang/Object;I)I" },
-		{ 0x7005, LF("2000"), "invoke", "(Ljava/lang/Object;ILjava/lang/Object;)I" },
-	};
-	script_call(x);
-	struct flow_want w[20];
-	want_call(w, LFN("1400"), JPB_FLOW_CHOSEN, 4);
-	expect(x, h, 5, code_ii, sizeof(code_ii), w, 20, 1);
-}
-
-/* No frame of the call's shape ((L L)I, (L I)J, (L I L L)I): all are
- * staged as before the shapes, the first chosen among the 3, and the
- * caller after the return is still certain (the flow keeps its place).
- * A hidden method of another class (a lambda proxy's apply, not a
- * linkage frame) with the same code is not among them: left to
- * resynchronisation (an unknown callee at the entry), it would be a 4th
- * candidate and the resyncs 2. */
-static void test_shape_none_fits(void **state)
-{
-	struct script_fx *x = *state;
-	if (!x)
-		skip();
-	static const struct hidden h[] = {
-		{ 0x7001, LF("1000"), "invoke", "(Ljava/lang/Object;Ljava/lang/Object;)I" },
-		{ 0x7002, LF("1400"), "invoke", "(Ljava/lang/Object;I)J" },
-		{ 0x7003, LF("1800"), "invoke",
-		  "(Ljava/lang/Object;ILjava/lang/Object;Ljava/lang/Object;)I" },
-		{ 0x7004, "LLs$$Lambda$14.0x0000000800c02000;", "apply", "(Ljava/lang/Object;I)I" },
-	};
-	script_call(x);
-	struct flow_want w[20];
-	want_call(w, LFN("1000"), JPB_FLOW_CHOSEN, 3);
-	expect(x, h, 4, code_ii, sizeof(code_ii), w, 20, 1);
-}
-
 /* Ls.call2's script: its ops to the invoke, the entry, the linkage
  * frame's 11 opcodes, call2's return. */
 static void script_call2(struct script_fx *x)
@@ -249,15 +156,98 @@ static void want_call2(struct flow_want *w, const char *lf, uint8_t status, uint
 	w[n++] = (struct flow_want){ "Ls.call2", 7, JPB_FLOW_CERTAIN, 1 };
 }
 
+#define NH(h) (sizeof(h) / sizeof((h)[0]))
+
+/* script_call with hidden frames H: the flow is want_call's with LF. */
+static void check_call(void **state, const struct hidden *h, size_t nh, const char *lf,
+		       uint8_t status, uint16_t ncand)
+{
+	struct script_fx *x = *state;
+	if (!x)
+		skip();
+	script_call(x);
+	struct flow_want w[20];
+	want_call(w, lf, status, ncand);
+	expect(x, h, nh, code_ii, sizeof(code_ii), w, 20, 1);
+}
+
+/* script_call2 with hidden frames H: the flow is want_call2's with LF. */
+static void check_call2(void **state, const struct hidden *h, size_t nh, const char *lf,
+			uint8_t status, uint16_t ncand)
+{
+	struct script_fx *x = *state;
+	if (!x)
+		skip();
+	script_call2(x);
+	struct flow_want w[17];
+	want_call2(w, lf, status, ncand);
+	expect(x, h, nh, code_v, sizeof(code_v), w, 17, 1);
+}
+
+/* The (I)I call: a frame (L L)I (no shape of P = I: I, I L, L I, L I L)
+ * added first, then (L I)I (L P): only the second is staged, so its
+ * events are certain.  Without the shape both were, and the first was
+ * chosen (ncand 2). */
+static void test_shape_params(void **state)
+{
+	static const struct hidden h[] = {
+		{ 0x7001, LF("1000"), "invoke", "(Ljava/lang/Object;Ljava/lang/Object;)I" },
+		{ 0x7002, LF("1400"), "invoke", "(Ljava/lang/Object;I)I" },
+	};
+	check_call(state, h, NH(h), LFN("1400"), JPB_FLOW_CERTAIN, 1);
+}
+
+/* The same call: (L I)J first, its parameters right but its return not,
+ * then (I L)I (P L): the second alone. */
+static void test_shape_return(void **state)
+{
+	static const struct hidden h[] = {
+		{ 0x7001, LF("1000"), "invoke", "(Ljava/lang/Object;I)J" },
+		{ 0x7002, LF("1400"), "invoke", "(ILjava/lang/Object;)I" },
+	};
+	check_call(state, h, NH(h), LFN("1400"), JPB_FLOW_CERTAIN, 1);
+}
+
+/* Every shape: (L L)I first, then (I)I (P), (I L)I (P L), (L I)I (L P)
+ * and (L I L)I (L P L): the four are staged (ncand 4), the first of them
+ * chosen. */
+static void test_shape_all_four(void **state)
+{
+	static const struct hidden h[] = {
+		{ 0x7001, LF("1000"), "invoke", "(Ljava/lang/Object;Ljava/lang/Object;)I" },
+		{ 0x7002, LF("1400"), "invoke", "(I)I" },
+		{ 0x7003, LF("1800"), "invoke", "(ILjava/lang/Object;)I" },
+		{ 0x7004, LF("1c00"), "invoke", "(Ljava/lang/Object;I)I" },
+		{ 0x7005, LF("2000"), "invoke", "(Ljava/lang/Object;ILjava/lang/Object;)I" },
+	};
+	check_call(state, h, NH(h), LFN("1400"), JPB_FLOW_CHOSEN, 4);
+}
+
+/* No frame of the call's shape ((L L)I, (L I)J, (L I L L)I): all are
+ * staged as before the shapes, the first chosen among the 3, and the
+ * caller after the return is still certain (the flow keeps its place).
+ * A hidden method of another class (a lambda proxy's apply, not a
+ * linkage frame) with the same code is not among them: left to
+ * resynchronisation (an unknown callee at the entry), it would be a 4th
+ * candidate and the resyncs 2. */
+static void test_shape_none_fits(void **state)
+{
+	static const struct hidden h[] = {
+		{ 0x7001, LF("1000"), "invoke", "(Ljava/lang/Object;Ljava/lang/Object;)I" },
+		{ 0x7002, LF("1400"), "invoke", "(Ljava/lang/Object;I)J" },
+		{ 0x7003, LF("1800"), "invoke",
+		  "(Ljava/lang/Object;ILjava/lang/Object;Ljava/lang/Object;)I" },
+		{ 0x7004, "LLs$$Lambda$14.0x0000000800c02000;", "apply", "(Ljava/lang/Object;I)I" },
+	};
+	check_call(state, h, NH(h), LFN("1000"), JPB_FLOW_CHOSEN, 3);
+}
+
 /* Basic types: (String, boolean, int[])V is P = L I L, so the frame
  * (Object, Object, int, Object)V (L P) fits; (Object, Object, long,
  * Object)V (J for I) and one of 6 parameters (L L I L L L) added before it
  * do not. */
 static void test_shape_basic_types(void **state)
 {
-	struct script_fx *x = *state;
-	if (!x)
-		skip();
 	static const struct hidden h[] = {
 		{ 0x7001, LF("1000"), "invoke",
 		  "(Ljava/lang/Object;Ljava/lang/Object;JLjava/lang/Object;)V" },
@@ -267,10 +257,7 @@ static void test_shape_basic_types(void **state)
 		{ 0x7003, LF("1800"), "invoke",
 		  "(Ljava/lang/Object;Ljava/lang/Object;ILjava/lang/Object;)V" },
 	};
-	script_call2(x);
-	struct flow_want w[17];
-	want_call2(w, LFN("1800"), JPB_FLOW_CERTAIN, 1);
-	expect(x, h, 3, code_v, sizeof(code_v), w, 17, 1);
+	check_call2(state, h, NH(h), LFN("1800"), JPB_FLOW_CERTAIN, 1);
 }
 
 /* Basic types on the frame's side too: (MethodHandle, Object[], byte,
@@ -279,9 +266,6 @@ static void test_shape_basic_types(void **state)
  * chosen (ncand 2); the long one added before them is not. */
 static void test_shape_two_fit(void **state)
 {
-	struct script_fx *x = *state;
-	if (!x)
-		skip();
 	static const struct hidden h[] = {
 		{ 0x7001, LF("1000"), "invoke",
 		  "(Ljava/lang/Object;Ljava/lang/Object;JLjava/lang/Object;)V" },
@@ -290,10 +274,7 @@ static void test_shape_two_fit(void **state)
 		{ 0x7003, LF("1800"), "invoke",
 		  "(Ljava/lang/Object;Ljava/lang/Object;ILjava/lang/Object;Ljava/lang/Object;)V" },
 	};
-	script_call2(x);
-	struct flow_want w[17];
-	want_call2(w, LFN("1400"), JPB_FLOW_CHOSEN, 2);
-	expect(x, h, 3, code_v, sizeof(code_v), w, 17, 1);
+	check_call2(state, h, NH(h), LFN("1400"), JPB_FLOW_CHOSEN, 2);
 }
 
 int main(void)

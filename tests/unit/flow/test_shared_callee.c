@@ -23,6 +23,9 @@
  * improve: test_cap_keeps_merged_callers.  test_lost_callee_in_shared_callee
  * (and its mirror): a callee the program does not hold, called by the
  * shared callee, then a second join (crashed on 7fe1a0f, fixed by 230fe45).
+ * test_deep_shared_recursion: nested joins as deep as a recursion, the
+ * window ending inside 4000 of them (the walks over them recursed before
+ * 8f96854) and 256 of them unwinding.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <cmocka.h>
 
@@ -66,12 +70,13 @@ static const char *src =
 	"        static int xa(int a) { return a - 1; }\n"
 	"        static int xb(int a) { return a - 2; }\n"
 	"        static int lw(S s, int a) { return U.u(a) + s.run1(a); }\n"
+	"        static int down(S s, int a) { if (a <= 0) return 0; return s.rec(a - 1); }\n"
 	"    }\n"
 	"    static class U { static int u(int a) { return a - 1; } }\n"
 	"    static abstract class S {\n"
 	"        abstract int run1(int a); abstract int run2(int a); abstract int run3(int a);\n"
 	"        abstract int run5(int a); abstract int run6(int a); abstract int run7(int a);\n"
-	"        abstract int run8(int a); abstract int run9(int a);\n"
+	"        abstract int run8(int a); abstract int run9(int a); abstract int rec(int a);\n"
 	"    }\n"
 	"    static class P extends S {\n"
 	"        int run1(int a) { return H.work(a) + 1; }\n"
@@ -82,6 +87,7 @@ static const char *src =
 	"        int run7(int a) { return H.work(a) + H.xa(a); }\n"
 	"        int run8(int a) { return H.dfast(a) + 1; }\n"
 	"        int run9(int a) { return H.lw(this, a) + 1; }\n"
+	"        int rec(int a) { return H.down(this, a) + 1; }\n"
 	"    }\n"
 	"    static class Q extends S {\n"
 	"        int run1(int a) { return H.work(a) + 2; }\n"
@@ -92,6 +98,7 @@ static const char *src =
 	"        int run7(int a) { return H.work(a) + H.xb(a); }\n"
 	"        int run8(int a) { return H.dfast(a) + 2; }\n"
 	"        int run9(int a) { return H.lw(this, a) + 2; }\n"
+	"        int rec(int a) { return H.down(this, a) + 2; }\n"
 	"    }\n"
 	"    static abstract class T { abstract int run(int a); }\n"
 	"    static class TP extends T { int run(int a) { return H.split(a) + 1; } }\n"
@@ -106,6 +113,7 @@ static const char *src =
 	"    static int call8(S s, int a) { return s.run8(a); }\n"
 	"    static int call9(S s, int a) { return s.run9(a); }\n"
 	"    static int callT(T t, int a) { return t.run(a); }\n"
+	"    static int callR(S s, int a) { return s.rec(a); }\n"
 	"    static int out1(S s, int a) { return call1(s, a) + 1; }\n"
 	"    static int out2(S s, int a) { return call2(s, a) + 1; }\n"
 	"    static int out3(S s, int a) { return call3(s, a) + 1; }\n"
@@ -115,12 +123,13 @@ static const char *src =
 	"    static int out8(S s, int a) { return call8(s, a) + 1; }\n"
 	"    static int out9(S s, int a) { return call9(s, a) + 1; }\n"
 	"    static int outT(T t, int a) { return callT(t, a) + 1; }\n"
+	"    static int outR(S s, int a) { return callR(s, a) + 1; }\n"
 	"}\n";
 
 /* jmethodIDs of the methods compiled events name */
 enum {
 	OUT1_ID = 0x7501, OUT2_ID, OUT3_ID, OUT5_ID, OUT6_ID, OUT7_ID, OUT8_ID, OUTT_ID,
-	FAST_ID, CFAST_ID, DFAST_ID, XA_ID, XB_ID, OUT9_ID,
+	FAST_ID, CFAST_ID, DFAST_ID, XA_ID, XB_ID, OUT9_ID, OUTR_ID,
 };
 /* codelets: the zerolocals method entry, an exception continuation, a
  * deoptimisation */
@@ -155,6 +164,7 @@ static int setup(void **state)
 		{ XA_ID, "LShared$H;", "xa", "(I)I" },
 		{ XB_ID, "LShared$H;", "xb", "(I)I" },
 		{ OUT9_ID, "LShared;", "out9", "(LShared$S;I)I" },
+		{ OUTR_ID, "LShared;", "outR", "(LShared$S;I)I" },
 	};
 	for (size_t k = 0; k < sizeof(ids) / sizeof(ids[0]); k++)
 		assert_int_equal(jprog_add_method_id(x->p, ids[k].id, ids[k].cls, ids[k].name,
@@ -614,6 +624,144 @@ static void test_lost_callee_in_shared_callee_mirror(void **state)
 	check_lost_callee(x, 0x04, 0x05, "Shared$P.run9", "Shared$Q.run1");
 }
 
+/* 7. Nested joins as deep as a recursion: callR's virtual call enters
+ * P.rec or Q.rec (D levels, 1 the outermost), both call H.down (a join of
+ * the two), whose virtual call enters P.rec or Q.rec again on that join,
+ * which call H.down (a join whose callers' stacks hold the previous one),
+ * and so on; H.down at level D takes its base case (a <= 0).  Level K is
+ * Q.rec when K % 3 == 1, P.rec otherwise: its tail (iconst_2 or iconst_1
+ * after H.down's return) tells which.
+ *
+ * Collapsing a join's callers (the window ends inside the shared callee)
+ * and opening the joins for the candidate marks walk every frame and
+ * nested join of the stack: they recursed once per frame and per join
+ * before 8f96854, iterative since. */
+static int rec_is_q(size_t k)
+{
+	return k % 3 == 1;
+}
+
+/* The thread down to level D (callR's call is level 1's): with UNWIND,
+ * the recursion returns all the way and callR returns into compiled outR;
+ * without, the thread stops after iload_1 of level D's H.down, inside D
+ * nested joins. */
+static void script_deep(struct script_fx *x, size_t d, int unwind)
+{
+	begin(x, OUTR_ID);
+	for (size_t k = 1; k <= d; k++) {
+		script_ops(&x->s, 0x2a, 0x1b, 0xb8, -1);
+		script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+		if (!unwind && k == d) {
+			script_ops(&x->s, 0x1b, -1);
+			return;
+		}
+		script_ops(&x->s, 0x1b, 0x9d, -1);
+		if (k < d) {
+			script_ops(&x->s, 0x2a, 0x1b, 0x04, 0x64, 0xb6, -1);
+			script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+		} else {
+			script_ops(&x->s, 0x03, 0xac, -1);
+		}
+	}
+	for (size_t k = d; k >= 1; k--) {
+		script_ops(&x->s, rec_is_q(k) ? 0x05 : 0x04, 0x60, 0xac, -1);
+		if (k > 1)
+			script_ops(&x->s, 0xac, -1);
+	}
+	end(x, OUTR_ID);
+}
+
+/* The flow wanted for script_deep(D, UNWIND): into W (room for 14 * D +
+ * 8), the count.  Unwound, every level is the trace's rec, certain, before
+ * its call as after the return (test_return_to_right_caller, per level);
+ * ending inside, the joins are collapsed to the path's callers, the first
+ * entry links, so every level is P.rec chosen among 2 and H.down certain
+ * (test_end_inside_shared, per level). */
+static size_t want_deep(struct flow_want *w, size_t d, int unwind)
+{
+	static const char *const rec[] = { "Shared$P.rec", "Shared$Q.rec" };
+	static const int32_t down[] = { 0, 1, 6, 7, 8, 9, 10 }, base[] = { 0, 1, 4, 5 };
+	const struct flow_want head[] = { HEAD("Shared.outR", "Shared.callR") },
+			       tail[] = { TAIL("Shared.outR", "Shared.callR") };
+	size_t n = 0;
+	for (size_t k = 0; k < NW(head); k++)
+		w[n++] = head[k];
+	for (size_t k = 1; k <= d; k++) {
+		for (int32_t b = 0; b < 3; b++)
+			w[n++] = unwind ? (struct flow_want){ rec[rec_is_q(k)], b, CE, 1 } :
+					  (struct flow_want){ rec[0], b, CH, 2 };
+		if (!unwind && k == d) {
+			w[n++] = (struct flow_want){ "Shared$H.down", 0, CE, 1 };
+			return n;
+		}
+		for (size_t b = 0; k < d && b < NW(down); b++)
+			w[n++] = (struct flow_want){ "Shared$H.down", down[b], CE, 1 };
+		for (size_t b = 0; k == d && b < NW(base); b++)
+			w[n++] = (struct flow_want){ "Shared$H.down", base[b], CE, 1 };
+	}
+	for (size_t k = d; k >= 1; k--) {
+		for (int32_t b = 5; b < 8; b++)
+			w[n++] = (struct flow_want){ rec[rec_is_q(k)], b, CE, 1 };
+		if (k > 1)
+			w[n++] = (struct flow_want){ "Shared$H.down", 13, CE, 1 };
+	}
+	for (size_t k = 0; k < NW(tail); k++)
+		w[n++] = tail[k];
+	return n;
+}
+
+/* Case (a) at DEEP_END levels: 12 steps a level, a window of 48000
+ * steps, under MAX_PENDING_STEPS (65536, ~5460 levels; deeper, the window
+ * would end inside the callee on its own, doubtful from there).  Case (b)
+ * at DEEP_UNWIND = MAX_JOIN_DEPTH levels: resolution's stack of pending
+ * returns (path_edge) holds 256 callers, and at 8f96854 every level deeper
+ * than the 256th enters H.down through its first entry link, P.rec,
+ * whatever the return said (a Q.rec level there gets P.rec's events before
+ * its call, certain/1): a limit, not asserted here. */
+enum { DEEP_END = 4000, DEEP_UNWIND = 256 };
+
+/* Case (a) runs with the stack limited to DEEP_STACK (when it can be
+ * lowered).  At 8 MB no window is deep enough for the old recursion to
+ * overflow (MAX_PENDING_STEPS bounds a window's nesting to ~4000 levels,
+ * ~8000 frames); at 256 KB these 4000 levels crashed 0cfe924 (the
+ * collapse's rebuild, one call a frame: it needs ~400 KB, ~600 KB under
+ * ASan), and the iterative walks pass down to ~96 KB. */
+#define DEEP_STACK (256u << 10)
+
+/* The thread ends, or a gap comes, DEEP_END levels deep (flow_join_collapse
+ * over 4000 joins, flow_join_open over their nesting); then a recursion
+ * of DEEP_UNWIND levels unwinds and each level's tail decides its rec. */
+static void test_deep_shared_recursion(void **state)
+{
+	struct script_fx *x = *state;
+	SKIP_IF_NO_JAVAC(x);
+	struct flow_want *w = malloc((14 * DEEP_END + 8) * sizeof(*w));
+	assert_non_null(w);
+	size_t n = want_deep(w, DEEP_END, 0);
+	assert_int_equal(n, 10 * DEEP_END - 1);
+	struct rlimit old, low;
+	int lowered = !getrlimit(RLIMIT_STACK, &old) && old.rlim_cur > DEEP_STACK;
+	if (lowered) {
+		low = old;
+		low.rlim_cur = DEEP_STACK;
+		lowered = !setrlimit(RLIMIT_STACK, &low);
+	}
+	script_deep(x, DEEP_END, 0);
+	check(x, 256, w, n);
+	script_deep(x, DEEP_END, 0);
+	script_add(&x->s, JPB_DEV_GAP)->what = JPB_GAP_OVERFLOW;
+	script_compiled(&x->s, OUTR_ID, 5); /* after the gap, afresh */
+	w[n++] = (struct flow_want){ "Shared.outR", 5, DEC, 1 };
+	check(x, 256, w, n);
+	if (lowered)
+		assert_int_equal(setrlimit(RLIMIT_STACK, &old), 0);
+	n = want_deep(w, DEEP_UNWIND, 1);
+	assert_int_equal(n, 14 * DEEP_UNWIND + 3);
+	script_deep(x, DEEP_UNWIND, 1);
+	check(x, 256, w, n);
+	free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -629,6 +777,7 @@ int main(void)
 		cmocka_unit_test(test_cap_keeps_merged_callers),
 		cmocka_unit_test(test_lost_callee_in_shared_callee),
 		cmocka_unit_test(test_lost_callee_in_shared_callee_mirror),
+		cmocka_unit_test(test_deep_shared_recursion),
 	};
 	return cmocka_run_group_tests_name("callers sharing a callee", tests, setup,
 					   script_fx_teardown);

@@ -25,7 +25,8 @@
  * shared callee, then a second join (crashed on 7fe1a0f, fixed by 230fe45).
  * test_deep_shared_recursion: nested joins as deep as a recursion, the
  * window ending inside 4000 of them (the walks over them recursed before
- * 8f96854) and 256 of them unwinding.
+ * 8f96854) and 600 of them unwinding (resolution kept 256 pending
+ * returns before 9c659a9).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -713,12 +714,12 @@ static size_t want_deep(struct flow_want *w, size_t d, int unwind)
 /* Case (a) at DEEP_END levels: 12 steps a level, a window of 48000
  * steps, under MAX_PENDING_STEPS (65536, ~5460 levels; deeper, the window
  * would end inside the callee on its own, doubtful from there).  Case (b)
- * at DEEP_UNWIND = MAX_JOIN_DEPTH levels: resolution's stack of pending
- * returns (path_edge) holds 256 callers, and at 8f96854 every level deeper
- * than the 256th enters H.down through its first entry link, P.rec,
- * whatever the return said (a Q.rec level there gets P.rec's events before
- * its call, certain/1): a limit, not asserted here. */
-enum { DEEP_END = 4000, DEEP_UNWIND = 256 };
+ * at DEEP_UNWIND levels: resolution's stack of pending returns
+ * (path_edge) held 256 callers before 9c659a9, and every level deeper
+ * than the 256th entered H.down through its first entry link, P.rec,
+ * whatever the return said (a Q.rec level there got P.rec's events before
+ * its call, certain/1); it grows as deep as the returns nest now. */
+enum { DEEP_END = 4000, DEEP_UNWIND = 600 };
 
 /* Case (a) runs with the stack limited to DEEP_STACK (when it can be
  * lowered).  At 8 MB no window is deep enough for the old recursion to

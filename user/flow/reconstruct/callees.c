@@ -246,14 +246,11 @@ static int link_add(struct flow *f, int which, uint32_t m)
 	return 0;
 }
 
-/* Add every method of class NAME with code to linkage list WHICH, and
+/* Add every method of class HM.cls with code to linkage list WHICH, and
  * its linkTo* adapters to list 0 as well when LINKTO. */
-static int link_class(struct flow *f, const char *name, int which, int linkto)
+static int link_methods(struct flow *f, struct jhier_method hm, int which, int linkto)
 {
-	struct jhier_method hm = { 0 };
 	int err = 0;
-	if (!(hm.cls = jhier_class(jprog_hier(f->p), name, 0)))
-		return 0;
 	for (unsigned k = 0; k < jcf_method_count(hm.cls) && !err; k++) {
 		uint32_t m;
 		hm.m = jcf_method(hm.cls, k);
@@ -264,6 +261,34 @@ static int link_class(struct flow *f, const char *name, int which, int linkto)
 			err = link_add(f, 0, m);
 		if (!err)
 			err = link_add(f, which, m);
+	}
+	return err;
+}
+
+/* link_methods of class NAME, if the program has it. */
+static int link_class(struct flow *f, const char *name, int which, int linkto)
+{
+	struct jhier_method hm = { 0 };
+	if (!(hm.cls = jhier_class(jprog_hier(f->p), name, 0)))
+		return 0;
+	return link_methods(f, hm, which, linkto);
+}
+
+/* Hidden LambdaForm classes whose class files the program has (the
+ * agent rebuilt them): their methods, and their linkTo* adapters (spun
+ * for an invokedynamic call site the Holder has none for) as call-site
+ * linkage too. */
+static int link_hidden_classes(struct flow *f)
+{
+	struct jhier *h = jprog_hier(f->p);
+	int err = 0;
+	for (size_t i = 0; i < jhier_class_count(h) && !err; i++) {
+		struct jhier_method hm = { 0 };
+		hm.cls = jhier_class_at(h, i, &hm.loader);
+		const char *name = jcf_this_class(hm.cls);
+		if (name && strstr(name, "LambdaForm$") &&
+		    strcmp(name, "java/lang/invoke/LambdaForm$Holder"))
+			err = link_methods(f, hm, 1, 1);
 	}
 	return err;
 }
@@ -285,11 +310,20 @@ static int build_link(struct flow *f)
 	};
 	int err = 0;
 	f->link_built = 1;
-	/* hidden LambdaForms first: the states cap keeps the earliest */
-	for (size_t k = 0; k < f->nsynth && !err; k++)
-		if (strstr(f->meths[f->synth[k]].info.class_name, "LambdaForm$") &&
-		    f->meths[f->synth[k]].cfg)
+	/* hidden LambdaForms first: the states cap keeps the earliest; a
+	 * spun linkTo* one (an invokedynamic adapter the Holder lacks, e.g.
+	 * LambdaForm$MH.linkToTargetMethod) serves call sites too */
+	for (size_t k = 0; k < f->nsynth && !err; k++) {
+		const struct fmeth *m = &f->meths[f->synth[k]];
+		if (!strstr(m->info.class_name, "LambdaForm$") || !m->cfg)
+			continue;
+		if (!strncmp(m->info.name, "linkTo", 6))
+			err = link_add(f, 0, f->synth[k]);
+		if (!err)
 			err = link_add(f, 1, f->synth[k]);
+	}
+	if (!err)
+		err = link_hidden_classes(f);
 	for (size_t c = 0; c < 4 && !err; c++)
 		err = link_class(f, holders[c], 1, c == 0);
 	return err ? err : link_class(f, "java/lang/invoke/VarHandleGuards", 2, 0);

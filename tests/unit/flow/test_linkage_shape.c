@@ -22,6 +22,12 @@
  * only resynchronisation is the first.  On 230fe45 (before the shapes)
  * all but test_shape_none_fits fail: the first-added frame is chosen
  * among all of them.
+ *
+ * The last two cases (their own fixture) pin 1a342fe: the methods of a
+ * class the program has whose name contains LambdaForm$ (a hidden
+ * LambdaForm class the agent rebuilt) are linkage frames, its linkTo*
+ * ones for invokedynamic call sites too.  On cc5a51e their events are
+ * the same but the entry was an unknown callee: 2 and 3 resyncs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -277,6 +283,104 @@ static void test_shape_two_fit(void **state)
 	check_call2(state, h, NH(h), LFN("1400"), JPB_FLOW_CHOSEN, 2);
 }
 
+/* The fixture of the rebuilt LambdaForm class cases: Ls again (call at
+ * the same bcis), with lam and a nested class whose internal name,
+ * Ls$LambdaForm$MH, contains LambdaForm$ as a hidden LambdaForm class's
+ * does: the program has its class file, as it has those the agent
+ * rebuilt.  Bytecode (javac 17): lam: iload_0 iconst_2 iadd istore_1(3)
+ * invokedynamic(4) ()Ljava/util/function/IntSupplier;, astore_2(9)
+ * iload_1 ireturn(11); Ls$LambdaForm$MH.invoke (Object, int)I: iload_1
+ * iconst_2 imul iconst_1 iadd ireturn(5); linkToTargetMethod (Object)
+ * Object: aload_0 areturn(1).  Its own fixture: in the group's, the
+ * frame would be among the candidates of the other cases' calls. */
+static const char *src_rebuilt =
+	"import java.lang.invoke.MethodHandle;\n"
+	"import java.util.function.IntSupplier;\n"
+	"public class Ls {\n"
+	"    static int call(MethodHandle mh, int a) throws Throwable {\n"
+	"        int r = (int) mh.invokeExact(a);\n"
+	"        return r + 3;\n"
+	"    }\n"
+	"    static int lam(int a) {\n"
+	"        int b = a + 2;\n"
+	"        IntSupplier s = () -> 7;\n"
+	"        return b;\n"
+	"    }\n"
+	"    static class LambdaForm$MH {\n"
+	"        static int invoke(Object mh, int a) {\n"
+	"            return a * 2 + 1;\n"
+	"        }\n"
+	"        static Object linkToTargetMethod(Object site) {\n"
+	"            return site;\n"
+	"        }\n"
+	"    }\n"
+	"}\n";
+
+static int setup_rebuilt(void **state)
+{
+	static const char *const cls[] = { "Ls", "Ls$LambdaForm$MH" };
+	*state = script_fx_new(src_rebuilt, cls, 2);
+	return 0;
+}
+
+/* The (I)I invokeExact enters Ls$LambdaForm$MH.invoke, (L I)I (L P), a
+ * method of a class the program has whose name contains LambdaForm$,
+ * and no hidden frame is known by its bytecode: since 1a342fe it is a
+ * linkage frame (list 1), the one candidate, so its events are certain
+ * and the only resynchronisation is the thread's start.  Before it was
+ * in no list: an unknown callee left to resynchronisation, a second. */
+static void test_rebuilt_lambda_form(void **state)
+{
+	struct script_fx *x = *state;
+	if (!x)
+		skip();
+	x->s.n = 0;
+	script_ops(&x->s, 0x2a, 0x1b, 0xb6, -1);
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	script_ops(&x->s, 0x1b, 0x05, 0x68, 0x04, 0x60, 0xac, -1);
+	script_ops(&x->s, 0x3d, 0x1c, 0x06, 0x60, 0xac, -1);
+	static const int32_t cbci[] = { 0, 1, 2, 5, 6, 7, 8, 9 };
+	struct flow_want w[14];
+	size_t n = 0;
+	for (int k = 0; k < 3; k++)
+		w[n++] = (struct flow_want){ "Ls.call", cbci[k], JPB_FLOW_CERTAIN, 1 };
+	for (int32_t b = 0; b < 6; b++)
+		w[n++] = (struct flow_want){ "Ls$LambdaForm$MH.invoke", b, JPB_FLOW_CERTAIN, 1 };
+	for (int k = 3; k < 8; k++)
+		w[n++] = (struct flow_want){ "Ls.call", cbci[k], JPB_FLOW_CERTAIN, 1 };
+	expect(x, NULL, 0, NULL, 0, w, n, 1);
+}
+
+/* lam's invokedynamic (()L: shapes ()L, (L)L, (L L)L) enters the call
+ * site's adapter Ls$LambdaForm$MH.linkToTargetMethod, (L)L (P L, the
+ * appendix after the call's no parameters), as HotSpot's spun
+ * LambdaForm$MH.linkToTargetMethod: since 1a342fe a rebuilt class's
+ * linkTo* methods are call-site linkage (list 0) too, so it is placed
+ * there, certain/1, and the one resynchronisation is the thread's start.
+ * Before, list 0 held Invokers$Holder's linkTo* only (none here). */
+static void test_rebuilt_call_site_adapter(void **state)
+{
+	struct script_fx *x = *state;
+	if (!x)
+		skip();
+	x->s.n = 0;
+	script_ops(&x->s, 0x1a, 0x05, 0x60, 0x3c, 0xba, -1);
+	script_transition(&x->s, JPB_TR_METHOD_ENTRY, CL_ENTRY);
+	script_ops(&x->s, 0x2a, 0xb0, -1);
+	script_ops(&x->s, 0x4d, 0x1b, 0xac, -1);
+	static const int32_t lbci[] = { 0, 1, 2, 3, 4, 9, 10, 11 };
+	struct flow_want w[10];
+	size_t n = 0;
+	for (int k = 0; k < 5; k++)
+		w[n++] = (struct flow_want){ "Ls.lam", lbci[k], JPB_FLOW_CERTAIN, 1 };
+	for (int32_t b = 0; b < 2; b++)
+		w[n++] = (struct flow_want){ "Ls$LambdaForm$MH.linkToTargetMethod", b,
+					     JPB_FLOW_CERTAIN, 1 };
+	for (int k = 5; k < 8; k++)
+		w[n++] = (struct flow_want){ "Ls.lam", lbci[k], JPB_FLOW_CERTAIN, 1 };
+	expect(x, NULL, 0, NULL, 0, w, n, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -286,6 +390,10 @@ int main(void)
 		cmocka_unit_test(test_shape_none_fits),
 		cmocka_unit_test(test_shape_basic_types),
 		cmocka_unit_test(test_shape_two_fit),
+		cmocka_unit_test_setup_teardown(test_rebuilt_lambda_form, setup_rebuilt,
+						script_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_rebuilt_call_site_adapter, setup_rebuilt,
+						script_fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, setup, script_fx_teardown);
 }

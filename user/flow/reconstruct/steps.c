@@ -723,13 +723,8 @@ static int interp_one(struct flow *f, uint32_t i, uint8_t op, int emit, int *don
 		return 0;
 	*done = 1;
 	int err = flow_step_begin(f, i, emit, op);
-	struct frame *n = err ? NULL : flow_frame_new(f, t->up, t->meth, at, 1);
-	if (!err && !n)
-		err = jpb_err_nomem;
-	if (!err) {
-		n->doubt = t->doubt;
-		err = flow_add_node(f, n, LOST_NONE, from);
-	}
+	if (!err)
+		err = add_at(f, t, at, 1, from);
 	int died; /* a state was added: it cannot */
 	return err ? err : settle(f, &died);
 }

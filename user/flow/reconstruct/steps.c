@@ -21,23 +21,32 @@ static int add_at(struct flow *f, const struct frame *t, uint32_t pos,
 static int interp_from(struct flow *f, uint32_t i, struct frame *t, uint8_t op,
 		       uint32_t from);
 
-/* A return to join J's callers: each goes on after its invoke, its new
- * states' edges naming it (one join per transition: a state that
- * already crossed one adds nothing). */
-static int return_through_join(struct flow *f, uint32_t i, const struct frame *j,
-			       uint8_t op, uint32_t from)
+/* The callers of join frame J a transition may go on in: f->jalts[*FIRST
+ * ..*FIRST + their count); none when the transition already crossed a
+ * join (one join per transition: an edge names one caller). */
+static uint32_t join_callers(const struct flow *f, const struct frame *j, uint32_t *first)
 {
 	if (f->cur_link)
 		return 0;
 	const struct fjoin *jn = flow_join_of(f, j);
-	uint32_t first = jn->first, n = jn->n;
+	*first = jn->first;
+	return jn->n;
+}
+
+/* A return to join J's callers: each goes on after its invoke, its new
+ * states' edges naming it. */
+static int return_through_join(struct flow *f, uint32_t i, const struct frame *j,
+			       uint8_t op, uint32_t from)
+{
+	uint32_t first = 0, n = join_callers(f, j, &first);
 	int err = 0;
 	for (uint32_t k = first; k < first + n && !err; k++) {
 		struct frame *up = f->jalts[k].up;
 		f->cur_link = k + 1;
 		err = up->comp ? 0 : interp_from(f, i, up, op, from);
 	}
-	f->cur_link = 0;
+	if (n)
+		f->cur_link = 0;
 	return err;
 }
 
@@ -212,20 +221,19 @@ static int step_entry(struct flow *f, uint32_t i, unsigned codelet)
 }
 
 /* The handlers of T's frames from the top down (DEPTH of them already
- * unwound), for the state FROM; through a join, of each caller's (one
- * join per transition, as a return). */
+ * unwound), for the state FROM; through a join, of each caller's. */
 static int unwind(struct flow *f, struct frame *t, int depth, uint32_t from)
 {
 	int err = 0;
 	for (; t && depth < MAX_UNWIND && !err; t = t->up, depth++) {
 		if (flow_is_join(t)) {
-			const struct fjoin *jn = flow_join_of(f, t);
-			uint32_t first = jn->first, n = jn->n;
-			for (uint32_t k = first; k < first + n && !err && !f->cur_link; k++) {
+			uint32_t first = 0, n = join_callers(f, t, &first);
+			for (uint32_t k = first; k < first + n && !err; k++) {
 				f->cur_link = k + 1;
 				err = unwind(f, f->jalts[k].up, depth, from);
-				f->cur_link = 0;
 			}
+			if (n)
+				f->cur_link = 0;
 			return err;
 		}
 		if (t->comp)
@@ -301,27 +309,9 @@ static struct frame *push_compiled(struct flow *f, struct frame *base,
 	return up;
 }
 
-/* Where the stack of state T puts compiled event frames whose outermost
- * method is OUTER at instruction OPOS: a call from the top, the same
- * activation, or a return into an activation further down.  Returns the
- * base to push on, or sets *ok = 0. */
-static struct frame *compiled_below(struct frame *g, uint32_t outer, int *ok,
-				    struct frame **join);
-
-static struct frame *compiled_base(struct flow *f, struct frame *t,
-				   uint32_t outer, uint32_t opos, int *ok,
-				   struct frame **join)
-{
-	*ok = 1;
-	*join = NULL;
-	if (opos == 0 && flow_is_invoke_at(f, t) && flow_can_call(f, t, outer))
-		return t;
-	return compiled_below(t, outer, ok, join);
-}
-
 /* compiled_base's return into an activation of OUTER further down, from
  * G on; a join on the way ends the search in *JOIN (its callers are
- * searched each: place_compiled). */
+ * searched each: compiled_through_join). */
 static struct frame *compiled_below(struct frame *g, uint32_t outer, int *ok,
 				    struct frame **join)
 {
@@ -345,6 +335,21 @@ static struct frame *compiled_below(struct frame *g, uint32_t outer, int *ok,
 	}
 	*ok = 0;
 	return NULL;
+}
+
+/* Where the stack of state T puts compiled event frames whose outermost
+ * method is OUTER at instruction OPOS: a call from the top, the same
+ * activation, or a return into an activation further down.  Returns the
+ * base to push on, or sets *ok = 0; *JOIN as compiled_below's. */
+static struct frame *compiled_base(struct flow *f, struct frame *t,
+				   uint32_t outer, uint32_t opos, int *ok,
+				   struct frame **join)
+{
+	*ok = 1;
+	*join = NULL;
+	if (opos == 0 && flow_is_invoke_at(f, t) && flow_can_call(f, t, outer))
+		return t;
+	return compiled_below(t, outer, ok, join);
 }
 
 /* The (method, instruction) of event E's frames, innermost first: their
@@ -559,22 +564,22 @@ static int add_compiled(struct flow *f, struct frame *base, const uint32_t *meth
 	return n ? flow_add_node(f, n, LOST_NONE, from) : jpb_err_nomem;
 }
 
-/* compiled_below for each caller of join J (one join per transition). */
+/* compiled_below for each caller of join J. */
 static int compiled_through_join(struct flow *f, const struct frame *j, const uint32_t *meth,
 				 const uint32_t *pos, uint32_t nf, uint32_t from)
 {
-	const struct fjoin *jn = flow_join_of(f, j);
-	uint32_t first = jn->first, n = jn->n;
+	uint32_t first = 0, n = join_callers(f, j, &first);
 	int err = 0;
 	for (uint32_t k = first; k < first + n && !err; k++) {
 		int ok;
 		struct frame *join;
 		struct frame *base = compiled_below(f->jalts[k].up, meth[nf - 1], &ok, &join);
 		f->cur_link = k + 1;
-		if (ok && !join)
+		if (ok && !join) /* a second join: not this transition's */
 			err = add_compiled(f, base, meth, pos, nf, from);
-		f->cur_link = 0;
 	}
+	if (n)
+		f->cur_link = 0;
 	return err;
 }
 
@@ -669,10 +674,6 @@ static int step(struct flow *f, uint32_t i, enum step_kind k, uint8_t op)
 	return err;
 }
 
-/* From one resolved state T, interpreted with its instruction run, an
- * opcode OP that exactly one successor runs leaves one state: T moved
- * there, in place (the state being the only one alive, T alone refers to
- * it), and emitted at once.  *DONE = 0: not that case. */
 /* Does interpreted frame T, its instruction run, go on to exactly one
  * instruction with opcode OP (*AT) within its method: interp_from's
  * successors, when they are one and no return or fused pair is in the
@@ -698,6 +699,10 @@ static int one_successor(struct flow *f, const struct frame *t, uint8_t op, uint
 	return nmatch == 1;
 }
 
+/* From one resolved state T, interpreted with its instruction run, an
+ * opcode OP that exactly one successor runs leaves one state: T moved
+ * there, in place (the state being the only one alive, T alone refers to
+ * it), and emitted at once.  *DONE = 0: not that case. */
 static int interp_fast(struct flow *f, uint32_t i, uint8_t op, int emit, int *done)
 {
 	struct frame *t = f->nodes[0].top;

@@ -776,6 +776,14 @@ static inline size_t flow_lookahead(const struct flow *f, uint32_t i, uint8_t op
  * says WANT): the key of resync's cache, and of the entry filter's
  * memo (LOST_NONE, -1). */
 uint64_t flow_ops_hash(int lost, int want, const uint8_t *ops, size_t n);
+/* FNV-1a of P[0..N) from H (an FNV offset basis, or a hash so far). */
+static inline uint64_t flow_fnv1a(uint64_t h, const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	return h;
+}
+#define FLOW_FNV_BASIS 1469598103934665603ull
 /* Can the raw bytecode CODE from BCI (which ran OPS[0]) go on to run
  * OPS[1..N-1] within the method?  0 only where the automaton's steps
  * would find no way (calls, returns, throws, switches end the check
@@ -813,11 +821,17 @@ struct frame *flow_join_collapse(struct flow *f, struct frame *top);
  * join's callee open it (all its callers stay candidates). */
 void flow_join_open(struct flow *f, const struct frame *top, uint8_t mark);
 void flow_joins_reset(struct flow *f);
-/* Does state N's stack (its top, or a lost state's known caller frames)
- * hold a join? */
+/* State N's stack as known: its top, or a lost state's known caller
+ * frames (NULL: none). */
+static inline struct frame *flow_node_stack(const struct node *n)
+{
+	return n->top ? n->top : n->below;
+}
+/* Does state N's stack hold a join? */
 static inline int flow_node_joined(const struct node *n)
 {
-	return n->top ? n->top->joined : n->below && n->below->joined;
+	const struct frame *s = flow_node_stack(n);
+	return s && s->joined;
 }
 
 /* steps.c: decoded event I (an index into f->ev) through the automaton */

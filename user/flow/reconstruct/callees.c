@@ -216,10 +216,7 @@ static size_t basic_sig(const char *desc, const char *pre, const char *post,
 
 static uint64_t sig_hash(const char *s, size_t n)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (size_t k = 0; k < n; k++)
-		h = (h ^ (uint8_t)s[k]) * 1099511628211ull;
-	return h | 1; /* 0 is "unknown" */
+	return flow_fnv1a(FLOW_FNV_BASIS, (const uint8_t *)s, n) | 1; /* 0 is "unknown" */
 }
 
 /* The basic-type hash of linkage frame M's descriptor, 0 unknown. */

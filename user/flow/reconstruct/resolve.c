@@ -708,9 +708,7 @@ static void mark_paths(struct flow *f, uint32_t chosen, int all)
 			f->jgen = 1; /* a wrap: stale marks may open joins, no harm */
 		for (uint32_t i = ls->first; i < ls->first + ls->n; i++)
 			if (f->nodes[i].mark && flow_node_joined(&f->nodes[i]))
-				flow_join_open(f, f->nodes[i].top ? f->nodes[i].top :
-								   f->nodes[i].below,
-					       f->nodes[i].mark);
+				flow_join_open(f, flow_node_stack(&f->nodes[i]), f->nodes[i].mark);
 	}
 	for (size_t s = last; s >= 1; s--) {
 		const struct step *st = &f->steps[s];

@@ -405,10 +405,8 @@ static int is_handler(const struct fmeth *fm, uint32_t bci)
 
 uint64_t flow_ops_hash(int lost, int want, const uint8_t *ops, size_t n)
 {
-	uint64_t h = 1469598103934665603ull ^ (uint64_t)lost ^ (uint64_t)(uint32_t)(want + 1) << 32;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ ops[i]) * 1099511628211ull;
-	return (h ^ n) * 1099511628211ull;
+	uint64_t h = FLOW_FNV_BASIS ^ (uint64_t)lost ^ (uint64_t)(uint32_t)(want + 1) << 32;
+	return (flow_fnv1a(h, ops, n) ^ n) * 1099511628211ull;
 }
 
 /* The code offsets of every instruction with opcode OP in program order:

@@ -36,7 +36,7 @@ static uint64_t methods[MAXN];
 static char *method_names[MAXN];
 static size_t nmethods;
 static int print_inlines;
-static uint64_t nm_count, bad_pcs, unresolved, inline_pcs, pcs_total;
+static uint64_t nm_count, bad_pcs, unresolved, inline_pcs, pcs_total, code_bytes;
 static uint64_t coarse, classes, bad_classes, threads, blobs, retrans;
 static uint64_t from_resource;
 static uint64_t pauses, max_pause, pause_ns[100000], pause_items;
@@ -134,6 +134,7 @@ static void on_jvm(const struct jpb_record *r)
 		break;
 	case JPB_REC_JVM_NMETHOD_LOAD:
 		nm_count++;
+		code_bytes += u.nm.code_size;
 		if (u.nm.flags & JPB_NM_F_COARSE)
 			coarse++;
 		if (nnms == capnms) {
@@ -259,7 +260,7 @@ static int summary(const char *dir)
 	printf("{\"std_missing\":%" PRIu64 ",\"jdk\":\"%s\",\"late_attach\":%d,\"codelets\":%zu,"
 	       "\"bytecodes_covered\":%u,\"overlaps\":%" PRIu64
 	       ",\"outside\":%" PRIu64 ",\"empty\":%" PRIu64
-	       ",\"nmethods\":%" PRIu64 ",\"pcs\":%" PRIu64
+	       ",\"nmethods\":%" PRIu64 ",\"code_bytes\":%" PRIu64 ",\"pcs\":%" PRIu64
 	       ",\"bad_pcs\":%" PRIu64 ",\"unresolved\":%" PRIu64
 	       ",\"inline_pcs\":%" PRIu64 ",\"coarse\":%" PRIu64
 	       ",\"classes\":%" PRIu64 ",\"bad_classes\":%" PRIu64
@@ -269,7 +270,7 @@ static int summary(const char *dir)
 	       ",\"retransform_items\":%" PRIu64
 	       ",\"from_resource\":%" PRIu64 "}\n",
 	       std_missing, jdk, late_attach, ncodelets, ncov, overlaps, outside, empty,
-	       nm_count, pcs_total, bad_pcs, unresolved, inline_pcs, coarse,
+	       nm_count, code_bytes, pcs_total, bad_pcs, unresolved, inline_pcs, coarse,
 	       classes, bad_classes, retrans, threads, blobs, pauses,
 	       max_pause, median, pause_items, from_resource);
 	return 0;

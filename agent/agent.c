@@ -627,18 +627,36 @@ static int already_running(const char *options)
 	return -1;
 }
 
+/* A's JVMTI environment.  HotSpot hands one out only in the OnLoad and
+ * live phases (else JNI_EDETACHED), but its Signal Dispatcher and attach
+ * listener start before the live phase: an attach early in start-up
+ * (agent_badinput: always, on one loaded CPU) arrives in the start
+ * phase, so a late attach waits for the live phase, up to 10 s. */
+static int get_jvmti(struct agent *a)
+{
+	const struct timespec step = { 0, 10 * 1000 * 1000 };
+	for (int i = 0;; i++) {
+		jint rc = (*a->vm)->GetEnv(a->vm, (void **)&a->jvmti,
+					   JVMTI_VERSION_1_2);
+		if (rc == JNI_OK)
+			return 0;
+		if (rc != JNI_EDETACHED || !a->late_attach || i == 1000)
+			return -1;
+		nanosleep(&step, NULL);
+	}
+}
+
 /* Everything a session needs before any event can reach it.  On failure
  * ERR says why and the caller abandons A. */
 static int session_prepare(struct agent *a, char *options, char *err,
 			   size_t size)
 {
-	JavaVM *vm = a->vm;
 	pthread_mutex_init(&a->stop_lock, NULL);
 	pid_facts(a);
 	vms_init();
 	if (agent_parse_options(&a->opts, options, err, size) != 0)
 		return -1;
-	if ((*vm)->GetEnv(vm, (void **)&a->jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
+	if (get_jvmti(a) != 0) {
 		a->jvmti = NULL;
 		snprintf(err, size, "JVMTI 1.2 not available");
 		return -1;

@@ -397,19 +397,11 @@ int attach_parse_reply(const char *reply, char *errmsg, size_t size)
 			   "JVM refused the agent: %s", text);
 }
 
-int attach_load(const struct attach_proc *p, const char *lib,
-		const char *opts, char *errmsg, size_t size)
+/* One load command on the listener's socket SOCK, and its reply. */
+static int send_load(const struct attach_proc *p, const char *sock,
+		     const char *lib, const char *opts, char *errmsg,
+		     size_t size)
 {
-	char sock[128];
-	if (socket_path(p, sock, sizeof(sock)) != 0)
-		return attach_fail(errmsg, size, jpb_attach_err_io, "path");
-	if (strlen(lib) >= 1024 || strlen(opts) >= 1024)
-		return attach_fail(errmsg, size, jpb_attach_err_io,
-				   "agent path or options longer than the "
-				   "protocol's 1024 bytes");
-	int rc = start_listener(p, sock, errmsg, size);
-	if (rc)
-		return rc;
 	int fd = connect_as(p, sock, errmsg, size);
 	if (fd < 0)
 		return fd;
@@ -448,4 +440,30 @@ int attach_load(const struct attach_proc *p, const char *lib,
 				   "pid %d: no reply to the load command",
 				   (int)p->pid);
 	return attach_parse_reply(reply, errmsg, size);
+}
+
+int attach_load(const struct attach_proc *p, const char *lib,
+		const char *opts, char *errmsg, size_t size)
+{
+	char sock[128];
+	if (socket_path(p, sock, sizeof(sock)) != 0)
+		return attach_fail(errmsg, size, jpb_attach_err_io, "path");
+	if (strlen(lib) >= 1024 || strlen(opts) >= 1024)
+		return attach_fail(errmsg, size, jpb_attach_err_io,
+				   "agent path or options longer than the "
+				   "protocol's 1024 bytes");
+	int rc = start_listener(p, sock, errmsg, size);
+	if (rc)
+		return rc;
+	/* JDK 21+ refuses a load before its live phase, and its listener
+	 * can answer before then (an attach early in start-up on a loaded
+	 * machine): ask again every 50 ms, for up to 10 s.  JDK 17 loads
+	 * the agent, which waits for the live phase itself. */
+	for (int i = 0;; i++) {
+		rc = send_load(p, sock, lib, opts, errmsg, size);
+		if (rc != jpb_attach_err_load_failed || i == 200 ||
+		    !strstr(errmsg, "only permitted in the live phase"))
+			return rc;
+		attach_sleep_ms(50);
+	}
 }

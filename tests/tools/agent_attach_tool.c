@@ -36,6 +36,9 @@ int main(int argc, char **argv)
 	}
 	printf("attached in %.0f ms\n", (t1.tv_sec - t0.tv_sec) * 1e3 +
 					     (t1.tv_nsec - t0.tv_nsec) / 1e6);
+	/* Now, not at exit: a test waits for this line to act on the
+	 * recording JVM (kill it, let it exit). */
+	fflush(stdout);
 	double secs = argc > 4 ? atof(argv[4]) : 0;
 	if (secs < 0) {
 		jpb_agent_session_free(s);

@@ -8,7 +8,7 @@
  *   record_check tids DIR PID     distinct traced host tids of PID in switches
  *   record_check forks DIR PID    new thread tids (sched_fork, same tgid)
  *   record_check usdt DIR         "addr size class.method sig time_ns" per load
- *   record_check nmethods DIR     "addr size" per agent nmethod_load
+ *   record_check nmethods DIR     "addr size flags time_ns" per agent nmethod_load
  *   record_check threads DIR [STREAM]
  *                                 "tid nstid event name" per thread record
  *                                 (STREAM: sched unless given)
@@ -199,8 +199,8 @@ static void print_nmethods(const struct jpb_record *rec, void *arg)
 	struct jpb_rec_jvm_nmethod_load m;
 	(void)arg;
 	if (rec->type == JPB_REC_JVM_NMETHOD_LOAD && !decode(rec, &m))
-		printf("%" PRIx64 " %" PRIu64 " %u\n", m.code_addr, m.code_size,
-		       m.flags);
+		printf("%" PRIx64 " %" PRIu64 " %u %" PRIu64 "\n", m.code_addr,
+		       m.code_size, m.flags, rec->time_ns);
 }
 
 static void print_threads(const struct jpb_record *rec, void *arg)

@@ -455,7 +455,7 @@ int attach_load(const struct attach_proc *p, const char *lib,
 	int rc = start_listener(p, sock, errmsg, size);
 	if (rc)
 		return rc;
-	/* JDK 21+ refuses a load before its live phase, and its listener
+	/* JDK 25 refuses a load before its live phase, and its listener
 	 * can answer before then (an attach early in start-up on a loaded
 	 * machine): ask again every 50 ms, for up to 10 s.  JDK 17 loads
 	 * the agent, which waits for the live phase itself. */

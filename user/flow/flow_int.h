@@ -412,7 +412,17 @@ struct flow {
 	size_t nstage, capstage;
 	uint32_t *stage_ord;
 	size_t capord;
-	int staging;
+	int staging; /* STAGE_* (resolve.c) */
+	/* an interpreted step's states added while they fit the cap
+	 * (flow_stage_begin_added): the additions so far, the step's first
+	 * edge, and the additions whose top was not their state's (a twin
+	 * of it), by edge */
+	size_t nadded, added_edge0;
+	struct added_twin {
+		size_t edge;
+		struct frame *top;
+	} *twins;
+	size_t ntwins, captwins;
 	struct gapmark *gaps;
 	size_t ngaps, capg;
 	/* per method, events placed there for sure so far (decoded, certain) */
@@ -718,15 +728,41 @@ static inline struct frame *flow_frame_new_comp(struct flow *f, struct frame *up
 }
 void flow_arena_free(struct chunk *c);
 int flow_step_begin(struct flow *f, uint32_t ev, int emit, uint8_t op);
-int flow_add_node_below(struct flow *f, struct frame *top, int lost,
-			uint32_t from, struct frame *below);
-int flow_add_node(struct flow *f, struct frame *top, int lost, uint32_t from);
+/* f->staging: states added now, held back (staged), or added now while
+ * they fit the cap (flow_stage_begin_added). */
+enum { STAGE_NONE, STAGE_HELD, STAGE_ADDED };
+/* Add state (TOP, LOST, BELOW) reached from node FROM to the current
+ * step now; flow_add_node_below's two halves. */
+int flow_add_now(struct flow *f, struct frame *top, int lost, uint32_t from,
+		 struct frame *below);
+/* ...or while it is staged (f->staging). */
+int flow_add_staging(struct flow *f, struct frame *top, int lost, uint32_t from,
+		     struct frame *below);
+/* Inline, the staging test before any call: the transitions add ~800 k
+ * states on jython, and a call that only chose between two others cost
+ * ~40 instructions each. */
+static inline int flow_add_node_below(struct flow *f, struct frame *top, int lost,
+				      uint32_t from, struct frame *below)
+{
+	if (!f->staging || (f->staging == STAGE_ADDED && f->nadded++ < f->o.max_states))
+		return flow_add_now(f, top, lost, from, below);
+	return flow_add_staging(f, top, lost, from, below);
+}
+static inline int flow_add_node(struct flow *f, struct frame *top, int lost, uint32_t from)
+{
+	return flow_add_node_below(f, top, lost, from, NULL);
+}
 /* Between the two (begun right after flow_step_begin, by method entries
  * and interpreted steps), states added to the current step are held back;
  * at the end they are added as they came, or, if max_states drops one,
  * all again by rank: every predecessor's likeliest successor before any
  * one's second (RECONSTRUCTION.md, "Pruning"). */
 void flow_stage_begin(struct flow *f);
+/* flow_stage_begin for a step whose states are added as they come while
+ * they fit the cap (no join is looked for): they are added at once, and
+ * staged only when more come than the cap (RECONSTRUCTION.md, "Flow
+ * phase cost"). */
+void flow_stage_begin_added(struct flow *f);
 int flow_stage_end(struct flow *f);
 /* flow_stage_end for a method entry's callees: first those that enter
  * one callee from different callers become one state (flow_join_staged;

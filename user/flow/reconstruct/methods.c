@@ -271,6 +271,7 @@ void flow_free(struct flow *f)
 	free(f->edges);
 	free(f->stage);
 	free(f->stage_ord);
+	free(f->twins);
 	free(f->joins);
 	free(f->jalts);
 	free(f->jscratch);

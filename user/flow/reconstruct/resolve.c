@@ -33,15 +33,11 @@ static int frame_eq(const struct frame *a, const struct frame *b)
 	       a->comp == b->comp && a->act == b->act;
 }
 
-/* Equal stacks have equal hashes (flow_frame_h): unequal ones differ in
- * most, before any walk; the top frames are compared first, which needs
- * no hash. */
-static int stack_eq(struct frame *a, struct frame *b)
+/* stack_eq for top frames A and B that are equal (frame_eq) and not
+ * the same: equal stacks have equal hashes (flow_frame_h), unequal ones
+ * differ in most, before any walk. */
+static int stack_eq_below(struct frame *a, struct frame *b)
 {
-	if (a == b)
-		return 1;
-	if (!a || !b || !frame_eq(a, b))
-		return 0;
 	if (a->up == b->up)
 		return 1;
 	if (flow_frame_h(a) != flow_frame_h(b))
@@ -53,6 +49,18 @@ static int stack_eq(struct frame *a, struct frame *b)
 		b = b->up;
 	}
 	return 1;
+}
+
+/* The top frames are compared first, inline, which needs no hash: most
+ * states a step compares differ there, and the call cost more than the
+ * test. */
+static inline int stack_eq(struct frame *a, struct frame *b)
+{
+	if (a == b)
+		return 1;
+	if (!a || !b || !frame_eq(a, b))
+		return 0;
+	return stack_eq_below(a, b);
 }
 
 /* Copy the stack under TOP into a fresh arena and drop the old one, so
@@ -136,8 +144,61 @@ static int stage(struct flow *f, struct frame *top, int lost, uint32_t from,
 
 void flow_stage_begin(struct flow *f)
 {
-	f->staging = 1;
+	f->staging = STAGE_HELD;
 	f->nstage = 0;
+}
+
+/* States that fit the cap are added as staged (flow_stage_end): until
+ * more come than the cap, they are added at once, not staged and added
+ * again (staging was ~8% of a jython decode's flow phase, and interpreted
+ * steps rarely pass the cap: 130 of 80 k on jython). */
+void flow_stage_begin_added(struct flow *f)
+{
+	f->staging = STAGE_ADDED;
+	f->nstage = 0;
+	f->nadded = 0;
+	f->added_edge0 = f->nedges;
+	f->ntwins = 0;
+}
+
+/* An addition while STAGE_ADDED found the state of another top TOP (its
+ * twin: an equal stack): noted, so that its staged copy gets TOP back. */
+static int note_twin(struct flow *f, struct frame *top)
+{
+	if (JPB_GROW(f->twins, f->ntwins, f->captwins))
+		return jpb_err_nomem;
+	f->twins[f->ntwins++] = (struct added_twin){ f->nedges, top };
+	return 0;
+}
+
+/* More states came than the cap: those added so far (one edge each, in
+ * order, as none was dropped) become staged ones, as stage would have
+ * made them, and leave the step. */
+static int stage_added(struct flow *f)
+{
+	struct step *s = flow_cur_step(f);
+	size_t n = f->nedges - f->added_edge0;
+	if (jpb_grow((void **)&f->stage, &f->capstage, n, sizeof(*f->stage)))
+		return jpb_err_nomem;
+	for (uint32_t i = s->first; i < s->first + s->n; i++) {
+		const struct node *nd = &f->nodes[i];
+		for (uint32_t e = nd->edge; e; e = f->edges[e - 1].next) {
+			const struct edge *g = &f->edges[e - 1];
+			uint32_t seq = (uint32_t)(e - 1 - f->added_edge0);
+			f->stage[seq] = (struct staged){ nd->top, nd->below, g->from, seq,
+							 top_evidence(f, nd->top), 0, g->link,
+							 nd->lost };
+		}
+	}
+	for (size_t i = 0; i < f->ntwins; i++)
+		f->stage[f->twins[i].edge - f->added_edge0].top = f->twins[i].top;
+	f->nstage = n;
+	states_rewritten(f);
+	f->nnodes = s->first;
+	s->n = 0;
+	f->nedges = f->added_edge0;
+	f->staging = STAGE_HELD;
+	return 0;
 }
 
 /* More evidence first, then as staged. */
@@ -242,7 +303,10 @@ static int add_staged(struct flow *f, const uint32_t *ord)
  * one, was 2% of a jython decode), and again as staged if they fit. */
 int flow_stage_end(struct flow *f)
 {
-	f->staging = 0;
+	int added = f->staging == STAGE_ADDED;
+	f->staging = STAGE_NONE;
+	if (added) /* all fit the cap: added as staged */
+		return 0;
 	struct step *s = flow_cur_step(f);
 	/* staging begins with its step (flow_step_begin): S is empty */
 	size_t nedges0 = f->nedges;
@@ -268,7 +332,7 @@ int flow_stage_end_entries(struct flow *f)
 {
 	int err = flow_join_staged(f);
 	if (err) {
-		f->staging = 0;
+		f->staging = STAGE_NONE;
 		f->nstage = 0;
 		return err;
 	}
@@ -294,7 +358,7 @@ static size_t node_hash(struct frame *top, int lost, const struct frame *below)
 static int node_is(const struct node *n, struct frame *top, int lost,
 		   struct frame *below)
 {
-	return n->lost == lost && stack_eq(n->top, top) && n->below == below;
+	return n->lost == lost && n->below == below && stack_eq(n->top, top);
 }
 
 /* A power of two at least twice the states a step may hold: the open
@@ -338,8 +402,10 @@ static void hidx_put(struct flow *f, size_t k, uint32_t at, size_t h)
  * they changed otherwise than by additions since (nepoch). */
 static int hidx_update(struct flow *f, const struct step *s)
 {
-	size_t cap = step_table_cap(f);
-	if (f->caphidx < cap) {
+	/* max_states does not change: the index, once made, is large enough
+	 * (step_table_cap's loop was ~1% of add_node) */
+	if (!f->caphidx) {
+		size_t cap = step_table_cap(f);
 		/* room for the slots: a step holds at most cap / 2 states */
 		uint64_t *v = calloc(1, cap * sizeof(*v) + cap / 2 * sizeof(uint32_t));
 		if (!v)
@@ -349,6 +415,7 @@ static int hidx_update(struct flow *f, const struct step *s)
 		f->caphidx = cap;
 		f->hn = 0;
 	}
+	size_t cap = f->caphidx;
 	if (f->hepoch != f->nepoch || f->hn > s->n) {
 		const uint32_t *slot = hidx_slots(f);
 		for (size_t i = 0; i < f->hn; i++)
@@ -410,6 +477,35 @@ static uint64_t link_score(const struct flow *f, uint64_t sc, uint32_t link)
 	return sc + a->score >= best ? sc + a->score - best : 0;
 }
 
+/* A new state (TOP, LOST, BELOW) for the current step S, where find_node
+ * left SLOT, reached from node FROM by an edge with LINK: made whole at
+ * once, its edge the first (a node stored empty and then filled in cost
+ * ~15 instructions more of the 670 k on jython). */
+static int new_node(struct flow *f, struct step *s, const struct hslot *slot,
+		    struct frame *top, int lost, uint32_t from, struct frame *below,
+		    uint32_t link)
+{
+	if (s->n >= f->o.max_states) {
+		/* documented cap: later states are dropped, and with them the
+		 * right to call what survives certain */
+		s->trunc = 1;
+		f->win_trunc = 1;
+		return 0;
+	}
+	if (JPB_GROW(f->nodes, f->nnodes, f->capn) || JPB_GROW(f->edges, f->nedges, f->cape))
+		return jpb_err_nomem;
+	const struct node *p = &f->nodes[from];
+	uint64_t sc = link_score(f, p->score + top_evidence(f, top), link);
+	uint32_t at = (uint32_t)f->nnodes++;
+	f->nodes[at] = (struct node){ sc, top, below, (uint8_t)lost, 0, p->doubt,
+				      (uint32_t)f->nedges + 1 };
+	if (slot->valid && f->hn == s->n)
+		hidx_put(f, slot->k, at, slot->h);
+	s->n++;
+	f->edges[f->nedges++] = (struct edge){ from, 0, link };
+	return 0;
+}
+
 /* Add state (TOP, LOST) reached from node FROM (by an edge with LINK) to
  * the current step, now (flow_add_node_below stages it while a step is
  * staged). */
@@ -421,31 +517,21 @@ static int add_node(struct flow *f, struct frame *top, int lost, uint32_t from,
 	int64_t found = find_node(f, s, top, lost, below, &slot);
 	if (found < 0)
 		return (int)found;
-	uint32_t at = (uint32_t)found;
-	if (at == UINT32_MAX) {
-		if (s->n >= f->o.max_states) {
-			/* documented cap: later states are dropped, and with
-			 * them the right to call what survives certain */
-			s->trunc = 1;
-			f->win_trunc = 1;
-			return 0;
-		}
-		if (JPB_GROW(f->nodes, f->nnodes, f->capn))
-			return jpb_err_nomem;
-		at = (uint32_t)f->nnodes++;
-		f->nodes[at] = (struct node){ 0, top, below, (uint8_t)lost, 0,
-					      f->nodes[from].doubt, 0 };
-		if (slot.valid && f->hn == s->n)
-			hidx_put(f, slot.k, at, slot.h);
-		s->n++;
+	if (found == UINT32_MAX)
+		return new_node(f, s, &slot, top, lost, from, below, link);
+	if (f->staging == STAGE_ADDED && f->nodes[found].top != top) {
+		int err = note_twin(f, top);
+		if (err)
+			return err;
 	}
 	if (JPB_GROW(f->edges, f->nedges, f->cape))
 		return jpb_err_nomem;
-	struct node *n = &f->nodes[at];
-	n->doubt |= f->nodes[from].doubt;
+	struct node *n = &f->nodes[found];
+	const struct node *p = &f->nodes[from];
+	n->doubt |= p->doubt;
 	/* The first edge is the chosen predecessor: the one with the most
 	 * evidence, the earliest on ties. */
-	uint64_t sc = link_score(f, f->nodes[from].score + top_evidence(f, top), link);
+	uint64_t sc = link_score(f, p->score + top_evidence(f, top), link);
 	struct edge e = { from, 0, link };
 	if (n->edge && sc > n->score) {
 		e.next = n->edge;
@@ -462,19 +548,23 @@ static int add_node(struct flow *f, struct frame *top, int lost, uint32_t from,
 	return 0;
 }
 
-/* Out of line from the staging test: staged states (a third of the
- * calls on jython) paid add_node's register saves for nothing. */
-int flow_add_node_below(struct flow *f, struct frame *top, int lost,
-			  uint32_t from, struct frame *below)
+int flow_add_now(struct flow *f, struct frame *top, int lost, uint32_t from,
+		 struct frame *below)
 {
-	if (f->staging)
-		return stage(f, top, lost, from, below);
 	return add_node(f, top, lost, from, below, f->cur_link);
 }
 
-int flow_add_node(struct flow *f, struct frame *top, int lost, uint32_t from)
+/* Out of line from add_node: staged states (a third of the calls on
+ * jython) paid its register saves for nothing. */
+int flow_add_staging(struct flow *f, struct frame *top, int lost, uint32_t from,
+		     struct frame *below)
 {
-	return flow_add_node_below(f, top, lost, from, NULL);
+	if (f->staging == STAGE_ADDED) { /* the first past the cap */
+		int err = stage_added(f);
+		if (err)
+			return err;
+	}
+	return stage(f, top, lost, from, below);
 }
 
 /* Explained states beat unexplained ones: drop lost nodes when the step

@@ -127,7 +127,7 @@ static int step_interp(struct flow *f, uint32_t i, uint8_t op, int emit)
 	int err = flow_step_begin(f, i, emit, op);
 	/* a switch's cases times its candidate classes may exceed the cap
 	 * (flow_stage_end) */
-	flow_stage_begin(f);
+	flow_stage_begin_added(f);
 	for (uint32_t k = p0; k < p0 + pn && !err; k++) {
 		struct node *n = &f->nodes[k];
 		if (n->lost)

@@ -149,9 +149,10 @@ void flow_stage_begin(struct flow *f)
 }
 
 /* States that fit the cap are added as staged (flow_stage_end): until
- * more come than the cap, they are added at once, not staged and added
- * again (staging was ~8% of a jython decode's flow phase, and interpreted
- * steps rarely pass the cap: 130 of 80 k on jython). */
+ * more come than the cap, they are added at once, not held back and
+ * added again (a call and a copy each, ~400 k states on jython), and
+ * steps rarely pass the cap (jython: 130 of the ~96 k staged steps,
+ * method entries included). */
 void flow_stage_begin_added(struct flow *f)
 {
 	f->staging = STAGE_ADDED;
@@ -788,8 +789,8 @@ static void mark_paths(struct flow *f, uint32_t chosen, int all)
 {
 	size_t last = f->nsteps - 1;
 	const struct step *ls = &f->steps[last];
-	for (size_t i = 0; i < f->nnodes; i++)
-		f->nodes[i].mark = 0;
+	/* every node is unmarked: made so, and the resolution that marked
+	 * them ends in restart (flow_flush_some) */
 	for (uint32_t i = ls->first; all && i < ls->first + ls->n; i++)
 		f->nodes[i].mark = MARK_ANY;
 	f->nodes[chosen].mark = MARK_CHOSEN | MARK_ANY;
@@ -800,14 +801,19 @@ static void mark_paths(struct flow *f, uint32_t chosen, int all)
 			if (f->nodes[i].mark && flow_node_joined(&f->nodes[i]))
 				flow_join_open(f, flow_node_stack(&f->nodes[i]), f->nodes[i].mark);
 	}
+	struct node *nd = f->nodes;
+	const struct edge *ed = f->edges;
 	for (size_t s = last; s >= 1; s--) {
 		const struct step *st = &f->steps[s];
 		for (uint32_t i = st->first; i < st->first + st->n; i++) {
-			if (!f->nodes[i].mark)
+			/* in a local: the stores below, to an earlier step's
+			 * nodes, would make the compiler load it again */
+			uint8_t m = nd[i].mark;
+			if (!m)
 				continue;
-			for (uint32_t e = f->nodes[i].edge; e; e = f->edges[e - 1].next)
-				f->nodes[f->edges[e - 1].from].mark |=
-					link_mark(f, f->edges[e - 1].link, f->nodes[i].mark);
+			for (uint32_t e = nd[i].edge; e; e = ed[e - 1].next)
+				nd[ed[e - 1].from].mark |= ed[e - 1].link ?
+								link_mark(f, ed[e - 1].link, m) : m;
 		}
 	}
 }
@@ -868,14 +874,15 @@ int flow_flush_some(struct flow *f, uint32_t chosen, int all)
 {
 	size_t last = f->nsteps - 1;
 	const struct step *ls = &f->steps[last];
+	/* before the marks: restart clears them */
+	if (jpb_grow((void **)&f->path, &f->cappath, last, sizeof(*f->path)))
+		return jpb_err_nomem;
 	/* the common case, one pending step with one state, has no paths to
 	 * trace: only its own mark counts */
 	if (last == 1 && ls->n == 1)
 		f->nodes[chosen].mark = MARK_CHOSEN | MARK_ANY;
 	else
 		mark_paths(f, chosen, all);
-	if (jpb_grow((void **)&f->path, &f->cappath, last, sizeof(*f->path)))
-		return jpb_err_nomem;
 	trace_path(f, chosen, last);
 	uint32_t *path = f->path;
 	int err = 0;

@@ -242,7 +242,11 @@ struct step {
 	uint8_t emit;  /* produces a flow event */
 	uint8_t op;    /* JVMS opcode for interpreted steps */
 	uint8_t trunc; /* max_states dropped some of its states */
+	/* STEP_LOST | STEP_KNOWN: which its states are (flow_drop_lost's
+	 * test, which counted them at every step) */
+	uint8_t kinds;
 };
+enum { STEP_LOST = 1, STEP_KNOWN = 2 };
 
 /* Where a compiled frame (method_id, bci) is: a direct-mapped cache,
  * compiled code runs the same few frames over and over. */

@@ -197,6 +197,7 @@ static int stage_added(struct flow *f)
 	states_rewritten(f);
 	f->nnodes = s->first;
 	s->n = 0;
+	s->kinds = 0;
 	f->nedges = f->added_edge0;
 	f->staging = STAGE_HELD;
 	return 0;
@@ -321,6 +322,7 @@ int flow_stage_end(struct flow *f)
 		states_rewritten(f);
 		f->nnodes = s->first;
 		s->n = 0;
+		s->kinds = 0;
 		f->nedges = nedges0;
 		f->win_trunc = wtrunc0;
 		err = add_staged(f, staged_order(f));
@@ -503,6 +505,7 @@ static int new_node(struct flow *f, struct step *s, const struct hslot *slot,
 	if (slot->valid && f->hn == s->n)
 		hidx_put(f, slot->k, at, slot->h);
 	s->n++;
+	s->kinds |= lost ? STEP_LOST : STEP_KNOWN;
 	f->edges[f->nedges++] = (struct edge){ from, 0, link };
 	return 0;
 }
@@ -573,16 +576,15 @@ int flow_add_staging(struct flow *f, struct frame *top, int lost, uint32_t from,
 void flow_drop_lost(struct flow *f)
 {
 	struct step *s = flow_cur_step(f);
-	uint32_t w = s->first, known = 0;
-	for (uint32_t i = s->first; i < s->first + s->n; i++)
-		known += !f->nodes[i].lost;
-	if (!known || known == s->n)
+	if (s->kinds != (STEP_LOST | STEP_KNOWN))
 		return;
 	states_rewritten(f);
+	uint32_t w = s->first;
 	for (uint32_t i = s->first; i < s->first + s->n; i++)
 		if (!f->nodes[i].lost)
 			f->nodes[w++] = f->nodes[i];
-	s->n = known;
+	s->n = w - s->first;
+	s->kinds = STEP_KNOWN;
 	f->nnodes = s->first + s->n;
 }
 
@@ -828,7 +830,7 @@ static void restart(struct flow *f, struct node base)
 	f->nnodes = 1;
 	f->nedges = 0;
 	flow_joins_reset(f);
-	f->steps[0] = (struct step){ 0, 1, 0, 0, 0 };
+	f->steps[0] = (struct step){ 0, 1, 0, 0, 0, 0, base.lost ? STEP_LOST : STEP_KNOWN };
 	f->nsteps = 1;
 	states_rewritten(f);
 }
@@ -875,7 +877,7 @@ int flow_flush_some(struct flow *f, uint32_t chosen, int all)
 	size_t last = f->nsteps - 1;
 	const struct step *ls = &f->steps[last];
 	/* before the marks: restart clears them */
-	if (jpb_grow((void **)&f->path, &f->cappath, last, sizeof(*f->path)))
+	if (JPB_GROW(f->path, last, f->cappath))
 		return jpb_err_nomem;
 	/* the common case, one pending step with one state, has no paths to
 	 * trace: only its own mark counts */

@@ -344,8 +344,14 @@ int flow_stage_end_entries(struct flow *f)
 
 /* States of a step looked up by a hash rather than one by one: the scan
  * with stack_eq was ~12% of the flow phase on jython and h2, whose steps
- * at calls of widely overridden methods hold up to max_states states. */
-#define HIDX_MIN 16u
+ * at calls of widely overridden methods hold up to max_states states.
+ * From 8 states, not 16: with the top frames compared inline a scan costs
+ * ~14 instructions a state, and a lookup ~60 (jython: add_node 113 ->
+ * 105 M; 4 states saved 2 M more, for a table that leaves the cache
+ * more often). */
+#define HIDX_MIN 8u
+/* count_cands' set of positions from this many states, pairs below */
+#define CSET_MIN 16u
 
 /* Equal states (stack_eq, same LOST and BELOW) hash alike: their top
  * frames' hashes are equal (flow_frame_h). */
@@ -666,7 +672,7 @@ static int cset_add(struct flow *f, uint64_t key)
 static uint32_t count_cands(struct flow *f, const struct step *s, unsigned bit)
 {
 	uint32_t nc = 0;
-	if (s->n >= HIDX_MIN && cset_clear(f, s->n)) {
+	if (s->n >= CSET_MIN && cset_clear(f, s->n)) {
 		/* many states: a set of (method, instruction), not pairs */
 		for (uint32_t i = s->first; i < s->first + s->n; i++) {
 			const struct node *a = &f->nodes[i];

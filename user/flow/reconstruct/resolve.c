@@ -489,7 +489,7 @@ static uint64_t link_score(const struct flow *f, uint64_t sc, uint32_t link)
 /* A new state (TOP, LOST, BELOW) for the current step S, where find_node
  * left SLOT, reached from node FROM by an edge with LINK: made whole at
  * once, its edge the first (a node stored empty and then filled in cost
- * ~15 instructions more of the 670 k on jython). */
+ * ~10 instructions more for each of the 670 k on jython). */
 static int new_node(struct flow *f, struct step *s, const struct hslot *slot,
 		    struct frame *top, int lost, uint32_t from, struct frame *below,
 		    uint32_t link)

@@ -38,7 +38,8 @@ struct jcf {
 	uint16_t *ifaces;
 	uint16_t nmethods;
 	struct jcf_method *methods;
-	uint32_t *name_hash; /* per method: jcf_method_find compares these first */
+	uint32_t *name_hash; /* per method, after them: jcf_method_find
+			     * compares these first */
 	uint16_t source_idx;
 	uint16_t nbsm;
 	struct jcf_bootstrap *bsm;
@@ -149,35 +150,66 @@ static void skip(struct cursor *c, size_t n, const char *what)
 
 /* ---- constant pool ------------------------------------------------------ */
 
-static int has_zero_byte(uint64_t w)
-{
-	return ((w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull) != 0;
-}
-
-/* The index of the first byte of S[0, N) that modified UTF-8 forbids, or
- * N.  It never has NUL or bytes 0xF0-0xFF; a NUL would also cut our C
- * string short.  Names are most of a class file: eight bytes are
- * checked at once (a byte >= 0xF0 is one whose high nibble, XORed with
- * 0xF, is zero), and only a word that fails is looked at byte by byte. */
+/* The first byte of S[0, N) that modified UTF-8 forbids (see
+ * forbidden_bytes), or N. */
 static size_t utf8_bad_byte(const uint8_t *s, size_t n)
 {
-	const uint64_t nibbles = 0xf0f0f0f0f0f0f0f0ull;
 	size_t i = 0;
-	for (; i + 8 <= n; i += 8) {
-		uint64_t w;
-		memcpy(&w, s + i, 8);
-		if (has_zero_byte(w) || has_zero_byte((w & nibbles) ^ nibbles))
-			break;
-	}
-	for (; i < n; i++)
-		if (s[i] == 0 || s[i] >= 0xf0)
-			return i;
-	return n;
+	while (i < n && s[i] && s[i] < 0xf0)
+		i++;
+	return i;
 }
 
-static void read_utf8(struct cursor *c, struct jcf_cpe *e)
+static inline uint16_t be16(const uint8_t *p)
 {
-	uint16_t n = u2(c, "Utf8 length");
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/* Sixteen bytes as one value (GCC's and clang's vector extension: SSE2
+ * on x86-64, plain code elsewhere). */
+typedef uint8_t bytes16 __attribute__((vector_size(16)));
+
+/* 0xff where a byte of V is one modified UTF-8 forbids: NUL (which would
+ * also cut our C string short) or 0xF0-0xFF. */
+static inline bytes16 forbidden_bytes(bytes16 v)
+{
+	return (bytes16)((v == 0) | (v >= 0xf0));
+}
+
+/* Does the text S[0, N) hold a byte modified UTF-8 forbids?  Names are
+ * most of a class file, so sixteen bytes are checked at once.  The last
+ * sixteen end at the text's end: they overlap the ones before or, for a
+ * shorter text, start in its length field and the entries before (BEFORE
+ * bytes of the class file precede S), and the lanes that are not the
+ * text's are masked off. */
+static int utf8_forbidden(const uint8_t *s, size_t n, size_t before)
+{
+	/* Loaded at r, the lanes of a window's last r bytes. */
+	static const uint8_t last[32] = { [16] = 0xff, 0xff, 0xff, 0xff, 0xff,
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		0xff };
+	bytes16 v, mask, bad = { 0 };
+	size_t i = 0;
+	for (; i + 16 <= n; i += 16) {
+		memcpy(&v, s + i, 16);
+		bad |= forbidden_bytes(v);
+	}
+	if (i < n) {
+		if (before + n < 16) /* early in a tiny class file */
+			return utf8_bad_byte(s, n) < n;
+		memcpy(&v, s + n - 16, 16);
+		memcpy(&mask, last + (n - i), 16);
+		bad |= forbidden_bytes(v) & mask;
+	}
+	uint64_t w[2];
+	memcpy(w, &bad, sizeof(w));
+	return (w[0] | w[1]) != 0;
+}
+
+/* The N bytes of a Utf8 text at the cursor, byte by byte (read_cpe has
+ * the fast check). */
+static void read_utf8_text(struct cursor *c, struct jcf_cpe *e, size_t n)
+{
 	if (!need(c, n, "Utf8 bytes"))
 		return;
 	const uint8_t *s = c->p + c->pos;
@@ -187,39 +219,46 @@ static void read_utf8(struct cursor *c, struct jcf_cpe *e)
 		     "Utf8 byte 0x%02x not allowed", s[bad]);
 		return;
 	}
-	e->a = n;
+	e->a = (uint16_t)n;
 	c->pos += n;
+}
+
+/* Bytes after the tag by tag, 0 for none (see jcf_cp_entry_size). */
+static const int8_t entry_size[JCF_CONSTANT_Package + 1] = {
+	[JCF_CONSTANT_Utf8] = -1,
+	[JCF_CONSTANT_Class] = 2, [JCF_CONSTANT_String] = 2,
+	[JCF_CONSTANT_MethodType] = 2, [JCF_CONSTANT_Module] = 2,
+	[JCF_CONSTANT_Package] = 2,
+	[JCF_CONSTANT_MethodHandle] = 3,
+	[JCF_CONSTANT_Long] = 8, [JCF_CONSTANT_Double] = 8,
+	[JCF_CONSTANT_Integer] = 4, [JCF_CONSTANT_Float] = 4,
+	[JCF_CONSTANT_Fieldref] = 4, [JCF_CONSTANT_Methodref] = 4,
+	[JCF_CONSTANT_InterfaceMethodref] = 4,
+	[JCF_CONSTANT_NameAndType] = 4,
+	[JCF_CONSTANT_Dynamic] = 4, [JCF_CONSTANT_InvokeDynamic] = 4,
+};
+
+static inline int cpe_size(unsigned tag)
+{
+	return tag < sizeof(entry_size) ? entry_size[tag] : 0;
 }
 
 int jcf_cp_entry_size(unsigned tag)
 {
-	switch (tag) {
-	case JCF_CONSTANT_Utf8: return -1;
-	case JCF_CONSTANT_Class: case JCF_CONSTANT_String:
-	case JCF_CONSTANT_MethodType: case JCF_CONSTANT_Module:
-	case JCF_CONSTANT_Package: return 2;
-	case JCF_CONSTANT_MethodHandle: return 3;
-	case JCF_CONSTANT_Long: case JCF_CONSTANT_Double: return 8;
-	case JCF_CONSTANT_Integer: case JCF_CONSTANT_Float:
-	case JCF_CONSTANT_Fieldref: case JCF_CONSTANT_Methodref:
-	case JCF_CONSTANT_InterfaceMethodref: case JCF_CONSTANT_NameAndType:
-	case JCF_CONSTANT_Dynamic: case JCF_CONSTANT_InvokeDynamic: return 4;
-	}
-	return 0;
+	return cpe_size(tag);
 }
 
-/* Read one entry; returns the number of slots it takes (2 for Long and
- * Double), 0 on error.  Entries are read by their size: 4 bytes are a
- * number or two indices, 3 a kind and an index. */
-static int read_cpe(struct cursor *c, struct jcf *cf, unsigned i)
+/* read_cpe field by field, each read checked: near the end of the
+ * bytes, where a field may be cut off and the message names it. */
+static int read_cpe_checked(struct cursor *c, struct jcf *cf, unsigned i)
 {
 	struct jcf_cpe *e = &cf->cp[i];
 	e->offset = (uint32_t)c->pos;
 	uint8_t tag = u1(c, "constant pool tag");
 	cf->tags[i] = tag;
-	switch (jcf_cp_entry_size(tag)) {
+	switch (cpe_size(tag)) {
 	case -1:
-		read_utf8(c, e);
+		read_utf8_text(c, e, u2(c, "Utf8 length"));
 		return 1;
 	case 2:
 		e->a = u2(c, "constant index");
@@ -250,6 +289,58 @@ static int read_cpe(struct cursor *c, struct jcf *cf, unsigned i)
 	return 0;
 }
 
+/* Read one entry; returns the number of slots it takes (2 for Long and
+ * Double), 0 on error.  Where 9 bytes are left (the tag and the largest
+ * entry, or a Utf8's tag and length), the fields are taken from the
+ * bytes without a check each: entries are half of a class file's reads. */
+static int read_cpe(struct cursor *c, struct jcf *cf, unsigned i)
+{
+	if (c->err || c->len - c->pos < 9)
+		return read_cpe_checked(c, cf, i);
+	const uint8_t *p = c->p + c->pos;
+	struct jcf_cpe *e = &cf->cp[i];
+	unsigned tag = p[0];
+	int size = cpe_size(tag);
+	size_t n;
+	e->offset = (uint32_t)c->pos;
+	cf->tags[i] = (uint8_t)tag;
+	switch (size) {
+	case -1:
+		n = be16(p + 1);
+		c->pos += 3;
+		if (n <= c->len - c->pos &&
+		    !utf8_forbidden(p + 3, n, c->pos)) {
+			e->a = (uint16_t)n;
+			c->pos += n;
+		} else { /* the failure and its message */
+			read_utf8_text(c, e, n);
+		}
+		return 1;
+	case 2:
+		e->a = be16(p + 1);
+		break;
+	case 3:
+		e->a = p[1];
+		e->b = be16(p + 2);
+		break;
+	case 4:
+		cf->ndynamic += tag == JCF_CONSTANT_Dynamic ||
+				tag == JCF_CONSTANT_InvokeDynamic;
+		/* Numbers stay in the class bytes (jcf_cp_value). */
+		if (tag != JCF_CONSTANT_Integer && tag != JCF_CONSTANT_Float) {
+			e->a = be16(p + 1);
+			e->b = be16(p + 3);
+		}
+		break;
+	case 8:
+		break;
+	default: /* an unknown tag: the checked reader says so */
+		return read_cpe_checked(c, cf, i);
+	}
+	c->pos += 1 + (size_t)size;
+	return size == 8 ? 2 : 1;
+}
+
 static int cp_tag(const struct jcf *cf, unsigned idx)
 {
 	return idx > 0 && idx < cf->ncp ? cf->tags[idx] : 0;
@@ -261,13 +352,12 @@ static const char *after_tag(const struct jcf *cf, unsigned idx)
 	return cf->pool + (cf->cp[idx].offset - CP_START) + 1;
 }
 
-/* The NUL-terminated text of the Utf8 entry IDX (see keep_pool). */
+/* The NUL-terminated text of the Utf8 entry IDX, after its tag and
+ * length (see keep_pool). */
 static const char *utf8_at(const struct jcf *cf, unsigned idx)
 {
-	return after_tag(cf, idx);
+	return after_tag(cf, idx) + 2;
 }
-
-/* Does the reference from entry I (field a or b) point at tag WANT? */
 static int check_ref(struct cursor *c, const struct jcf *cf, unsigned i,
 		     unsigned idx, int want)
 {
@@ -346,6 +436,47 @@ static int check_cpe(struct cursor *c, const struct jcf *cf, unsigned i)
  * goes where the text ended: every name becomes a C string without a
  * copy of its own.  The move stays inside the entry (the entry keeps the
  * length in `a`), so the text is right after the tag (utf8_at). */
+
+/* The tag each tag's entries must find at their a and b (check_cpe's
+ * rules, MethodHandle's kinds aside), 0 where the field is no index. */
+static const uint8_t ref_a[JCF_CONSTANT_Package + 1] = {
+	[JCF_CONSTANT_Class] = JCF_CONSTANT_Utf8,
+	[JCF_CONSTANT_String] = JCF_CONSTANT_Utf8,
+	[JCF_CONSTANT_MethodType] = JCF_CONSTANT_Utf8,
+	[JCF_CONSTANT_Module] = JCF_CONSTANT_Utf8,
+	[JCF_CONSTANT_Package] = JCF_CONSTANT_Utf8,
+	[JCF_CONSTANT_Fieldref] = JCF_CONSTANT_Class,
+	[JCF_CONSTANT_Methodref] = JCF_CONSTANT_Class,
+	[JCF_CONSTANT_InterfaceMethodref] = JCF_CONSTANT_Class,
+	[JCF_CONSTANT_NameAndType] = JCF_CONSTANT_Utf8,
+};
+static const uint8_t ref_b[JCF_CONSTANT_Package + 1] = {
+	[JCF_CONSTANT_Fieldref] = JCF_CONSTANT_NameAndType,
+	[JCF_CONSTANT_Methodref] = JCF_CONSTANT_NameAndType,
+	[JCF_CONSTANT_InterfaceMethodref] = JCF_CONSTANT_NameAndType,
+	[JCF_CONSTANT_NameAndType] = JCF_CONSTANT_Utf8,
+	[JCF_CONSTANT_Dynamic] = JCF_CONSTANT_NameAndType,
+	[JCF_CONSTANT_InvokeDynamic] = JCF_CONSTANT_NameAndType,
+};
+
+/* Does entry I pass check_cpe?  Asked first through the tables; only an
+ * entry that fails them, or a MethodHandle, goes to check_cpe. */
+static int cpe_ok(struct cursor *c, const struct jcf *cf, unsigned i)
+{
+	unsigned t = cf->tags[i];
+	const struct jcf_cpe *e = &cf->cp[i];
+	if ((ref_a[t] && cp_tag(cf, e->a) != ref_a[t]) ||
+	    (ref_b[t] && cp_tag(cf, e->b) != ref_b[t]) ||
+	    t == JCF_CONSTANT_MethodHandle)
+		return check_cpe(c, cf, i);
+	return 1;
+}
+
+/* Copy the pool's bytes, which end at the cursor, and check its
+ * references, in one walk of the entries.  Each Utf8 text of the copy
+ * becomes a C string in place: its NUL goes on the next entry's tag
+ * byte, which the copy does not need (tags are in cf->tags), or on the
+ * spare byte after the pool. */
 static void keep_pool(struct cursor *c, struct jcf *cf)
 {
 	if (c->err)
@@ -358,11 +489,11 @@ static void keep_pool(struct cursor *c, struct jcf *cf)
 	}
 	memcpy(cf->pool, c->p + CP_START, n);
 	for (unsigned i = 1; i < cf->ncp; i++) {
-		if (cf->tags[i] != JCF_CONSTANT_Utf8)
-			continue;
-		char *text = (char *)after_tag(cf, i);
-		memmove(text, text + 2, cf->cp[i].a);
-		text[cf->cp[i].a] = 0;
+		const struct jcf_cpe *e = &cf->cp[i];
+		if (cf->tags[i] == JCF_CONSTANT_Utf8)
+			cf->pool[e->offset - CP_START + 3 + e->a] = 0;
+		else if (!cpe_ok(c, cf, i))
+			return;
 	}
 }
 
@@ -391,11 +522,19 @@ static void read_cpool(struct cursor *c, struct jcf *cf)
 		i += n ? (unsigned)n : 1;
 	}
 	keep_pool(c, cf);
-	for (unsigned i = 1; i < cf->ncp && !c->err; i++)
-		check_cpe(c, cf, i);
 }
 
 /* ---- attributes, methods ------------------------------------------------ */
+
+/* Is IDX, read at OFF, a Class (or 0 if ZERO_OK)?  Else the failure. */
+static int class_ok(struct cursor *c, const struct jcf *cf, uint16_t idx,
+		    int zero_ok, size_t off, const char *what)
+{
+	if ((idx == 0 && zero_ok) || cp_tag(cf, idx) == JCF_CONSTANT_Class)
+		return 1;
+	fail(c, java_err_bad_cpool, off, "%s #%u is not a Class", what, idx);
+	return 0;
+}
 
 /* The class index at the cursor: 0 allowed only if ZERO_OK. */
 static uint16_t class_index(struct cursor *c, const struct jcf *cf,
@@ -403,11 +542,8 @@ static uint16_t class_index(struct cursor *c, const struct jcf *cf,
 {
 	size_t off = c->pos;
 	uint16_t idx = u2(c, what);
-	if (c->err || (idx == 0 && zero_ok))
-		return idx;
-	if (cp_tag(cf, idx) != JCF_CONSTANT_Class)
-		fail(c, java_err_bad_cpool, off, "%s #%u is not a Class", what,
-		     idx);
+	if (!c->err)
+		class_ok(c, cf, idx, zero_ok, off, what);
 	return idx;
 }
 
@@ -438,7 +574,8 @@ static int lines_sorted(const struct jcf_line *l, uint32_t n)
 	return 1;
 }
 
-/* Append a LineNumberTable to M's lines, which end cf->line_tab. */
+/* Append a LineNumberTable to M's lines, which end cf->line_tab.  Its
+ * length is checked once, so the entries are read from the bytes. */
 static void read_lines(struct cursor *c, struct jcf *cf, struct jcf_method *m,
 		       size_t end)
 {
@@ -460,20 +597,22 @@ static void read_lines(struct cursor *c, struct jcf *cf, struct jcf_method *m,
 		return;
 	}
 	struct jcf_line *l = cf->line_tab + at;
-	for (unsigned i = 0; i < n; i++) {
-		size_t off = c->pos;
-		l[i].start_pc = u2(c, "start_pc");
-		l[i].line = u2(c, "line_number");
+	const uint8_t *p = c->p + c->pos;
+	for (unsigned i = 0; i < n; i++, p += 4) {
+		l[i].start_pc = be16(p);
+		l[i].line = be16(p + 2);
 		if (l[i].start_pc >= m->code_length) {
-			fail(c, java_err_corrupt, off,
+			fail(c, java_err_corrupt, (size_t)(p - c->p),
 			     "line number start_pc %u beyond code length %u",
 			     l[i].start_pc, m->code_length);
 			return;
 		}
-		m->nlines++;
 	}
+	m->nlines += n;
+	c->pos += (size_t)n * 4;
 }
 
+/* The exception table, read from the bytes once its length is checked. */
 static void read_exc_table(struct cursor *c, struct jcf *cf,
 			   struct jcf_method *m)
 {
@@ -486,29 +625,36 @@ static void read_exc_table(struct cursor *c, struct jcf *cf,
 		return;
 	}
 	struct jcf_exc *x = cf->exc_tab + cf->exc_count;
-	for (unsigned i = 0; i < m->nexc && !c->err; i++) {
-		size_t off = c->pos;
-		x[i].start_pc = u2(c, "start_pc");
-		x[i].end_pc = u2(c, "end_pc");
-		x[i].handler_pc = u2(c, "handler_pc");
-		x[i].catch_type = class_index(c, cf, 1, "catch_type");
-		if (c->err)
+	for (unsigned i = 0; i < m->nexc; i++, c->pos += 8) {
+		const uint8_t *p = c->p + c->pos;
+		x[i].start_pc = be16(p);
+		x[i].end_pc = be16(p + 2);
+		x[i].handler_pc = be16(p + 4);
+		x[i].catch_type = be16(p + 6);
+		if (!class_ok(c, cf, x[i].catch_type, 1, c->pos + 6,
+			      "catch_type"))
 			return;
 		x[i].catch_class = jcf_cp_class_name(cf, x[i].catch_type);
 		if (x[i].start_pc >= x[i].end_pc ||
 		    x[i].end_pc > m->code_length ||
-		    x[i].handler_pc >= m->code_length)
-			fail(c, java_err_corrupt, off,
+		    x[i].handler_pc >= m->code_length) {
+			fail(c, java_err_corrupt, c->pos,
 			     "exception table entry %u [%u,%u)->%u outside code "
 			     "length %u", i, x[i].start_pc, x[i].end_pc,
 			     x[i].handler_pc, m->code_length);
+			return;
+		}
 	}
 }
 
-static int attr_is(const struct jcf *cf, uint16_t idx, const char *name)
+/* Is the Utf8 at IDX NAME, of LEN bytes?  The lengths differ for most
+ * attribute names. */
+static int attr_is(const struct jcf *cf, uint16_t idx, const char *name,
+		   size_t len)
 {
-	return strcmp(utf8_at(cf, idx), name) == 0;
+	return cf->cp[idx].a == len && !memcmp(utf8_at(cf, idx), name, len);
 }
+#define ATTR_IS(cf, idx, lit) attr_is(cf, idx, lit, sizeof(lit) - 1)
 
 static void read_code(struct cursor *c, struct jcf *cf, struct jcf_method *m,
 		      size_t end)
@@ -533,7 +679,7 @@ static void read_code(struct cursor *c, struct jcf *cf, struct jcf_method *m,
 		if (!need(c, alen, "attribute"))
 			break;
 		size_t aend = c->pos + alen;
-		if (attr_is(cf, name, "LineNumberTable"))
+		if (ATTR_IS(cf, name, "LineNumberTable"))
 			read_lines(c, cf, m, aend);
 		c->pos = aend;
 	}
@@ -565,7 +711,7 @@ static void read_method(struct cursor *c, struct jcf *cf,
 		size_t start = c->pos;
 		if (!need(c, alen, "attribute"))
 			break;
-		if (attr_is(cf, name, "Code")) {
+		if (ATTR_IS(cf, name, "Code")) {
 			if (m->code_length) { /* never 0 once read */
 				fail(c, java_err_corrupt, start,
 				     "second Code attribute");
@@ -609,11 +755,6 @@ static void hash_method_names(struct cursor *c, struct jcf *cf)
 {
 	if (c->err)
 		return;
-	cf->name_hash = calloc(cf->nmethods, sizeof(*cf->name_hash));
-	if (!cf->name_hash) {
-		fail(c, java_err_nomem, c->pos, "method name hashes");
-		return;
-	}
 	for (unsigned i = 0; i < cf->nmethods; i++)
 		cf->name_hash[i] = name_hash(cf->methods[i].name);
 }
@@ -675,12 +816,15 @@ static void read_methods(struct cursor *c, struct jcf *cf)
 	cf->nmethods = u2(c, "methods_count");
 	if (c->err || !cf->nmethods)
 		return;
-	cf->methods = calloc(cf->nmethods, sizeof(*cf->methods));
+	/* One block: the methods, then their name hashes. */
+	cf->methods = calloc(cf->nmethods,
+			     sizeof(*cf->methods) + sizeof(*cf->name_hash));
 	if (!cf->methods) {
 		fail(c, java_err_nomem, c->pos, "methods");
 		cf->nmethods = 0;
 		return;
 	}
+	cf->name_hash = (uint32_t *)(cf->methods + cf->nmethods);
 	for (unsigned i = 0; i < cf->nmethods && !c->err; i++) {
 		cf->methods[i].index = i;
 		read_method(c, cf, &cf->methods[i]);
@@ -753,9 +897,9 @@ static void read_class_attrs(struct cursor *c, struct jcf *cf)
 		size_t start = c->pos;
 		if (!need(c, alen, "attribute"))
 			break;
-		if (attr_is(cf, name, "SourceFile")) {
+		if (ATTR_IS(cf, name, "SourceFile")) {
 			cf->source_idx = utf8_index(c, cf, "sourcefile_index");
-		} else if (attr_is(cf, name, "BootstrapMethods")) {
+		} else if (ATTR_IS(cf, name, "BootstrapMethods")) {
 			read_bootstrap(c, cf, start + alen);
 		}
 		if (!c->err && c->pos > start + alen)
@@ -848,8 +992,7 @@ void jcf_free(struct jcf *cf)
 		return;
 	free(cf->exc_tab);
 	free(cf->line_tab);
-	free(cf->methods);
-	free(cf->name_hash);
+	free(cf->methods); /* with name_hash */
 	free(cf->bsm);
 	free(cf->bsm_args);
 	free(cf->ifaces);

@@ -332,8 +332,9 @@ static void test_cpool_errors(void **state)
 
 /* Utf8 texts of 0, 1, 2 and many bytes, next to each other and to
  * numbers, read back whole with their lengths: the parser makes them C
- * strings inside its copy, so each NUL must land inside its own entry,
- * and the caller's bytes must stay as they were. */
+ * strings inside its copy, each NUL on the next entry's tag byte, so no
+ * NUL may land on a text or a number, and the caller's bytes must stay
+ * as they were. */
 static void test_utf8_in_place(void **state)
 {
 	(void)state;

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* Per-method CFG over bytecode.  Built in passes: decode instruction
- * boundaries, mark block leaders, then successor lists per instruction
- * and per block, all as ranges into flat arrays. */
+/* Per-method CFG over bytecode.  Built in two walks of the code: the
+ * first finds the instruction boundaries (at[]) and checks each
+ * instruction, the second fills the instructions with their normal
+ * successors, checking the branch targets against at[]; then the
+ * exception table, the exception successors and the blocks, all as
+ * ranges into flat arrays. */
 #include "java/cfg.h"
 
 #include <stdarg.h>
@@ -21,10 +24,11 @@ struct vec {
 #define MAX_CODE 65535u
 #define NO_INSN JCFG_NO_INSN
 
-/* One allocation holds the struct, the instructions, their normal
- * successors (room for the most they can have), at[] and the code; a
- * second the blocks and their successors.  Only methods with exception
- * handlers grow the vectors. */
+/* One allocation holds the struct, at[] and the code (their sizes are
+ * the code's), a second the instructions and their normal successors
+ * (room for the most they can have, known after the first walk), a third
+ * the blocks and their successors.  Only methods with exception handlers
+ * grow the vectors. */
 struct jcfg {
 	struct jcfg_lookup l; /* first: the inline lookups read it */
 	const uint8_t *code; /* a copy, for the switch operands */
@@ -39,8 +43,8 @@ struct jcfg {
 struct builder {
 	struct jcfg *g;
 	const struct jcf_method *m;
-	uint32_t line;   /* the next line-number entry decode_one reads */
 	struct java_diag *diag;
+	uint64_t *leader; /* a bit per instruction: it starts a block */
 };
 
 __attribute__((format(printf, 4, 5)))
@@ -86,7 +90,7 @@ static int vec_add_unique(struct vec *v, uint32_t from, uint32_t x)
 	return vec_push(v, x);
 }
 
-/* The same for a list given room beforehand (measure, make_blocks). */
+/* The same for a list given room beforehand (fill, make_blocks). */
 static void add_unique(uint32_t *v, uint32_t *n, uint32_t from, uint32_t x)
 {
 	for (uint32_t i = from; i < *n; i++)
@@ -131,27 +135,42 @@ static int wide_ok(uint8_t op)
 	       op == 0xa9 || op == 0x84;
 }
 
+/* What each enum jbc_kind does to control flow, as bits: a table, for
+ * the questions below are asked of every instruction. */
+enum { ENDS = 1, FALLS = 2, BRANCHES = 4 };
+static const uint8_t kind_flow[JBC_INVALID + 1] = {
+	[JBC_OTHER] = FALLS,
+	[JBC_COND_BRANCH] = ENDS | FALLS | BRANCHES,
+	[JBC_GOTO] = ENDS | BRANCHES,
+	[JBC_JSR] = ENDS | BRANCHES,
+	[JBC_RET] = ENDS,
+	[JBC_SWITCH] = ENDS,
+	[JBC_INVOKE_VIRTUAL] = FALLS,
+	[JBC_INVOKE_SPECIAL] = FALLS,
+	[JBC_INVOKE_STATIC] = FALLS,
+	[JBC_INVOKE_INTERFACE] = FALLS,
+	[JBC_INVOKE_DYNAMIC] = FALLS,
+	[JBC_RETURN] = ENDS,
+	[JBC_ATHROW] = ENDS,
+	[JBC_INVALID] = FALLS,
+};
+
+/* A branch, goto, jsr, ret, switch, return or athrow. */
 static int ends_block(unsigned kind)
 {
-	return kind == JBC_COND_BRANCH || kind == JBC_GOTO ||
-	       kind == JBC_JSR || kind == JBC_RET || kind == JBC_SWITCH ||
-	       kind == JBC_RETURN || kind == JBC_ATHROW;
+	return kind_flow[kind] & ENDS;
 }
 
+/* Not a block end, or a conditional branch. */
 static int falls_through(unsigned kind)
 {
-	return !ends_block(kind) || kind == JBC_COND_BRANCH;
+	return (kind_flow[kind] & FALLS) != 0;
 }
 
-/* The source line of BCI; instructions are decoded in bci order, so the
- * sorted line table is walked once rather than searched per
- * instruction (the same entry as jcf_line_at). */
-static int32_t line_at(struct builder *b, uint32_t bci)
+/* if*, goto, jsr and their _w forms: one target. */
+static int branches(unsigned kind)
 {
-	const struct jcf_method *m = b->m;
-	while (b->line < m->nlines && m->lines[b->line].start_pc <= bci)
-		b->line++;
-	return b->line ? m->lines[b->line - 1].line : -1;
+	return (kind_flow[kind] & BRANCHES) != 0;
 }
 
 /* The kind of the (well-formed) instruction at BCI: wide ret is a ret. */
@@ -159,6 +178,15 @@ static unsigned kind_at(const uint8_t *code, uint32_t bci)
 {
 	return code[bci] == JBC_WIDE && code[bci + 1] == 0xa9 ? JBC_RET :
 								 jbc_info(code[bci])->kind;
+}
+
+/* The target of the branch (if*, goto, jsr and their _w forms) at BCI,
+ * whose operand is in the code, as jbc_branch_target gives it. */
+static long branch_target(const uint8_t *code, uint32_t bci, int len)
+{
+	long off = len == 5 ? be32(code + bci + 1) :
+			      (int16_t)(code[bci + 1] << 8 | code[bci + 2]);
+	return (long)bci + off;
 }
 
 /* What the build rejects in the instruction at BCI by itself (jcfg_build
@@ -176,7 +204,8 @@ static enum insn_fault insn_fault(const uint8_t *code, uint32_t len, uint32_t bc
 	return op == JBC_WIDE && !wide_ok(code[bci + 1]) ? INSN_WIDE : INSN_OK;
 }
 
-static int decode_one(struct builder *b, uint32_t bci, struct jcfg_insn *in)
+/* The failure of the instruction at BCI, which insn_fault rejects. */
+static int insn_bad(struct builder *b, uint32_t bci)
 {
 	const uint8_t *code = b->m->code;
 	uint8_t op = code[bci];
@@ -194,14 +223,15 @@ static int decode_one(struct builder *b, uint32_t bci, struct jcfg_insn *in)
 	case INSN_OK:
 		break;
 	}
-	*in = (struct jcfg_insn){ .bci = bci, .len = (uint16_t)len, .op = op,
-				  .kind = (uint8_t)kind_at(code, bci) };
-	if (op == JBC_WIDE)
-		in->wide_op = code[bci + 1];
-	in->can_throw = (uint8_t)can_throw(op);
-	in->cp_index = cp_operand(code, bci, op);
-	in->line = line_at(b, bci);
-	return java_ok;
+	return bad(b, java_err_bad_code, bci, "bad instruction");
+}
+
+/* Does insn_fault reject the instruction at BCI, whose length is good?
+ * An opcode past jsr_w, or a wide of an opcode it does not modify. */
+static int late_fault(const uint8_t *code, uint32_t bci)
+{
+	uint8_t op = code[bci];
+	return op > 0xc9 || (op == JBC_WIDE && !wide_ok(code[bci + 1]));
 }
 
 /* Cases of the switch at BCI (validated by jbc_length). */
@@ -214,52 +244,46 @@ static uint32_t switch_pairs(const uint8_t *code, uint32_t bci)
 	return (uint32_t)be32(code + p + 4);
 }
 
-/* What a walk of the instruction boundaries finds: how many there are,
- * and room enough for their normal successors (a ret may return after
- * every jsr). */
+/* What the first walk finds: how many instructions there are, room
+ * enough for their normal successors (a ret may return after every
+ * jsr), and the first instruction that insn_fault rejects though its
+ * length is good (an opcode past jsr_w, a wide of an opcode it does not
+ * modify), reported only when every length is. */
 struct shape {
 	uint32_t ninsn;
 	size_t nsucc;
+	int64_t late; /* its bci, or -1 */
 };
 
-static int measure(struct builder *b, const uint8_t *code, uint32_t len,
-		   struct shape *s)
+/* The first walk: instruction boundaries into at[], and their shape. */
+static int scan(struct builder *b, struct shape *s)
 {
+	const uint8_t *code = b->m->code;
+	uint32_t len = b->m->code_length;
+	uint16_t *at = b->g->l.at;
 	size_t njsr = 0, nret = 0;
-	*s = (struct shape){ 0 };
+	*s = (struct shape){ .late = -1 };
 	for (uint32_t bci = 0; bci < len; s->ninsn++) {
 		int n = jbc_length(code, len, bci);
-		if (n <= 0) {
-			struct jcfg_insn tmp;
-			int err = decode_one(b, bci, &tmp);
-			return err ? err : bad(b, java_err_bad_code, bci,
-					       "bad instruction");
-		}
+		if (n <= 0)
+			return insn_bad(b, bci);
+		if (s->late < 0 && late_fault(code, bci))
+			s->late = bci;
 		unsigned kind = kind_at(code, bci);
 		njsr += kind == JBC_JSR;
 		nret += kind == JBC_RET;
-		s->nsucc += (size_t)falls_through(kind) +
-			    (kind == JBC_COND_BRANCH || kind == JBC_GOTO ||
-			     kind == JBC_JSR) +
+		s->nsucc += (size_t)falls_through(kind) + branches(kind) +
 			    (kind == JBC_SWITCH ? 1 + (size_t)switch_pairs(code, bci) : 0);
+		at[bci] = (uint16_t)s->ninsn;
 		bci += (uint32_t)n;
 	}
 	s->nsucc += nret * njsr;
-	return java_ok;
+	return s->late < 0 ? java_ok : insn_bad(b, (uint32_t)s->late);
 }
 
-static int decode(struct builder *b)
+static void lead(struct builder *b, uint32_t i)
 {
-	struct jcfg *g = b->g;
-	uint32_t bci = 0;
-	for (uint32_t i = 0; i < g->l.ninsn; i++) {
-		int err = decode_one(b, bci, &g->l.insn[i]);
-		if (err)
-			return err;
-		g->l.at[bci] = (uint16_t)i;
-		bci += g->l.insn[i].len;
-	}
-	return java_ok;
+	b->leader[i >> 6] |= 1ull << (i & 63);
 }
 
 /* Instruction index at TARGET (a bci), or an error if it is not a
@@ -285,91 +309,131 @@ static uint32_t switch_target(const uint8_t *code, uint32_t bci, uint32_t k)
 	return (uint32_t)(bci + be32(code + (k ? p + 12 + (k - 1) * step : p)));
 }
 
-/* Call FN for every switch target of instruction I: the default first. */
-static int switch_targets(struct builder *b, uint32_t i,
-			  int (*fn)(struct builder *, uint32_t, uint32_t))
-{
-	uint32_t bci = b->g->l.insn[i].bci, n = switch_pairs(b->g->code, bci);
-	int err = java_ok;
-	for (uint32_t k = 0; k <= n && !err; k++)
-		err = fn(b, i, switch_target(b->g->code, bci, k));
-	return err;
-}
-
-/* Until make_blocks, an instruction's block field says whether it leads
- * one. */
-static int mark_leader(struct builder *b, uint32_t i, uint32_t target)
-{
-	uint32_t t = 0;
-	int err = target_index(b, b->g->l.insn[i].bci, target, &t);
-	if (!err)
-		b->g->l.insn[t].block = 1;
-	return err;
-}
-
-static int mark_leaders(struct builder *b)
+/* Add TARGET, a bci, to the successors of instruction I, which it leads. */
+static int add_target(struct builder *b, uint32_t i, uint32_t target)
 {
 	struct jcfg *g = b->g;
-	int err = java_ok;
-	g->l.insn[0].block = 1;
-	for (uint32_t i = 0; i < g->l.ninsn && !err; i++) {
-		const struct jcfg_insn *in = &g->l.insn[i];
-		if (ends_block(in->kind) && i + 1 < g->l.ninsn)
-			g->l.insn[i + 1].block = 1;
-		if (in->kind == JBC_SWITCH)
-			err = switch_targets(b, i, mark_leader);
-		else if (in->kind == JBC_COND_BRANCH || in->kind == JBC_GOTO ||
-			 in->kind == JBC_JSR)
-			err = mark_leader(b, i, (uint32_t)jbc_branch_target(
-				g->code, g->l.code_length, in->bci));
-	}
-	for (unsigned k = 0; k < b->m->nexc && !err; k++) {
-		const struct jcf_exc *x = &b->m->exc[k];
-		uint32_t t = 0;
-		err = target_index(b, x->handler_pc, x->handler_pc, &t);
-		if (!err)
-			g->l.insn[t].block = 1;
-		if (!err)
-			err = target_index(b, x->start_pc, x->start_pc, &t);
-		if (!err && x->end_pc < g->l.code_length)
-			err = target_index(b, x->end_pc, x->end_pc, &t);
-	}
-	return err;
-}
-
-static int add_succ(struct builder *b, uint32_t i, uint32_t target)
-{
 	uint32_t t = 0;
-	int err = target_index(b, b->g->l.insn[i].bci, target, &t);
-	if (!err)
-		add_unique(b->g->l.succ, &b->g->nsucc, b->g->l.insn[i].succ, t);
+	int err = target_index(b, g->l.insn[i].bci, target, &t);
+	if (!err) {
+		lead(b, t);
+		add_unique(g->l.succ, &g->nsucc, g->l.insn[i].succ, t);
+	}
 	return err;
 }
 
+/* A ret may return after every jsr: the instructions that follow one. */
+static void ret_succs(struct builder *b)
+{
+	struct jcfg *g = b->g;
+	for (uint32_t bci = 0; bci < g->l.code_length; bci++) {
+		uint32_t j = g->l.at[bci];
+		if (j != NO_INSN && j + 1 < g->l.ninsn &&
+		    kind_at(g->code, bci) == JBC_JSR)
+			g->l.succ[g->nsucc++] = j + 1;
+	}
+}
+
+/* The normal successors of instruction I, in the order cfg.h gives,
+ * checking its targets; the fall-through of the last instruction is
+ * left to fill's caller, whose checks come first. */
 static int normal_succs(struct builder *b, uint32_t i)
 {
 	struct jcfg *g = b->g;
 	struct jcfg_insn *in = &g->l.insn[i];
 	int err = java_ok;
 	in->succ = g->nsucc;
-	if (falls_through(in->kind)) {
-		if (i + 1 >= g->l.ninsn)
-			return bad(b, java_err_bad_code, in->bci,
-				   "%s falls off the end of the code",
-				   jbc_name(in->op));
+	if (ends_block(in->kind) && i + 1 < g->l.ninsn)
+		lead(b, i + 1);
+	if (falls_through(in->kind) && i + 1 < g->l.ninsn)
 		g->l.succ[g->nsucc++] = i + 1;
+	if (in->kind == JBC_SWITCH) {
+		uint32_t n = switch_pairs(g->code, in->bci);
+		for (uint32_t k = 0; k <= n && !err; k++)
+			err = add_target(b, i, switch_target(g->code, in->bci,
+							     k));
+	} else if (branches(in->kind)) {
+		err = add_target(b, i, (uint32_t)branch_target(g->code,
+							       in->bci,
+							       in->len));
+	} else if (in->kind == JBC_RET) {
+		ret_succs(b);
 	}
-	if (in->kind == JBC_SWITCH)
-		err = switch_targets(b, i, add_succ);
-	else if (in->kind == JBC_COND_BRANCH || in->kind == JBC_GOTO ||
-		 in->kind == JBC_JSR)
-		err = add_succ(b, i, (uint32_t)jbc_branch_target(
-			g->code, g->l.code_length, in->bci));
-	else if (in->kind == JBC_RET)
-		for (uint32_t j = 0; j + 1 < g->l.ninsn; j++)
-			if (g->l.insn[j].kind == JBC_JSR)
-				add_unique(g->l.succ, &g->nsucc, in->succ, j + 1);
 	in->nsucc = (uint16_t)(g->nsucc - in->succ);
+	return err;
+}
+
+/* Source lines in bci order: the sorted line table walked once, giving
+ * jcf_line_at's answer.  Kept in locals: the stores into the
+ * instructions (16-bit fields like the table's) would otherwise reload
+ * the table at every instruction. */
+struct lines {
+	const struct jcf_line *v;
+	uint32_t n, next; /* entries, the next one to pass */
+	uint32_t next_pc; /* its start_pc, or past any bci */
+	int32_t line;     /* the line so far, -1 before the first entry */
+};
+
+static void lines_at(struct lines *l, uint32_t bci)
+{
+	while (bci >= l->next_pc) {
+		l->line = l->v[l->next].line;
+		l->next++;
+		l->next_pc = l->next < l->n ? l->v[l->next].start_pc : UINT32_MAX;
+	}
+}
+
+/* The second walk: every instruction and its normal successors; the
+ * first bad branch target fails it. */
+static int fill(struct builder *b)
+{
+	struct jcfg *g = b->g;
+	const uint8_t *code = g->code;
+	uint32_t bci = 0, len = g->l.code_length, n = g->l.ninsn;
+	struct lines l = { b->m->lines, b->m->nlines, 0,
+			   b->m->nlines ? b->m->lines[0].start_pc : UINT32_MAX,
+			   -1 };
+	int err = java_ok;
+	lead(b, 0);
+	for (uint32_t i = 0; i < n && !err; i++) {
+		uint8_t op = code[bci];
+		struct jcfg_insn *in = &g->l.insn[i];
+		lines_at(&l, bci);
+		/* field by field (a compound literal was built aside and
+		 * copied); block is make_blocks' */
+		in->bci = bci;
+		in->len = (uint16_t)jbc_length(code, len, bci);
+		in->op = op;
+		in->kind = (uint8_t)kind_at(code, bci);
+		in->wide_op = op == JBC_WIDE ? code[bci + 1] : 0;
+		in->can_throw = (uint8_t)can_throw(op);
+		in->cp_index = cp_operand(code, bci, op);
+		in->line = l.line;
+		in->xsucc = 0;
+		in->nxsucc = 0;
+		err = normal_succs(b, i);
+		bci += in->len;
+	}
+	return err;
+}
+
+/* The exception table's ranges and handlers start instructions; the
+ * handlers start blocks. */
+static int check_handlers(struct builder *b)
+{
+	struct jcfg *g = b->g;
+	int err = java_ok;
+	for (unsigned k = 0; k < b->m->nexc && !err; k++) {
+		const struct jcf_exc *x = &b->m->exc[k];
+		uint32_t t = 0;
+		err = target_index(b, x->handler_pc, x->handler_pc, &t);
+		if (!err)
+			lead(b, t);
+		if (!err)
+			err = target_index(b, x->start_pc, x->start_pc, &t);
+		if (!err && x->end_pc < g->l.code_length)
+			err = target_index(b, x->end_pc, x->end_pc, &t);
+	}
 	return err;
 }
 
@@ -391,33 +455,43 @@ static int exc_succs(struct builder *b, uint32_t i)
 	return err;
 }
 
+/* The first leader from I on, or N: blocks are walked leader to leader,
+ * a word of bits at a time, not tested per instruction. */
+static uint32_t next_leader(const struct builder *b, uint32_t i, uint32_t n)
+{
+	while (i < n) {
+		uint64_t w = b->leader[i >> 6] >> (i & 63);
+		if (w) /* bits past N are never set */
+			return i + (uint32_t)__builtin_ctzll(w);
+		i = (i | 63) + 1;
+	}
+	return n;
+}
+
 /* The blocks, and room for their normal successors: those of each
  * block's last instruction. */
 static int make_blocks(struct builder *b)
 {
 	struct jcfg *g = b->g;
-	uint32_t n = 0;
+	struct jcfg_insn *insn = g->l.insn;
+	uint32_t n = g->l.ninsn, nb = 0, next;
 	size_t nsucc = 0;
-	for (uint32_t i = 0; i < g->l.ninsn; i++) {
-		n += g->l.insn[i].block;
-		if (i + 1 == g->l.ninsn || g->l.insn[i + 1].block)
-			nsucc += g->l.insn[i].nsucc;
+	for (uint32_t i = 0; i < n; i = next, nb++) {
+		next = next_leader(b, i + 1, n);
+		nsucc += insn[next - 1].nsucc;
 	}
-	g->block = malloc(n * sizeof(*g->block) + nsucc * sizeof(*g->bsucc));
+	g->block = malloc(nb * sizeof(*g->block) + nsucc * sizeof(*g->bsucc));
 	if (!g->block)
 		return java_err_nomem;
-	g->bsucc = (uint32_t *)(g->block + n);
-	g->nblock = n;
-	for (uint32_t i = 0, k = 0; i < g->l.ninsn; i++) {
-		if (g->l.insn[i].block) {
-			if (i)
-				k++;
-			g->block[k] = (struct jcfg_block){ .first = i,
-				.start_bci = g->l.insn[i].bci };
-		}
-		g->l.insn[i].block = k;
-		g->block[k].last = i;
-		g->block[k].end_bci = g->l.insn[i].bci + g->l.insn[i].len;
+	g->bsucc = (uint32_t *)(g->block + nb);
+	g->nblock = nb;
+	for (uint32_t i = 0, k = 0; i < n; i = next, k++) {
+		next = next_leader(b, i + 1, n);
+		g->block[k] = (struct jcfg_block){ .first = i, .last = next - 1,
+			.start_bci = insn[i].bci,
+			.end_bci = insn[next - 1].bci + insn[next - 1].len };
+		for (uint32_t j = i; j < next; j++)
+			insn[j].block = k;
 	}
 	return java_ok;
 }
@@ -433,7 +507,7 @@ static int block_succs(struct jcfg *g, uint32_t k)
 			   g->l.insn[g->l.succ[last->succ + s]].block);
 	bl->nsucc = g->nbsucc - bl->succ;
 	bl->xsucc = g->bxsucc.n;
-	for (uint32_t i = bl->first; i <= bl->last && !err; i++) {
+	for (uint32_t i = bl->first; i <= bl->last && g->xsucc.n && !err; i++) {
 		const struct jcfg_insn *in = &g->l.insn[i];
 		for (uint32_t s = 0; s < in->nxsucc && !err; s++)
 			err = vec_add_unique(&g->bxsucc, bl->xsucc,
@@ -443,17 +517,20 @@ static int block_succs(struct jcfg *g, uint32_t k)
 	return err;
 }
 
-static int build(struct builder *b)
+/* After the walks: the exception table, then the last instruction's
+ * fall-through (the errors in the order of the checks before), the
+ * exception successors and the blocks. */
+static int finish(struct builder *b)
 {
 	struct jcfg *g = b->g;
-	int err = decode(b);
-	if (!err)
-		err = mark_leaders(b);
-	for (uint32_t i = 0; i < g->l.ninsn && !err; i++) {
-		err = normal_succs(b, i);
-		if (!err)
-			err = exc_succs(b, i);
-	}
+	const struct jcfg_insn *last = &g->l.insn[g->l.ninsn - 1];
+	int err = check_handlers(b);
+	if (!err && falls_through(last->kind))
+		return bad(b, java_err_bad_code, last->bci,
+			   "%s falls off the end of the code",
+			   jbc_name(last->op));
+	for (uint32_t i = 0; i < g->l.ninsn && b->m->nexc && !err; i++)
+		err = exc_succs(b, i);
 	if (!err)
 		err = make_blocks(b);
 	for (uint32_t k = 0; k < g->nblock && !err; k++)
@@ -461,28 +538,51 @@ static int build(struct builder *b)
 	return err;
 }
 
-/* The struct, instructions, room for their successors, at[] and the
- * code in one allocation, laid out in that order (alignments
- * decreasing). */
-static struct jcfg *jcfg_alloc(const struct jcf_method *m,
-			       const struct shape *s)
+/* The struct, at[] and the code in one allocation, laid out in that
+ * order (alignments decreasing). */
+static struct jcfg *jcfg_alloc(const struct jcf_method *m)
 {
 	size_t len = m->code_length;
-	struct jcfg *g = malloc(sizeof(*g) + s->ninsn * sizeof(*g->l.insn) +
-				s->nsucc * sizeof(*g->l.succ) +
-				len * sizeof(*g->l.at) + len);
+	struct jcfg *g = malloc(sizeof(*g) + len * sizeof(*g->l.at) + len);
 	if (!g)
 		return NULL;
-	*g = (struct jcfg){ .l = { .ninsn = s->ninsn,
-				   .code_length = m->code_length } };
-	g->l.insn = (struct jcfg_insn *)(g + 1);
-	g->l.succ = (uint32_t *)(g->l.insn + s->ninsn);
-	g->l.at = (uint16_t *)(g->l.succ + s->nsucc);
+	*g = (struct jcfg){ .l = { .code_length = m->code_length } };
+	g->l.at = (uint16_t *)(g + 1);
 	uint8_t *code = (uint8_t *)(g->l.at + len);
 	memcpy(code, m->code, len);
 	memset(g->l.at, 0xff, len * sizeof(*g->l.at));
 	g->code = code;
 	return g;
+}
+
+/* The instructions, the leader bits and room for the successors, in one
+ * allocation in that order (alignments decreasing); the bits are kept
+ * with the CFG, an eighth of a byte per instruction. */
+static int insn_alloc(struct builder *b, const struct shape *s)
+{
+	struct jcfg *g = b->g;
+	size_t nwords = (s->ninsn + 63) / 64;
+	g->l.insn = malloc(s->ninsn * sizeof(*g->l.insn) +
+			   nwords * sizeof(*b->leader) +
+			   s->nsucc * sizeof(*g->l.succ));
+	if (!g->l.insn)
+		return java_err_nomem;
+	b->leader = (uint64_t *)(g->l.insn + s->ninsn);
+	memset(b->leader, 0, nwords * sizeof(*b->leader));
+	g->l.succ = (uint32_t *)(b->leader + nwords);
+	g->l.ninsn = s->ninsn;
+	return java_ok;
+}
+
+static int build(struct builder *b)
+{
+	struct shape s;
+	int err = scan(b, &s);
+	if (!err)
+		err = insn_alloc(b, &s);
+	if (!err)
+		err = fill(b);
+	return err ? err : finish(b);
 }
 
 int jcfg_build(struct jcfg **out, const struct jcf_method *m,
@@ -494,17 +594,10 @@ int jcfg_build(struct jcfg **out, const struct jcf_method *m,
 	if (!m->code || !m->code_length)
 		return java_err_no_code;
 	struct builder b = { .m = m, .diag = diag };
-	struct shape s;
 	if (m->code_length > MAX_CODE)
 		return bad(&b, java_err_bad_code, 0, "code of %u bytes",
 			   m->code_length);
-	int err = measure(&b, m->code, m->code_length, &s);
-	if (err)
-		return err;
-	if (!(b.g = jcfg_alloc(m, &s)))
-		err = java_err_nomem;
-	else
-		err = build(&b);
+	int err = (b.g = jcfg_alloc(m)) ? build(&b) : java_err_nomem;
 	if (err) {
 		if (err == java_err_nomem && diag)
 			bad(&b, err, 0, "out of memory");
@@ -522,11 +615,12 @@ static int starts_at(const uint64_t *starts, uint32_t len, uint32_t bci)
 	return bci < len && (starts[bci >> 6] >> (bci & 63) & 1);
 }
 
-/* What decode_one (insn_fault) and normal_succs reject in the
- * instruction at BCI: a fault, or falling off the end. */
+/* What the build rejects in the instruction at BCI by itself (a bad
+ * length, a late_fault) or as the last one (falling off the end); its
+ * length in *N. */
 static int insn_ok(const uint8_t *code, uint32_t len, uint32_t bci, int *n)
 {
-	if (insn_fault(code, len, bci, n) != INSN_OK)
+	if ((*n = jbc_length(code, len, bci)) <= 0 || late_fault(code, bci))
 		return 0;
 	return bci + (uint32_t)*n < len || !falls_through(kind_at(code, bci));
 }
@@ -551,10 +645,9 @@ static int targets_ok(const struct jcf_method *m, const uint64_t *starts)
 		unsigned kind = jbc_info(code[bci])->kind;
 		if (kind == JBC_SWITCH && !switch_ok(code, len, starts, bci))
 			return 0;
-		if ((kind == JBC_COND_BRANCH || kind == JBC_GOTO ||
-		     kind == JBC_JSR) &&
-		    !starts_at(starts, len, (uint32_t)jbc_branch_target(
-					code, len, bci)))
+		if (branches(kind) &&
+		    !starts_at(starts, len, (uint32_t)branch_target(
+					code, bci, jbc_table[code[bci]].length)))
 			return 0;
 	}
 	for (unsigned k = 0; k < m->nexc; k++) {
@@ -600,7 +693,8 @@ void jcfg_free(struct jcfg *g)
 	free(g->block); /* with bsucc */
 	free(g->xsucc.v);
 	free(g->bxsucc.v);
-	free(g); /* with insn, succ, at and code */
+	free(g->l.insn); /* with the leader bits and succ */
+	free(g); /* with at and code */
 }
 
 int32_t jcfg_index_covering(const struct jcfg *g, uint32_t bci)

@@ -176,13 +176,13 @@ static inline bytes16 forbidden_bytes(bytes16 v)
 	return (bytes16)((v == 0) | (v >= 0xf0));
 }
 
-/* Does the text S[0, N) hold a byte modified UTF-8 forbids?  Names are
- * most of a class file, so sixteen bytes are checked at once.  The last
- * sixteen end at the text's end: they overlap the ones before or, for a
- * shorter text, start in its length field and the entries before (BEFORE
- * bytes of the class file precede S), and the lanes that are not the
- * text's are masked off. */
-static int utf8_forbidden(const uint8_t *s, size_t n, size_t before)
+/* The bytes of the text S[0, N) that modified UTF-8 forbids, as 0xff
+ * lanes.  Names are most of a class file, so sixteen bytes are checked
+ * at once.  The last sixteen end at the text's end: they overlap the
+ * ones before or, for a shorter text, start in its length field and the
+ * entries before (the caller sees that sixteen bytes of the class file
+ * end there), and the lanes that are not the text's are masked off. */
+static inline bytes16 utf8_forbidden(const uint8_t *s, size_t n)
 {
 	/* Loaded at r, the lanes of a window's last r bytes. */
 	static const uint8_t last[32] = { [16] = 0xff, 0xff, 0xff, 0xff, 0xff,
@@ -195,19 +195,15 @@ static int utf8_forbidden(const uint8_t *s, size_t n, size_t before)
 		bad |= forbidden_bytes(v);
 	}
 	if (i < n) {
-		if (before + n < 16) /* early in a tiny class file */
-			return utf8_bad_byte(s, n) < n;
 		memcpy(&v, s + n - 16, 16);
 		memcpy(&mask, last + (n - i), 16);
 		bad |= forbidden_bytes(v) & mask;
 	}
-	uint64_t w[2];
-	memcpy(w, &bad, sizeof(w));
-	return (w[0] | w[1]) != 0;
+	return bad;
 }
 
-/* The N bytes of a Utf8 text at the cursor, byte by byte (read_cpe has
- * the fast check). */
+/* The N bytes of a Utf8 text at the cursor, byte by byte (read_entries
+ * has the fast check). */
 static void read_utf8_text(struct cursor *c, struct jcf_cpe *e, size_t n)
 {
 	if (!need(c, n, "Utf8 bytes"))
@@ -248,12 +244,13 @@ int jcf_cp_entry_size(unsigned tag)
 	return cpe_size(tag);
 }
 
-/* read_cpe field by field, each read checked: near the end of the
- * bytes, where a field may be cut off and the message names it. */
-static int read_cpe_checked(struct cursor *c, struct jcf *cf, unsigned i)
+/* Read one entry, field by field, each read checked (read_entries has
+ * the fast walk); returns the number of slots it takes (2 for Long and
+ * Double), 0 on error. */
+static int read_cpe(struct cursor *c, struct jcf *cf, unsigned i)
 {
 	struct jcf_cpe *e = &cf->cp[i];
-	e->offset = (uint32_t)c->pos;
+	*e = (struct jcf_cpe){ .offset = (uint32_t)c->pos };
 	uint8_t tag = u1(c, "constant pool tag");
 	cf->tags[i] = tag;
 	switch (cpe_size(tag)) {
@@ -287,58 +284,6 @@ static int read_cpe_checked(struct cursor *c, struct jcf *cf, unsigned i)
 		fail(c, java_err_bad_cpool, e->offset,
 		     "constant pool entry %u: unknown tag %u", i, tag);
 	return 0;
-}
-
-/* Read one entry; returns the number of slots it takes (2 for Long and
- * Double), 0 on error.  Where 9 bytes are left (the tag and the largest
- * entry, or a Utf8's tag and length), the fields are taken from the
- * bytes without a check each: entries are half of a class file's reads. */
-static int read_cpe(struct cursor *c, struct jcf *cf, unsigned i)
-{
-	if (c->err || c->len - c->pos < 9)
-		return read_cpe_checked(c, cf, i);
-	const uint8_t *p = c->p + c->pos;
-	struct jcf_cpe *e = &cf->cp[i];
-	unsigned tag = p[0];
-	int size = cpe_size(tag);
-	size_t n;
-	e->offset = (uint32_t)c->pos;
-	cf->tags[i] = (uint8_t)tag;
-	switch (size) {
-	case -1:
-		n = be16(p + 1);
-		c->pos += 3;
-		if (n <= c->len - c->pos &&
-		    !utf8_forbidden(p + 3, n, c->pos)) {
-			e->a = (uint16_t)n;
-			c->pos += n;
-		} else { /* the failure and its message */
-			read_utf8_text(c, e, n);
-		}
-		return 1;
-	case 2:
-		e->a = be16(p + 1);
-		break;
-	case 3:
-		e->a = p[1];
-		e->b = be16(p + 2);
-		break;
-	case 4:
-		cf->ndynamic += tag == JCF_CONSTANT_Dynamic ||
-				tag == JCF_CONSTANT_InvokeDynamic;
-		/* Numbers stay in the class bytes (jcf_cp_value). */
-		if (tag != JCF_CONSTANT_Integer && tag != JCF_CONSTANT_Float) {
-			e->a = be16(p + 1);
-			e->b = be16(p + 3);
-		}
-		break;
-	case 8:
-		break;
-	default: /* an unknown tag: the checked reader says so */
-		return read_cpe_checked(c, cf, i);
-	}
-	c->pos += 1 + (size_t)size;
-	return size == 8 ? 2 : 1;
 }
 
 static int cp_tag(const struct jcf *cf, unsigned idx)
@@ -459,42 +404,129 @@ static const uint8_t ref_b[JCF_CONSTANT_Package + 1] = {
 	[JCF_CONSTANT_InvokeDynamic] = JCF_CONSTANT_NameAndType,
 };
 
-/* Does entry I pass check_cpe?  Asked first through the tables; only an
- * entry that fails them, or a MethodHandle, goes to check_cpe. */
-static int cpe_ok(struct cursor *c, const struct jcf *cf, unsigned i)
-{
-	unsigned t = cf->tags[i];
-	const struct jcf_cpe *e = &cf->cp[i];
-	if ((ref_a[t] && cp_tag(cf, e->a) != ref_a[t]) ||
-	    (ref_b[t] && cp_tag(cf, e->b) != ref_b[t]) ||
-	    t == JCF_CONSTANT_MethodHandle)
-		return check_cpe(c, cf, i);
-	return 1;
-}
-
 /* Copy the pool's bytes, which end at the cursor, and check its
- * references, in one walk of the entries.  Each Utf8 text of the copy
- * becomes a C string in place: its NUL goes on the next entry's tag
- * byte, which the copy does not need (tags are in cf->tags), or on the
- * spare byte after the pool. */
+ * references, in one walk of the entries: through the tables for most,
+ * check_cpe for an entry they fail (for its message) and for a
+ * MethodHandle.  Each Utf8 text of the copy becomes a C string in
+ * place: its NUL goes on the next entry's tag byte, which the copy does
+ * not need (tags are in cf->tags), or on the spare byte after the pool.
+ * The walk keeps the arrays in locals: the NUL's store would otherwise
+ * reload them at every entry. */
 static void keep_pool(struct cursor *c, struct jcf *cf)
 {
 	if (c->err)
 		return;
 	size_t n = c->pos - CP_START;
-	cf->pool = malloc(n + 1);
-	if (!cf->pool) {
+	char *pool = cf->pool = malloc(n + 1);
+	if (!pool) {
 		fail(c, java_err_nomem, c->pos, "constant pool bytes");
 		return;
 	}
-	memcpy(cf->pool, c->p + CP_START, n);
-	for (unsigned i = 1; i < cf->ncp; i++) {
-		const struct jcf_cpe *e = &cf->cp[i];
-		if (cf->tags[i] == JCF_CONSTANT_Utf8)
-			cf->pool[e->offset - CP_START + 3 + e->a] = 0;
-		else if (!cpe_ok(c, cf, i))
-			return;
+	memcpy(pool, c->p + CP_START, n);
+	const struct jcf_cpe *cp = cf->cp;
+	const uint8_t *tags = cf->tags; /* tags[0] is 0, like cp_tag's */
+	unsigned ncp = cf->ncp;
+	for (unsigned i = 1; i < ncp; i++) {
+		unsigned t = tags[i], a = cp[i].a, b = cp[i].b;
+		if (t == JCF_CONSTANT_Utf8) {
+			pool[cp[i].offset - CP_START + 3 + a] = 0;
+			continue;
+		}
+		if ((ref_a[t] && (a < ncp ? tags[a] : 0) != ref_a[t]) ||
+		    (ref_b[t] && (b < ncp ? tags[b] : 0) != ref_b[t]) ||
+		    t == JCF_CONSTANT_MethodHandle) {
+			if (!check_cpe(c, cf, i))
+				return;
+		}
 	}
+}
+
+/* The entries read one by one with read_cpe: for a pool read_entries
+ * does not take, and the message of its first failure. */
+static void read_entries_checked(struct cursor *c, struct jcf *cf)
+{
+	for (unsigned i = 1; i < cf->ncp && !c->err;) {
+		int n = read_cpe(c, cf, i);
+		if (n == 2 && i + 1 >= cf->ncp)
+			fail(c, java_err_bad_cpool, cf->cp[i].offset,
+			     "constant pool entry %u: 8-byte constant in the "
+			     "last slot", i);
+		else if (n == 2) { /* the slot after a Long or Double */
+			cf->cp[i + 1] = (struct jcf_cpe){ 0 };
+			cf->tags[i + 1] = 0;
+		}
+		i += n ? (unsigned)n : 1;
+	}
+}
+
+/* One entry other than a Utf8, of SIZE bytes after its tag (2, 3, 4 or
+ * 8), from P. */
+static inline void fixed_entry(struct jcf_cpe *e, unsigned tag, int size,
+			       const uint8_t *p)
+{
+	if (size == 3) {
+		e->a = p[1];
+		e->b = be16(p + 2);
+	} else if (size == 2 || (size == 4 && tag != JCF_CONSTANT_Integer &&
+				 tag != JCF_CONSTANT_Float)) {
+		e->a = be16(p + 1);
+		e->b = size == 4 ? be16(p + 3) : 0;
+	} /* numbers stay in the class bytes (jcf_cp_value) */
+}
+
+/* The pool's entries from the bytes, with the cursor in locals: entries
+ * are half of a class file's reads.  Utf8 texts are checked into one
+ * accumulator, looked at once at the end.  Returns 0, having kept
+ * nothing, where anything is amiss (an entry within 9 bytes of the end,
+ * an unknown tag, a text past the end or at the file's start, a
+ * forbidden byte, a Long last): read_entries_checked reads that pool
+ * again, for the message. */
+static int read_entries(struct cursor *c, struct jcf *cf)
+{
+	struct jcf_cpe *cp = cf->cp;
+	uint8_t *tags = cf->tags;
+	const uint8_t *bytes = c->p;
+	size_t pos = c->pos, len = c->len;
+	unsigned ncp = cf->ncp, ndynamic = 0;
+	bytes16 bad = { 0 };
+	for (unsigned i = 1; i < ncp; i++) {
+		const uint8_t *p = bytes + pos;
+		if (len - pos < 9)
+			return 0;
+		unsigned tag = p[0];
+		int size = cpe_size(tag);
+		if (!size)
+			return 0;
+		cp[i] = (struct jcf_cpe){ .offset = (uint32_t)pos };
+		tags[i] = (uint8_t)tag;
+		if (size < 0) {
+			size_t n = be16(p + 1);
+			pos += 3;
+			if (n > len - pos || pos + n < 16)
+				return 0;
+			bad |= utf8_forbidden(bytes + pos, n);
+			cp[i].a = (uint16_t)n;
+			pos += n;
+			continue;
+		}
+		fixed_entry(&cp[i], tag, size, p);
+		ndynamic += tag == JCF_CONSTANT_Dynamic ||
+			    tag == JCF_CONSTANT_InvokeDynamic;
+		pos += 1 + (size_t)size;
+		if (size == 8) { /* and the unusable slot after it */
+			if (++i >= ncp)
+				return 0;
+			cp[i] = (struct jcf_cpe){ 0 };
+			tags[i] = 0;
+		}
+	}
+	uint64_t w[2];
+	memcpy(w, &bad, sizeof(w));
+	if (w[0] | w[1])
+		return 0;
+	c->pos = pos;
+	cf->ndynamic = (uint16_t)ndynamic;
+	return 1;
 }
 
 static void read_cpool(struct cursor *c, struct jcf *cf)
@@ -506,21 +538,18 @@ static void read_cpool(struct cursor *c, struct jcf *cf)
 		fail(c, java_err_corrupt, c->pos - 2, "constant_pool_count 0");
 		return;
 	}
-	/* One block: the entries, then their tags. */
-	cf->cp = calloc(cf->ncp, sizeof(*cf->cp) + sizeof(*cf->tags));
+	/* One block: the entries, then their tags; each entry is written
+	 * as it is read (an unusable slot as zeros), not cleared first. */
+	cf->cp = malloc(cf->ncp * (sizeof(*cf->cp) + sizeof(*cf->tags)));
 	if (!cf->cp) {
 		fail(c, java_err_nomem, c->pos, "constant pool");
 		return;
 	}
 	cf->tags = (uint8_t *)(cf->cp + cf->ncp);
-	for (unsigned i = 1; i < cf->ncp && !c->err;) {
-		int n = read_cpe(c, cf, i);
-		if (n == 2 && i + 1 >= cf->ncp)
-			fail(c, java_err_bad_cpool, cf->cp[i].offset,
-			     "constant pool entry %u: 8-byte constant in the "
-			     "last slot", i);
-		i += n ? (unsigned)n : 1;
-	}
+	cf->cp[0] = (struct jcf_cpe){ 0 };
+	cf->tags[0] = 0;
+	if (!read_entries(c, cf))
+		read_entries_checked(c, cf);
 	keep_pool(c, cf);
 }
 
@@ -558,6 +587,53 @@ static uint16_t utf8_index(struct cursor *c, const struct jcf *cf,
 	return idx;
 }
 
+static inline uint32_t be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+/* An attribute's header at the cursor: its name (a Utf8 index), and its
+ * length in *ALEN.  Read from the bytes where all six are there and the
+ * name is a Utf8; else field by field, for the message.  Inline by force:
+ * as a call (GCC's choice) it cost 40 instructions per attribute. */
+static inline __attribute__((always_inline)) uint16_t
+attr_header(struct cursor *c, const struct jcf *cf, uint32_t *alen)
+{
+	const uint8_t *p = c->p + c->pos;
+	if (!c->err && c->len - c->pos >= 6 &&
+	    cp_tag(cf, be16(p)) == JCF_CONSTANT_Utf8) {
+		*alen = be32(p + 2);
+		c->pos += 6;
+		return be16(p);
+	}
+	uint16_t name = utf8_index(c, cf, "attribute_name_index");
+	*alen = u4(c, "attribute_length");
+	return name;
+}
+
+/* A method's access flags, name, descriptor and attribute count, read as
+ * attr_header reads. */
+static uint16_t method_header(struct cursor *c, const struct jcf *cf,
+			      struct jcf_method *m)
+{
+	const uint8_t *p = c->p + c->pos;
+	if (!c->err && c->len - c->pos >= 8 &&
+	    cp_tag(cf, be16(p + 2)) == JCF_CONSTANT_Utf8 &&
+	    cp_tag(cf, be16(p + 4)) == JCF_CONSTANT_Utf8) {
+		m->access_flags = be16(p);
+		m->name = utf8_at(cf, be16(p + 2));
+		m->descriptor = utf8_at(cf, be16(p + 4));
+		c->pos += 8;
+		return be16(p + 6);
+	}
+	m->access_flags = u2(c, "method access_flags");
+	m->name = jcf_cp_utf8(cf, utf8_index(c, cf, "method name_index"));
+	m->descriptor = jcf_cp_utf8(cf, utf8_index(c, cf,
+						   "method descriptor_index"));
+	return u2(c, "method attributes_count");
+}
+
 static int cmp_line(const void *a, const void *b)
 {
 	const struct jcf_line *x = a, *y = b;
@@ -591,7 +667,8 @@ static void read_lines(struct cursor *c, struct jcf *cf, struct jcf_method *m,
 		return;
 	size_t at = cf->line_count + m->nlines;
 	/* room for the last, at + n - 1 */
-	if (jpb_grow((void **)&cf->line_tab, &cf->line_cap, at + n - 1,
+	if (at + n > cf->line_cap && /* a call only to grow */
+	    jpb_grow((void **)&cf->line_tab, &cf->line_cap, at + n - 1,
 		     sizeof(*cf->line_tab))) {
 		fail(c, java_err_nomem, c->pos, "line numbers");
 		return;
@@ -674,8 +751,8 @@ static void read_code(struct cursor *c, struct jcf *cf, struct jcf_method *m,
 	read_exc_table(c, cf, m);
 	uint16_t nattr = u2(c, "Code attributes_count");
 	for (unsigned i = 0; i < nattr && !c->err; i++) {
-		uint16_t name = utf8_index(c, cf, "attribute_name_index");
-		uint32_t alen = u4(c, "attribute_length");
+		uint32_t alen;
+		uint16_t name = attr_header(c, cf, &alen);
 		if (!need(c, alen, "attribute"))
 			break;
 		size_t aend = c->pos + alen;
@@ -700,14 +777,10 @@ static void read_code(struct cursor *c, struct jcf *cf, struct jcf_method *m,
 static void read_method(struct cursor *c, struct jcf *cf,
 			struct jcf_method *m)
 {
-	m->access_flags = u2(c, "method access_flags");
-	m->name = jcf_cp_utf8(cf, utf8_index(c, cf, "method name_index"));
-	m->descriptor = jcf_cp_utf8(cf, utf8_index(c, cf,
-						   "method descriptor_index"));
-	uint16_t nattr = u2(c, "method attributes_count");
+	uint16_t nattr = method_header(c, cf, m);
 	for (unsigned i = 0; i < nattr && !c->err; i++) {
-		uint16_t name = utf8_index(c, cf, "attribute_name_index");
-		uint32_t alen = u4(c, "attribute_length");
+		uint32_t alen;
+		uint16_t name = attr_header(c, cf, &alen);
 		size_t start = c->pos;
 		if (!need(c, alen, "attribute"))
 			break;
@@ -816,9 +889,10 @@ static void read_methods(struct cursor *c, struct jcf *cf)
 	cf->nmethods = u2(c, "methods_count");
 	if (c->err || !cf->nmethods)
 		return;
-	/* One block: the methods, then their name hashes. */
-	cf->methods = calloc(cf->nmethods,
-			     sizeof(*cf->methods) + sizeof(*cf->name_hash));
+	/* One block: the methods, then their name hashes; each method is
+	 * cleared as it is read, not before. */
+	cf->methods = malloc(cf->nmethods *
+			     (sizeof(*cf->methods) + sizeof(*cf->name_hash)));
 	if (!cf->methods) {
 		fail(c, java_err_nomem, c->pos, "methods");
 		cf->nmethods = 0;
@@ -826,7 +900,7 @@ static void read_methods(struct cursor *c, struct jcf *cf)
 	}
 	cf->name_hash = (uint32_t *)(cf->methods + cf->nmethods);
 	for (unsigned i = 0; i < cf->nmethods && !c->err; i++) {
-		cf->methods[i].index = i;
+		cf->methods[i] = (struct jcf_method){ .index = i };
 		read_method(c, cf, &cf->methods[i]);
 	}
 	hash_method_names(c, cf);
@@ -892,8 +966,8 @@ static void read_class_attrs(struct cursor *c, struct jcf *cf)
 {
 	uint16_t nattr = u2(c, "class attributes_count");
 	for (unsigned i = 0; i < nattr && !c->err; i++) {
-		uint16_t name = utf8_index(c, cf, "attribute_name_index");
-		uint32_t alen = u4(c, "attribute_length");
+		uint32_t alen;
+		uint16_t name = attr_header(c, cf, &alen);
 		size_t start = c->pos;
 		if (!need(c, alen, "attribute"))
 			break;

@@ -437,14 +437,20 @@ static int check_handlers(struct builder *b)
 	return err;
 }
 
-static int exc_succs(struct builder *b, uint32_t i)
+/* The exception successors of instruction I, whose bci is within
+ * [LO, HI), the union of the table's ranges. */
+static int exc_succs(struct builder *b, uint32_t i, uint32_t lo, uint32_t hi)
 {
 	struct jcfg *g = b->g;
 	struct jcfg_insn *in = &g->l.insn[i];
+	const struct jcf_exc *exc = b->m->exc;
+	unsigned nexc = b->m->nexc;
 	int err = java_ok;
 	in->xsucc = g->xsucc.n;
-	for (unsigned k = 0; k < b->m->nexc && in->can_throw && !err; k++) {
-		const struct jcf_exc *x = &b->m->exc[k];
+	if (!in->can_throw || in->bci < lo || in->bci >= hi)
+		return java_ok; /* nxsucc stays 0 */
+	for (unsigned k = 0; k < nexc && !err; k++) {
+		const struct jcf_exc *x = &exc[k];
 		if (in->bci < x->start_pc || in->bci >= x->end_pc)
 			continue;
 		err = vec_add_unique(&g->xsucc, in->xsucc, g->l.at[x->handler_pc]);
@@ -452,6 +458,23 @@ static int exc_succs(struct builder *b, uint32_t i)
 			break; /* catches everything: later entries never match */
 	}
 	in->nxsucc = (uint16_t)(g->xsucc.n - in->xsucc);
+	return err;
+}
+
+/* Every instruction's exception successors: a table entry is looked at
+ * only for instructions within some entry's range. */
+static int all_exc_succs(struct builder *b)
+{
+	uint32_t lo = UINT32_MAX, hi = 0;
+	int err = java_ok;
+	for (unsigned k = 0; k < b->m->nexc; k++) {
+		if (b->m->exc[k].start_pc < lo)
+			lo = b->m->exc[k].start_pc;
+		if (b->m->exc[k].end_pc > hi)
+			hi = b->m->exc[k].end_pc;
+	}
+	for (uint32_t i = 0; i < b->g->l.ninsn && !err; i++)
+		err = exc_succs(b, i, lo, hi);
 	return err;
 }
 
@@ -529,8 +552,8 @@ static int finish(struct builder *b)
 		return bad(b, java_err_bad_code, last->bci,
 			   "%s falls off the end of the code",
 			   jbc_name(last->op));
-	for (uint32_t i = 0; i < g->l.ninsn && b->m->nexc && !err; i++)
-		err = exc_succs(b, i);
+	if (!err && b->m->nexc)
+		err = all_exc_succs(b);
 	if (!err)
 		err = make_blocks(b);
 	for (uint32_t k = 0; k < g->nblock && !err; k++)

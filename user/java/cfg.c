@@ -335,8 +335,8 @@ static void ret_succs(struct builder *b)
 }
 
 /* The normal successors of instruction I, in the order cfg.h gives,
- * checking its targets; the fall-through of the last instruction is
- * left to fill's caller, whose checks come first. */
+ * checking its targets; whether the last instruction falls off the end
+ * is finish's question, asked after the exception table's checks. */
 static int normal_succs(struct builder *b, uint32_t i)
 {
 	struct jcfg *g = b->g;

@@ -210,9 +210,9 @@ static void put_pairs(struct lists *l, uint8_t op, size_t bci, const uint8_t *nx
 		keyed_put(&l->lone, op, bci);
 }
 
-/* The opcodes a switch, jsr or ret at BCI of method M can go to, from its
- * CFG (rare: read from the raw bytecode, the others need none), at most
- * 256 distinct ones kept. */
+/* The opcodes a jsr or ret at BCI of method M can go to, from its CFG
+ * (rare: a switch's are read from the raw bytecode, switch_next_ops), at
+ * most 256 distinct ones kept. */
 static unsigned cfg_next_ops(struct flow *f, uint32_t m, size_t bci, uint8_t *nx)
 {
 	const struct jcfg *g = flow_meth_cfg(f, m);
@@ -230,13 +230,112 @@ static unsigned cfg_next_ops(struct flow *f, uint32_t m, size_t bci, uint8_t *nx
 	return n;
 }
 
-/* Every instruction of method M into PAIRS by (opcode, next opcode), once
- * per distinct next opcode the lookahead can see (the successors', and
- * after a fused pair the second's successors'); invokes, returns and
- * throws end a lookahead and get (opcode, 0xff); one with no next opcode
- * goes into the lone lists (put_pairs).  Read from the raw bytecode in one walk,
- * so that no CFG is built for a method no resynchronisation reaches. */
-static void method_lists(struct flow *f, uint32_t m, struct lists *ls)
+static uint32_t rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* The opcodes at the targets of the switch at BCI (its length checked by
+ * jbc_length), at most 256 distinct ones, as cfg_next_ops would give them
+ * without building the method's CFG (jython: 509 methods, 43 M
+ * instructions).  Where a target is not an instruction the CFG fails,
+ * and candidate_at rejects every position of the method whatever lists
+ * it is in. */
+static unsigned switch_next_ops(const uint8_t *code, size_t len, size_t bci, uint8_t *nx)
+{
+	size_t p = (bci + 4) & ~(size_t)3;
+	int table = code[bci] == JBC_TABLESWITCH;
+	uint32_t cases = table ? rd32(code + p + 8) - rd32(code + p + 4) + 1 : rd32(code + p + 4);
+	size_t at = p + 12, step = table ? 4 : 8;
+	uint8_t seen[32] = { 0 };
+	unsigned n = 0;
+	for (uint32_t k = 0; k <= cases; k++) {
+		/* the default first, then each case's offset */
+		uint32_t off = rd32(code + (k ? at + (k - 1) * step : p));
+		size_t t = bci + (size_t)(int64_t)(int32_t)off;
+		if (t >= len) /* negative offsets wrap above len */
+			continue;
+		uint8_t o = code[t];
+		if (!(seen[o >> 3] & (1u << (o & 7))))
+			nx[n++] = o;
+		seen[o >> 3] |= (uint8_t)(1u << (o & 7));
+	}
+	return n;
+}
+
+/* The distinct opcodes the lookahead can see after the instruction at BCI
+ * (opcode OP, L bytes long) of method M into NX: the successors', and
+ * after a fused pair the second's successors'; 0xff after an invoke, a
+ * return or a throw, which end a lookahead; none where the code after it
+ * is bad. */
+static unsigned next_ops(struct flow *f, uint32_t m, size_t bci, size_t l, uint8_t *nx)
+{
+	const uint8_t *code = f->mscan[m].code;
+	size_t len = f->mscan[m].len, next = bci + l;
+	uint8_t op = code[bci];
+	unsigned kind = jbc_table[op].kind, n = 0;
+	if (op == JBC_WIDE && bci + 1 < len && code[bci + 1] == 0xa9)
+		kind = JBC_RET;
+	if (jbc_is_invoke(kind) || kind == JBC_RETURN || kind == JBC_ATHROW) {
+		nx[n++] = 0xff;
+	} else if (kind == JBC_SWITCH) {
+		n = switch_next_ops(code, len, bci, nx);
+	} else if (kind == JBC_JSR || kind == JBC_RET) {
+		n = cfg_next_ops(f, m, bci, nx);
+	} else {
+		if (kind != JBC_GOTO && next < len)
+			nx[n++] = code[next];
+		long t = kind == JBC_OTHER ? -1 : jbc_branch_target(code, len, bci);
+		if (t >= 0 && (size_t)t < len)
+			nx[n++] = code[t];
+		/* a fused pair: what follows its second instruction */
+		if (kind == JBC_OTHER && n == 1 && flow_fused_pair(op, nx[0])) {
+			int l2 = jbc_length(code, len, next);
+			if (l2 > 0 && next + (size_t)l2 < len)
+				nx[n++] = code[next + (size_t)l2];
+		}
+	}
+	return n;
+}
+
+/* plain_kinds: an instruction that ends a lookahead (an invoke, a return,
+ * a throw: next opcode 0xff), beside its length. */
+#define PLAIN_ENDS 0x80u
+
+/* Per opcode, its length where next_ops needs no more than the next byte
+ * (a fixed length, falling through or ending a lookahead: most
+ * instructions), with PLAIN_ENDS for the latter; else 0. */
+static void plain_kinds(uint8_t *plain)
+{
+	for (unsigned op = 0; op < 256; op++) {
+		unsigned kind = jbc_table[op].kind, l = jbc_table[op].length;
+		int ends = jbc_is_invoke(kind) || kind == JBC_RETURN || kind == JBC_ATHROW;
+		plain[op] = kind == JBC_OTHER ? (uint8_t)l : ends ? (uint8_t)(l ? l | PLAIN_ENDS : 0) : 0;
+	}
+}
+
+/* The next opcode that next_ops would give alone for the plain (PK)
+ * instruction OP at BCI (not 0) of CODE (LEN bytes) and its length in
+ * *L; -1 where next_ops must decide (the code ends after it, or it is
+ * the first of a fused pair). */
+static inline int plain_next(const uint8_t *code, size_t len, size_t bci, uint8_t op,
+			     unsigned pk, size_t *l)
+{
+	*l = pk & ~PLAIN_ENDS;
+	if (pk & PLAIN_ENDS)
+		return *l <= len - bci ? 0xff : -1;
+	if (*l >= len - bci || flow_fused_pair(op, code[bci + *l]))
+		return -1;
+	return code[bci + *l];
+}
+
+/* Every instruction of method M into the pair lists by (opcode, next
+ * opcode), once per distinct next opcode (next_ops); one with none into
+ * the lone lists, and at bci 0 also into the entry lists (put_pairs).
+ * Read from the raw bytecode in one walk, so that no CFG is built for a
+ * method no resynchronisation reaches.  Plain instructions (PLAIN,
+ * plain_next) past bci 0 go straight into the pair lists: most are. */
+static void method_lists(struct flow *f, uint32_t m, const uint8_t *plain, struct lists *ls)
 {
 	const uint8_t *code = f->mscan[m].code;
 	size_t len = f->mscan[m].len;
@@ -244,33 +343,19 @@ static void method_lists(struct flow *f, uint32_t m, struct lists *ls)
 	ls->lone.at[m] = (uint32_t)ls->lone.n;
 	ls->entry.at[m] = (uint32_t)ls->entry.n;
 	for (size_t bci = 0; bci < len;) {
+		uint8_t op = code[bci], nx[256];
+		size_t pl;
+		int nop = plain[op] && bci ? plain_next(code, len, bci, op, plain[op], &pl) : -1;
+		if (nop >= 0) {
+			keyed_put(&ls->pairs, (uint32_t)op << 8 | (uint32_t)nop, bci);
+			bci += pl;
+			continue;
+		}
 		int l = jbc_length(code, len, bci);
 		if (l <= 0)
 			return; /* undefined code: its CFG fails too */
-		uint8_t op = code[bci], nx[256];
-		unsigned kind = jbc_table[op].kind, n = 0;
-		size_t next = bci + (size_t)l;
-		if (op == JBC_WIDE && bci + 1 < len && code[bci + 1] == 0xa9)
-			kind = JBC_RET;
-		if (jbc_is_invoke(kind) || kind == JBC_RETURN || kind == JBC_ATHROW) {
-			nx[n++] = 0xff;
-		} else if (kind == JBC_SWITCH || kind == JBC_JSR || kind == JBC_RET) {
-			n = cfg_next_ops(f, m, bci, nx);
-		} else {
-			if (kind != JBC_GOTO && next < len)
-				nx[n++] = code[next];
-			long t = kind == JBC_OTHER ? -1 : jbc_branch_target(code, len, bci);
-			if (t >= 0 && (size_t)t < len)
-				nx[n++] = code[t];
-			/* a fused pair: what follows its second instruction */
-			if (kind == JBC_OTHER && n == 1 && flow_fused_pair(op, nx[0])) {
-				int l2 = jbc_length(code, len, next);
-				if (l2 > 0 && next + (size_t)l2 < len)
-					nx[n++] = code[next + (size_t)l2];
-			}
-		}
-		put_pairs(ls, op, bci, nx, n);
-		bci = next;
+		put_pairs(ls, op, bci, nx, next_ops(f, m, bci, (size_t)l, nx));
+		bci += (size_t)l;
 	}
 }
 
@@ -381,8 +466,10 @@ static int build_opidx(struct flow *f)
 	f->pairstart = calloc(RESYNC_KEYS + 1, sizeof(*f->pairstart));
 	if (!f->pairstart)
 		err = jpb_err_nomem;
+	uint8_t plain[256];
+	plain_kinds(plain);
 	for (size_t m = 0; m < nm && !err; m++) {
-		method_lists(f, (uint32_t)m, &ls);
+		method_lists(f, (uint32_t)m, plain, &ls);
 		for (int i = 0; i < 3; i++)
 			err = err ? err : k[i]->err;
 	}

@@ -346,6 +346,10 @@ struct flow {
 	/* per 64 bytes of code, the method holding its first byte (in
 	 * mscan's block) */
 	uint32_t *mpage;
+	/* per method of the index, whether its code has a switch, jsr or ret
+	 * (where flow_raw_explains leaves the answer to explains; in
+	 * mscan's block) */
+	uint8_t *mhard;
 	/* per thread: the decoded events from the oldest pending step's on,
 	 * the next to run at ev[next] */
 	struct flow_ev *ev;

@@ -279,8 +279,10 @@ static unsigned next_ops(struct flow *f, uint32_t m, size_t bci, size_t l, uint8
 	if (jbc_is_invoke(kind) || kind == JBC_RETURN || kind == JBC_ATHROW) {
 		nx[n++] = 0xff;
 	} else if (kind == JBC_SWITCH) {
+		f->mhard[m] = 1;
 		n = switch_next_ops(code, len, bci, nx);
 	} else if (kind == JBC_JSR || kind == JBC_RET) {
+		f->mhard[m] = 1;
 		n = cfg_next_ops(f, m, bci, nx);
 	} else {
 		if (kind != JBC_GOTO && next < len)
@@ -392,9 +394,11 @@ static int place_code(struct flow *f)
 			return jpb_err_invalid;
 	size_t npage = (total >> MPAGE_SHIFT) + 1;
 	/* one block: methods.c frees mscan */
-	if (!(f->mscan = malloc((nm + 1) * sizeof(*f->mscan) + npage * sizeof(*f->mpage))))
+	if (!(f->mscan = malloc((nm + 1) * sizeof(*f->mscan) + npage * sizeof(*f->mpage) + nm + 1)))
 		return jpb_err_nomem;
 	f->mpage = (uint32_t *)(f->mscan + nm + 1);
+	f->mhard = (uint8_t *)(f->mpage + npage);
+	memset(f->mhard, 0, nm + 1);
 	uint32_t at = 0;
 	size_t page = 0;
 	for (size_t m = 0; m <= nm; m++) {
@@ -536,8 +540,44 @@ static uint32_t meth_at(const struct flow *f, uint32_t m, uint32_t off)
 	return m;
 }
 
+/* Is the instruction before BCI (an instruction of CODE) an invoke?
+ * Exact where maybe_after_invoke guesses: a walk of the instructions. */
+static int after_invoke(const uint8_t *code, size_t len, size_t bci)
+{
+	size_t at = 0, prev = 0;
+	while (at < bci) {
+		int l = jbc_length(code, len, at);
+		if (l <= 0)
+			return 0;
+		prev = at;
+		at += (size_t)l;
+	}
+	return at == bci && bci && jbc_is_invoke(jbc_table[code[prev]].kind);
+}
+
+/* A candidate whose position is known to pass without the method's CFG:
+ * its bci (below 65536) with this bit, resolved by resolve_deferred. */
+#define DEFERRED 0x80000000u
+
+/* Can the candidate at BCI of method M, which passed flow_raw_explains,
+ * skip candidate_at's checks on the CFG, not yet built?  Where the code
+ * has no switch, jsr or ret and its CFG builds (jprog_has_cfg checks
+ * without building it), flow_raw_explains walked explains' very tree,
+ * and after a return the instruction before must be an invoke.  Then
+ * the CFG is built only if the search stays under max_resync: searches
+ * that find too many had built most of the CFGs a search builds, for
+ * nothing (jython: 1411 of 1968). */
+static int sure_without_cfg(struct flow *f, uint32_t m, uint32_t bci, int lost)
+{
+	const struct fmeth *fm = &f->meths[m];
+	const struct flow_mscan *ms = &f->mscan[m];
+	return !fm->cfg_tried && !f->mhard[m] && jprog_has_cfg(f->p, fm->hm.m) == 1 &&
+	       (lost != LOST_AFTER_RET || after_invoke(ms->code, ms->len, bci));
+}
+
 /* The position (instruction index) in method M at BCI where OPS can run
- * given LOST and WANT (resync_candidates), or -1. */
+ * given LOST and WANT (resync_candidates), DEFERRED | BCI where it can
+ * and the method's CFG is not needed to tell (sure_without_cfg), or -1. */
 static int64_t candidate_at(struct flow *f, uint32_t m, uint32_t bci, int lost,
 			    int want, const uint8_t *ops, size_t n)
 {
@@ -552,6 +592,8 @@ static int64_t candidate_at(struct flow *f, uint32_t m, uint32_t bci, int lost,
 	    (lost == LOST_AT_HANDLER && !is_handler(&f->meths[m], bci)) ||
 	    !flow_raw_explains(ms->code, ms->len, bci, ops, n, &rb))
 		return -1;
+	if (sure_without_cfg(f, m, bci, lost))
+		return DEFERRED | bci;
 	/* the index holds bcis: the CFG is built for candidates only */
 	const struct jcfg *g = flow_meth_cfg(f, m);
 	int32_t pos = g ? jcfg_index_of(g, bci) : -1;
@@ -565,6 +607,23 @@ static int64_t candidate_at(struct flow *f, uint32_t m, uint32_t bci, int lost,
 		return -1;
 	unsigned budget = 4096;
 	return explains(f, m, (uint32_t)pos, ops, n, &budget) ? pos : -1;
+}
+
+/* The DEFERRED candidates of OUT (N) at their positions, their CFGs
+ * built now; jpb_err_nomem where a CFG that checked out fails. */
+static int resolve_deferred(struct flow *f, uint64_t *out, uint32_t n)
+{
+	for (uint32_t c = 0; c < n; c++) {
+		if (!(out[c] & DEFERRED))
+			continue;
+		uint32_t m = (uint32_t)(out[c] >> 32);
+		const struct jcfg *g = flow_meth_cfg(f, m);
+		int32_t pos = g ? jcfg_index_of(g, (uint32_t)out[c] & 0xffff) : -1;
+		if (pos < 0)
+			return jpb_err_nomem;
+		out[c] = (uint64_t)m << 32 | (uint32_t)pos;
+	}
+	return 0;
 }
 
 /* The instructions where OPS (OPS[0] == OP) can run given LOST (at an
@@ -627,6 +686,8 @@ static int resync_candidates(struct flow *f, uint8_t op, int lost, int want,
 		out[cnt++] = (uint64_t)m << 32 | (uint64_t)pos;
 	}
 	free(own);
+	if (cnt != RCACHE_TOO_MANY && resolve_deferred(f, out, cnt))
+		return jpb_err_nomem;
 	*e = (struct rcache){ h, 1, (uint8_t)lost, (uint8_t)n, { 0 }, want,
 			      (uint32_t)f->nrpool, cnt };
 	memcpy(e->ops, ops, n);

@@ -162,27 +162,33 @@ static int maybe_after_invoke(const uint8_t *code, uint32_t bci)
 #define ENTRY_BASE (PAIR_KEYS + 256u)
 #define RESYNC_KEYS (ENTRY_BASE + PAIR_KEYS)
 
-/* Lists gathered in program order, as key << 16 | bci (a bci fits 16
- * bits), method m's from at[m] on, then sorted by key into the index
- * (index_lists). */
+/* Lists gathered in program order, as keys and code offsets, then sorted
+ * by key into the index (index_lists); each key counted as it comes, in
+ * CNT[key]. */
 struct keyed {
-	uint32_t *v, *at;
+	uint16_t *key;
+	uint32_t *off, *cnt;
 	size_t n, cap;
 	int err;
 };
 
 static void keyed_grow(struct keyed *p)
 {
-	if (jpb_grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v)))
+	size_t cap = p->cap;
+	if (jpb_grow((void **)&p->key, &cap, p->n + 1, sizeof(*p->key)) ||
+	    jpb_grow((void **)&p->off, &p->cap, p->n + 1, sizeof(*p->off)))
 		p->err = jpb_err_nomem;
+	p->cap = cap < p->cap ? cap : p->cap;
 }
 
 /* Inline: called for every instruction of the program. */
-static inline void keyed_put(struct keyed *p, uint32_t key, size_t bci)
+static inline void keyed_put(struct keyed *p, uint32_t key, uint32_t off)
 {
 	if (p->n == p->cap && (keyed_grow(p), p->err))
 		return;
-	p->v[p->n++] = key << 16 | (uint16_t)bci;
+	p->key[p->n] = (uint16_t)key;
+	p->off[p->n++] = off;
+	p->cnt[key]++;
 }
 
 /* The index's three kinds of lists while they are gathered. */
@@ -190,11 +196,11 @@ struct lists {
 	struct keyed pairs, lone, entry;
 };
 
-/* Put the instruction at BCI (opcode OP) into the pair lists once per
- * distinct next opcode of NX (N of them), at bci 0 also into the entry
- * lists; with none, into the lone lists. */
-static void put_pairs(struct lists *l, uint8_t op, size_t bci, const uint8_t *nx,
-		      unsigned n)
+/* Put the instruction at BCI (opcode OP, code offset OFF) into the pair
+ * lists once per distinct next opcode of NX (N of them), at bci 0 also
+ * into the entry lists; with none, into the lone lists. */
+static void put_pairs(struct lists *l, uint8_t op, size_t bci, uint32_t off,
+		      const uint8_t *nx, unsigned n)
 {
 	for (unsigned k = 0; k < n; k++) {
 		unsigned j = 0;
@@ -202,12 +208,12 @@ static void put_pairs(struct lists *l, uint8_t op, size_t bci, const uint8_t *nx
 			j++;
 		if (j < k)
 			continue;
-		keyed_put(&l->pairs, (uint32_t)op << 8 | nx[k], bci);
+		keyed_put(&l->pairs, (uint32_t)op << 8 | nx[k], off);
 		if (!bci)
-			keyed_put(&l->entry, (uint32_t)op << 8 | nx[k], bci);
+			keyed_put(&l->entry, (uint32_t)op << 8 | nx[k], off);
 	}
 	if (!n)
-		keyed_put(&l->lone, op, bci);
+		keyed_put(&l->lone, op, off);
 }
 
 /* The opcodes a jsr or ret at BCI of method M can go to, from its CFG
@@ -341,41 +347,35 @@ static void method_lists(struct flow *f, uint32_t m, const uint8_t *plain, struc
 {
 	const uint8_t *code = f->mscan[m].code;
 	size_t len = f->mscan[m].len;
-	ls->pairs.at[m] = (uint32_t)ls->pairs.n;
-	ls->lone.at[m] = (uint32_t)ls->lone.n;
-	ls->entry.at[m] = (uint32_t)ls->entry.n;
+	uint32_t start = f->mscan[m].start;
 	for (size_t bci = 0; bci < len;) {
 		uint8_t op = code[bci], nx[256];
 		size_t pl;
 		int nop = plain[op] && bci ? plain_next(code, len, bci, op, plain[op], &pl) : -1;
 		if (nop >= 0) {
-			keyed_put(&ls->pairs, (uint32_t)op << 8 | (uint32_t)nop, bci);
+			keyed_put(&ls->pairs, (uint32_t)op << 8 | (uint32_t)nop, start + (uint32_t)bci);
 			bci += pl;
 			continue;
 		}
 		int l = jbc_length(code, len, bci);
 		if (l <= 0)
 			return; /* undefined code: its CFG fails too */
-		put_pairs(ls, op, bci, nx, next_ops(f, m, bci, (size_t)l, nx));
+		put_pairs(ls, op, bci, start + (uint32_t)bci, nx, next_ops(f, m, bci, (size_t)l, nx));
 		bci += (size_t)l;
 	}
 }
 
-/* P's entries of NM methods sorted by key, stably, into IDX: key k's
- * list (of NKEYS) is START[k] .. START[k + 1], code offsets in program
- * order; START[0], where the first list starts, is given. */
-static void index_lists(const struct flow *f, const struct keyed *p, size_t nm,
-			uint32_t *start, uint32_t nkeys, uint32_t *idx)
+/* P's entries sorted by key, stably, into IDX: key k's list (of NKEYS)
+ * is START[k] .. START[k + 1], code offsets in program order; START[0],
+ * where the first list starts, is given, START[k + 1] holds key k's
+ * count (P->cnt). */
+static void index_lists(const struct keyed *p, uint32_t *start, uint32_t nkeys, uint32_t *idx)
 {
 	uint32_t first = start[0];
-	memset(start + 1, 0, nkeys * sizeof(*start));
-	for (size_t i = 0; i < p->n; i++)
-		start[(p->v[i] >> 16) + 1]++;
 	for (size_t k = 0; k < nkeys; k++)
 		start[k + 1] += start[k];
-	for (size_t m = 0; m < nm; m++)
-		for (size_t i = p->at[m]; i < p->at[m + 1]; i++)
-			idx[start[p->v[i] >> 16]++] = f->mscan[m].start + (p->v[i] & 0xffff);
+	for (size_t i = 0; i < p->n; i++)
+		idx[start[p->key[i]]++] = p->off[i];
 	/* the fill left start[k] at the end of list k */
 	for (size_t k = nkeys; k > 0; k--)
 		start[k] = start[k - 1];
@@ -435,21 +435,22 @@ static int index_methods(struct flow *f)
 	return place_code(f);
 }
 
-/* LS's lists sorted into f->pairidx, f->pairstart. */
-static int index_all(struct flow *f, struct lists *ls, size_t nm)
+/* The index's lists: base and count of the keys of each kind. */
+static const uint32_t list_base[3] = { 0, LONE_BASE, ENTRY_BASE };
+static const uint32_t list_keys[3] = { PAIR_KEYS, 256, PAIR_KEYS };
+
+/* LS's lists sorted into f->pairidx, f->pairstart (which holds their
+ * counts). */
+static int index_all(struct flow *f, struct lists *ls)
 {
 	struct keyed *k[3] = { &ls->pairs, &ls->lone, &ls->entry };
-	static const uint32_t base[3] = { 0, LONE_BASE, ENTRY_BASE };
-	static const uint32_t nkeys[3] = { PAIR_KEYS, 256, PAIR_KEYS };
 	size_t total = 0;
-	for (int i = 0; i < 3; i++) {
-		k[i]->at[nm] = (uint32_t)k[i]->n;
+	for (int i = 0; i < 3; i++)
 		total += k[i]->n;
-	}
 	if (!(f->pairidx = malloc((total + 1) * sizeof(*f->pairidx))))
 		return jpb_err_nomem;
 	for (int i = 0; i < 3; i++)
-		index_lists(f, k[i], nm, f->pairstart + base[i], nkeys[i], f->pairidx);
+		index_lists(k[i], f->pairstart + list_base[i], list_keys[i], f->pairidx);
 	return 0;
 }
 
@@ -464,12 +465,11 @@ static int build_opidx(struct flow *f)
 	size_t nm = f->nmscan;
 	struct lists ls = { 0 };
 	struct keyed *k[3] = { &ls.pairs, &ls.lone, &ls.entry };
-	for (int i = 0; i < 3; i++)
-		if (!(k[i]->at = malloc((nm + 1) * sizeof(*k[i]->at))))
-			err = jpb_err_nomem;
 	f->pairstart = calloc(RESYNC_KEYS + 1, sizeof(*f->pairstart));
 	if (!f->pairstart)
-		err = jpb_err_nomem;
+		return jpb_err_nomem;
+	for (int i = 0; i < 3; i++) /* key k counted at its list's start[k + 1] */
+		k[i]->cnt = f->pairstart + list_base[i] + 1;
 	uint8_t plain[256];
 	plain_kinds(plain);
 	for (size_t m = 0; m < nm && !err; m++) {
@@ -477,11 +477,11 @@ static int build_opidx(struct flow *f)
 		for (int i = 0; i < 3; i++)
 			err = err ? err : k[i]->err;
 	}
-	if (!err && !(err = index_all(f, &ls, nm)))
+	if (!err && !(err = index_all(f, &ls)))
 		f->rindex_built = 1;
 	for (int i = 0; i < 3; i++) {
-		free(k[i]->v);
-		free(k[i]->at);
+		free(k[i]->key);
+		free(k[i]->off);
 	}
 	return err;
 }

@@ -421,7 +421,12 @@ static int place_code(struct flow *f)
 static int index_methods(struct flow *f)
 {
 	struct jhier *h = jprog_hier(f->p);
-	size_t nc = jhier_class_count(h);
+	size_t nc = jhier_class_count(h), nm = f->nmeths;
+	/* room for them all at once (jython: 45 k), not a copy at each doubling */
+	for (size_t i = 0; i < nc; i++)
+		nm += jcf_method_count(jhier_class_at(h, i, NULL));
+	if (jpb_grow((void **)&f->meths, &f->capm, nm, sizeof(*f->meths)))
+		return jpb_err_nomem;
 	for (size_t i = 0; i < nc; i++) {
 		struct jhier_method hm = { 0 };
 		hm.cls = jhier_class_at(h, i, &hm.loader);
@@ -470,6 +475,14 @@ static int build_opidx(struct flow *f)
 		return jpb_err_nomem;
 	for (int i = 0; i < 3; i++) /* key k counted at its list's start[k + 1] */
 		k[i]->cnt = f->pairstart + list_base[i] + 1;
+	/* the pairs take about one entry per 2 bytes of code (jython: 1.20 M
+	 * in 2.20 MB): room for one per byte, untouched beyond what they use,
+	 * rather than a copy at each doubling */
+	size_t cap = 0;
+	if (!err && (jpb_grow((void **)&ls.pairs.key, &cap, f->mscan[nm].start, sizeof(uint16_t)) ||
+		     jpb_grow((void **)&ls.pairs.off, &ls.pairs.cap, f->mscan[nm].start, sizeof(uint32_t))))
+		err = jpb_err_nomem;
+	ls.pairs.cap = cap < ls.pairs.cap ? cap : ls.pairs.cap;
 	uint8_t plain[256];
 	plain_kinds(plain);
 	for (size_t m = 0; m < nm && !err; m++) {

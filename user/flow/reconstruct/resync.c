@@ -125,6 +125,22 @@ int flow_raw_explains(const uint8_t *code, size_t len, size_t bci, const uint8_t
 		if (n <= 1 || !*budget)
 			return 1;
 		--*budget;
+		/* most instructions have a fixed length and fall through: where
+		 * they do not start a fused pair, their one successor, as
+		 * raw_succs gives it, without its tests (one that runs past LEN
+		 * ends the walk with a yes there too) */
+		uint8_t op = code[bci];
+		size_t l = jbc_table[op].length;
+		if (l && jbc_table[op].kind == JBC_OTHER) {
+			if (bci + l >= len)
+				return 1;
+			if (!flow_fused_pair(op, code[bci + l])) {
+				bci += l;
+				if (code[bci] != ops[1])
+					return 0;
+				continue;
+			}
+		}
 		size_t s[3];
 		unsigned ns = raw_succs(code, len, bci, s);
 		if (!ns)

@@ -328,7 +328,8 @@ struct flow {
 	/* resync index (raw bytecode), by (opcode, next opcode), 0xff as
 	 * next = ends the lookahead, by opcode the instructions no pair
 	 * lists, by (opcode, next opcode) those at bci 0 (RESYNC_KEYS lists,
-	 * resync.c): code offsets (mscan[m].start + bci), in program order */
+	 * resync.c): code offsets (mscan[m].start + bci), the last lists
+	 * their methods m, in program order */
 	int rindex_built;
 	uint32_t *pairstart; /* RESYNC_KEYS + 1 entries */
 	uint32_t *pairidx;

@@ -171,8 +171,9 @@ static int maybe_after_invoke(const uint8_t *code, uint32_t bci)
 
 /* The index's lists: 65536 by (opcode, next opcode), 256 by opcode of
  * the instructions no pair lists (the code after them is bad), and again
- * by (opcode, next opcode) those at bci 0 (a method entry's search reads
- * only them: jython has 45 k methods against 1.2 M pair entries). */
+ * by (opcode, next opcode) those at bci 0, as their methods (a method
+ * entry's search reads only them: jython has 45 k methods against 1.2 M
+ * pair entries). */
 #define PAIR_KEYS 65536u
 #define LONE_BASE PAIR_KEYS
 #define ENTRY_BASE (PAIR_KEYS + 256u)
@@ -212,10 +213,11 @@ struct lists {
 	struct keyed pairs, lone, entry;
 };
 
-/* Put the instruction at BCI (opcode OP, code offset OFF) into the pair
- * lists once per distinct next opcode of NX (N of them), at bci 0 also
- * into the entry lists; with none, into the lone lists. */
-static void put_pairs(struct lists *l, uint8_t op, size_t bci, uint32_t off,
+/* Put the instruction at BCI (opcode OP, code offset OFF) of method M
+ * into the pair lists once per distinct next opcode of NX (N of them), at
+ * bci 0 also into the entry lists (as M: the scan of an entry needs no
+ * meth_at); with none, into the lone lists. */
+static void put_pairs(struct lists *l, uint32_t m, uint8_t op, size_t bci, uint32_t off,
 		      const uint8_t *nx, unsigned n)
 {
 	for (unsigned k = 0; k < n; k++) {
@@ -226,7 +228,7 @@ static void put_pairs(struct lists *l, uint8_t op, size_t bci, uint32_t off,
 			continue;
 		keyed_put(&l->pairs, (uint32_t)op << 8 | nx[k], off);
 		if (!bci)
-			keyed_put(&l->entry, (uint32_t)op << 8 | nx[k], off);
+			keyed_put(&l->entry, (uint32_t)op << 8 | nx[k], m);
 	}
 	if (!n)
 		keyed_put(&l->lone, op, off);
@@ -376,7 +378,7 @@ static void method_lists(struct flow *f, uint32_t m, const uint8_t *plain, struc
 		int l = jbc_length(code, len, bci);
 		if (l <= 0)
 			return; /* undefined code: its CFG fails too */
-		put_pairs(ls, op, bci, start + (uint32_t)bci, nx, next_ops(f, m, bci, (size_t)l, nx));
+		put_pairs(ls, m, op, bci, start + (uint32_t)bci, nx, next_ops(f, m, bci, (size_t)l, nx));
 		bci += (size_t)l;
 	}
 }
@@ -728,11 +730,14 @@ static int resync_candidates(struct flow *f, uint8_t op, int lost, int want,
 			return jpb_err_nomem;
 		la = own;
 	}
+	/* the entry lists hold methods, in the same order as their code */
+	int methods = n >= 2 && lost == LOST_AT_ENTRY;
 	uint32_t m = 0;
 	while (ia < na || ib < nb) {
-		uint32_t off = ib >= nb || (ia < na && la[ia] < lb[ib]) ? la[ia++] : lb[ib++];
-		m = meth_at(f, m, off);
-		int64_t pos = candidate_at(f, m, off - f->mscan[m].start, lost, want, ops, n);
+		uint32_t v = ib >= nb || (ia < na && la[ia] < lb[ib]) ? la[ia++] : lb[ib++];
+		m = methods ? v : meth_at(f, m, v);
+		uint32_t bci = methods ? 0 : v - f->mscan[m].start;
+		int64_t pos = candidate_at(f, m, bci, lost, want, ops, n);
 		if (pos < 0)
 			continue;
 		if (cnt == f->o.max_resync) {

@@ -303,6 +303,8 @@ static const char *utf8_at(const struct jcf *cf, unsigned idx)
 {
 	return after_tag(cf, idx) + 2;
 }
+
+/* Does the reference from entry I (field a or b) point at tag WANT? */
 static int check_ref(struct cursor *c, const struct jcf *cf, unsigned i,
 		     unsigned idx, int want)
 {
@@ -375,12 +377,6 @@ static int check_cpe(struct cursor *c, const struct jcf *cf, unsigned i)
 		return 1;
 	}
 }
-
-/* Copy the pool's bytes, which end at the cursor.  In the copy each
- * Utf8 text moves back over its length field, two bytes, and its NUL
- * goes where the text ended: every name becomes a C string without a
- * copy of its own.  The move stays inside the entry (the entry keeps the
- * length in `a`), so the text is right after the tag (utf8_at). */
 
 /* The tag each tag's entries must find at their a and b (check_cpe's
  * rules, MethodHandle's kinds aside), 0 where the field is no index. */

@@ -15,6 +15,8 @@ struct u64map {
 	size_t cap, n;
 };
 int u64map_put(struct u64map *m, uint64_t key, uint32_t val);
+/* Room for N entries in all, without a rehash on the way. */
+int u64map_reserve(struct u64map *m, size_t n);
 int u64map_get(const struct u64map *m, uint64_t key, uint32_t *val);
 void u64map_fini(struct u64map *m);
 

@@ -15,9 +15,10 @@ static size_t hash64(uint64_t k)
 	return (size_t)k;
 }
 
-static int u64map_grow(struct u64map *m)
+/* M's entries rehashed into NCAP slots (a power of two, more than
+ * twice the entries). */
+static int u64map_resize(struct u64map *m, size_t ncap)
 {
-	size_t ncap = m->cap ? m->cap * 2 : 64;
 	uint64_t *k = calloc(ncap, sizeof(*k));
 	uint32_t *v = calloc(ncap, sizeof(*v));
 	if (!k || !v) {
@@ -40,6 +41,19 @@ static int u64map_grow(struct u64map *m)
 	m->vals = v;
 	m->cap = ncap;
 	return 0;
+}
+
+static int u64map_grow(struct u64map *m)
+{
+	return u64map_resize(m, m->cap ? m->cap * 2 : 64);
+}
+
+int u64map_reserve(struct u64map *m, size_t n)
+{
+	size_t ncap = m->cap ? m->cap : 64;
+	while (n * 2 > ncap)
+		ncap *= 2;
+	return ncap == m->cap ? 0 : u64map_resize(m, ncap);
 }
 
 int u64map_put(struct u64map *m, uint64_t key, uint32_t val)

@@ -21,14 +21,14 @@ struct jclass {
 	uint32_t *ifaces;   /* linked; NONE for unloaded ones */
 	uint32_t nsubs, subs_cap;
 	uint32_t *subs;     /* direct subclasses and implementors */
-	uint32_t mark[4];   /* visit generations, one per traversal kind */
+	uint32_t mark[5];   /* visit generations, one per traversal kind */
 	/* Under mark[MARK_SELECT]: what selection up the superclass chain
 	 * found from here (select_chain). */
 	uint32_t sel_decl;
 	const struct jcf_method *sel_m;
 };
 
-enum { MARK_IFACE, MARK_UP, MARK_DOWN, MARK_SELECT };
+enum { MARK_IFACE, MARK_UP, MARK_DOWN, MARK_SELECT, MARK_TARGET };
 
 struct jhier {
 	struct jclass *cls;
@@ -36,7 +36,7 @@ struct jhier {
 	uint32_t *table; /* open addressing: class index + 1, 0 = empty */
 	uint32_t table_cap;
 	int linked;
-	uint32_t gen[4];
+	uint32_t gen[5];
 	/* Virtual targets by (static receiver class, resolved method): many
 	 * call sites name the same method (Object.equals, an interface's
 	 * method), and each answer walks every subtype.  Valid while linked. */
@@ -536,21 +536,6 @@ static void concrete_subtypes(struct jhier *h, uint32_t ci, uint32_t gen,
 		concrete_subtypes(h, c->subs[k], gen, l);
 }
 
-/* Append a candidate unless it is already among OUT's first *N. */
-static void add_target(struct jhier *h, struct jhier_method *out, size_t max,
-		       int *n, uint32_t decl, const struct jcf_method *m,
-		       unsigned flags)
-{
-	for (int i = 0; i < *n && (size_t)i < max; i++)
-		if (out[i].m == m)
-			return;
-	/* Beyond MAX dedup is by count only: callers ask again with more
-	 * room, so the total must match what a larger array would hold. */
-	if ((size_t)*n < max)
-		set_out(h, &out[*n], decl, m, flags);
-	(*n)++;
-}
-
 static uint32_t vt_slot(const struct jhier *h, uint32_t sym,
 			const struct jcf_method *m)
 {
@@ -613,20 +598,25 @@ static int select_all(struct jhier *h, uint32_t sym,
 	int n = 0, err = 0;
 	concrete_subtypes(h, sym, new_gen(h, MARK_DOWN), &l);
 	/* Dedup needs all candidates, so collect into a private array. */
-	*all = calloc(l.n ? l.n : 1, sizeof(**all));
+	*all = malloc((l.n ? l.n : 1) * sizeof(**all));
 	if (l.err || !*all) {
 		free(l.v);
 		free(*all);
 		return java_err_nomem;
 	}
 	uint32_t gen = new_gen(h, MARK_SELECT);
+	uint32_t tgen = new_gen(h, MARK_TARGET);
 	for (uint32_t i = 0; i < l.n && !err; i++) {
 		uint32_t decl;
 		const struct jcf_method *m = select_in(h, l.v[i], res->m->name,
 						       res->m->descriptor, gen,
 						       &decl, &err);
-		if (m)
-			add_target(h, *all, l.n, &n, decl, m, 0);
+		/* A selected method is its class's one NAME DESC (each class
+		 * has its own class file), so a mark on the class dedups. */
+		if (m && h->cls[decl].mark[MARK_TARGET] != tgen) {
+			h->cls[decl].mark[MARK_TARGET] = tgen;
+			set_out(h, &(*all)[n++], decl, m, 0);
+		}
 	}
 	free(l.v);
 	if (!err && n == 0 && !(res->m->access_flags & JCF_ACC_ABSTRACT)) {

@@ -40,6 +40,8 @@ struct jcf {
 	struct jcf_method *methods;
 	uint32_t *name_hash; /* per method, after them: jcf_method_find
 			     * compares these first */
+	uint64_t name_bits;  /* bit hash % 64 of every method name: most
+			      * classes of a chain lack the name asked for */
 	uint16_t source_idx;
 	uint16_t nbsm;
 	struct jcf_bootstrap *bsm;
@@ -824,8 +826,10 @@ static void hash_method_names(struct cursor *c, struct jcf *cf)
 {
 	if (c->err)
 		return;
-	for (unsigned i = 0; i < cf->nmethods; i++)
+	for (unsigned i = 0; i < cf->nmethods; i++) {
 		cf->name_hash[i] = name_hash(cf->methods[i].name);
+		cf->name_bits |= 1ull << (cf->name_hash[i] & 63);
+	}
 }
 
 /* Copy every method's code into one block. */
@@ -1111,11 +1115,21 @@ const struct jcf_method *jcf_method(const struct jcf *cf, unsigned i)
 	return i < cf->nmethods ? &cf->methods[i] : NULL;
 }
 
+uint32_t jcf_name_hash(const char *name) { return name_hash(name); }
+
 const struct jcf_method *jcf_method_find(const struct jcf *cf,
 					 const char *name,
 					 const char *descriptor)
 {
-	uint32_t h = name_hash(name);
+	return jcf_method_find_hashed(cf, name, name_hash(name), descriptor);
+}
+
+const struct jcf_method *jcf_method_find_hashed(const struct jcf *cf,
+						const char *name, uint32_t h,
+						const char *descriptor)
+{
+	if (!(cf->name_bits >> (h & 63) & 1))
+		return NULL;
 	for (unsigned i = 0; i < cf->nmethods; i++) {
 		const struct jcf_method *m = &cf->methods[i];
 		if (cf->name_hash[i] == h && !strcmp(m->name, name) &&

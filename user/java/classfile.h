@@ -181,6 +181,12 @@ const struct jcf_method *jcf_method(const struct jcf *cf, unsigned i);
 const struct jcf_method *jcf_method_find(const struct jcf *cf,
 					 const char *name,
 					 const char *descriptor);
+/* The same with H = jcf_name_hash(NAME), for a caller that asks many
+ * classes for one name. */
+uint32_t jcf_name_hash(const char *name);
+const struct jcf_method *jcf_method_find_hashed(const struct jcf *cf,
+						const char *name, uint32_t h,
+						const char *descriptor);
 /* Source line of BCI in M (the LineNumberTable entry with the greatest
  * start_pc <= bci), or -1 if M has none. */
 int jcf_line_at(const struct jcf_method *m, uint32_t bci);

@@ -471,15 +471,30 @@ int jhier_resolve(struct jhier *h, const char *cls, const char *name,
 /* select_chain's answer when the first match up the chain is abstract. */
 #define SEL_ABSTRACT (NONE - 1)
 
-/* The first non-static, non-private NAME DESC up the superclass chain of
- * S: *M and its class in *DECL; *M NULL with *DECL SEL_ABSTRACT if it is
- * abstract, NONE if there is none.  The subtypes a virtual call can reach
- * share their ancestors, so each class's answer is kept for the
- * selection generation GEN (one NAME DESC). */
-static void select_chain(struct jhier *h, uint32_t s, const char *name,
-			 const char *desc, uint32_t gen, uint32_t *decl,
-			 const struct jcf_method **m)
+/* One selection's NAME DESC, NAME's hash (jcf_name_hash: computed once
+ * for every class asked) and its generation (select_chain). */
+struct selq {
+	const char *name, *desc;
+	uint32_t hash, gen;
+};
+
+static struct selq new_selq(struct jhier *h, const struct jcf_method *m)
 {
+	return (struct selq){ m->name, m->descriptor, jcf_name_hash(m->name),
+			      new_gen(h, MARK_SELECT) };
+}
+
+/* The first non-static, non-private NAME DESC of Q up the superclass
+ * chain of S: *M and its class in *DECL; *M NULL with *DECL SEL_ABSTRACT
+ * if it is abstract, NONE if there is none.  The subtypes a virtual call
+ * can reach share their ancestors, so each class's answer is kept for
+ * the selection generation (one NAME DESC).  (A memo across selections
+ * by class and NAME DESC was tried: jython's 86 k selections found 4 k
+ * answers in it, and it cost more than it saved.) */
+static void select_chain(struct jhier *h, uint32_t s, const struct selq *q,
+			 uint32_t *decl, const struct jcf_method **m)
+{
+	uint32_t gen = q->gen;
 	uint32_t ci = s, depth = 0;
 	*decl = NONE;
 	*m = NULL;
@@ -490,7 +505,8 @@ static void select_chain(struct jhier *h, uint32_t s, const char *name,
 			*m = c->sel_m;
 			break;
 		}
-		const struct jcf_method *x = jcf_method_find(c->cf, name, desc);
+		const struct jcf_method *x =
+			jcf_method_find_hashed(c->cf, q->name, q->hash, q->desc);
 		if (!x || (x->access_flags & (JCF_ACC_STATIC | JCF_ACC_PRIVATE)))
 			continue;
 		int abstract = x->access_flags & JCF_ACC_ABSTRACT;
@@ -509,18 +525,18 @@ static void select_chain(struct jhier *h, uint32_t s, const char *name,
 /* The method invokevirtual/invokeinterface runs for receiver class S
  * (JVMS §5.4.6), or NULL (AbstractMethodError or ambiguity). */
 static const struct jcf_method *select_in(struct jhier *h, uint32_t s,
-					  const char *name, const char *desc,
-					  uint32_t gen, uint32_t *decl,
-					  int *err)
+					  const struct selq *q,
+					  uint32_t *decl, int *err)
 {
 	const struct jcf_method *m;
-	select_chain(h, s, name, desc, gen, decl, &m);
+	select_chain(h, s, q, decl, &m);
 	if (m || *decl == SEL_ABSTRACT)
 		return m;
 	uint32_t any;
-	*decl = max_specific(h, s, name, desc, 1, &any, err);
+	*decl = max_specific(h, s, q->name, q->desc, 1, &any, err);
 	return *decl == NONE ? NULL :
-			       jcf_method_find(h->cls[*decl].cf, name, desc);
+			       jcf_method_find(h->cls[*decl].cf, q->name,
+					       q->desc);
 }
 
 static void concrete_subtypes(struct jhier *h, uint32_t ci, uint32_t gen,
@@ -604,13 +620,12 @@ static int select_all(struct jhier *h, uint32_t sym,
 		free(*all);
 		return java_err_nomem;
 	}
-	uint32_t gen = new_gen(h, MARK_SELECT);
+	struct selq q = new_selq(h, res->m);
 	uint32_t tgen = new_gen(h, MARK_TARGET);
 	for (uint32_t i = 0; i < l.n && !err; i++) {
 		uint32_t decl;
-		const struct jcf_method *m = select_in(h, l.v[i], res->m->name,
-						       res->m->descriptor, gen,
-						       &decl, &err);
+		const struct jcf_method *m =
+			select_in(h, l.v[i], &q, &decl, &err);
 		/* A selected method is its class's one NAME DESC (each class
 		 * has its own class file), so a mark on the class dedups. */
 		if (m && h->cls[decl].mark[MARK_TARGET] != tgen) {
@@ -711,9 +726,8 @@ static int final_receiver(struct jhier *h, uint32_t sym,
 		return java_ok;
 	uint32_t decl;
 	int err = 0;
-	const struct jcf_method *m =
-		select_in(h, sym, res->m->name, res->m->descriptor,
-			  new_gen(h, MARK_SELECT), &decl, &err);
+	struct selq q = new_selq(h, res->m);
+	const struct jcf_method *m = select_in(h, sym, &q, &decl, &err);
 	if (m) {
 		set_out(h, res, decl, m, JHIER_T_EXACT);
 		return java_ok;

@@ -26,6 +26,10 @@ struct jclass {
 	 * found from here (select_chain). */
 	uint32_t sel_decl;
 	const struct jcf_method *sel_m;
+	/* Its concrete subtypes (concrete_of), once asked; while linked. */
+	uint32_t *conc;
+	uint32_t nconc;
+	int conc_done;
 };
 
 enum { MARK_IFACE, MARK_UP, MARK_DOWN, MARK_SELECT, MARK_TARGET };
@@ -108,7 +112,10 @@ static void unlink_all(struct jhier *h)
 	for (uint32_t i = 0; i < h->n; i++) {
 		free(h->cls[i].ifaces);
 		free(h->cls[i].subs);
-		h->cls[i].ifaces = h->cls[i].subs = NULL;
+		free(h->cls[i].conc);
+		h->cls[i].ifaces = h->cls[i].subs = h->cls[i].conc = NULL;
+		h->cls[i].nconc = 0;
+		h->cls[i].conc_done = 0;
 		h->cls[i].nsubs = h->cls[i].subs_cap = h->cls[i].nifaces = 0;
 	}
 	h->linked = 0;
@@ -552,6 +559,28 @@ static void concrete_subtypes(struct jhier *h, uint32_t ci, uint32_t gen,
 		concrete_subtypes(h, c->subs[k], gen, l);
 }
 
+/* The concrete subtypes of SYM, in concrete_subtypes' order, kept in its
+ * class: virtual calls on one static type ask again for each method (the
+ * methods of Object in jython: 40 times 1,684 classes).  java_err_nomem
+ * or the count. */
+static int concrete_of(struct jhier *h, uint32_t sym, const uint32_t **v)
+{
+	struct jclass *c = &h->cls[sym];
+	if (!c->conc_done) {
+		struct list l = { 0 };
+		concrete_subtypes(h, sym, new_gen(h, MARK_DOWN), &l);
+		if (l.err) {
+			free(l.v);
+			return java_err_nomem;
+		}
+		c->conc = l.v;
+		c->nconc = l.n;
+		c->conc_done = 1;
+	}
+	*v = c->conc;
+	return (int)c->nconc;
+}
+
 static uint32_t vt_slot(const struct jhier *h, uint32_t sym,
 			const struct jcf_method *m)
 {
@@ -610,22 +639,20 @@ static const struct vtargets *vt_store(struct jhier *h, uint32_t sym,
 static int select_all(struct jhier *h, uint32_t sym,
 		      const struct jhier_method *res, struct jhier_method **all)
 {
-	struct list l = { 0 };
-	int n = 0, err = 0;
-	concrete_subtypes(h, sym, new_gen(h, MARK_DOWN), &l);
+	const uint32_t *conc;
+	int n = 0, err = 0, nc = concrete_of(h, sym, &conc);
+	if (nc < 0)
+		return nc;
 	/* Dedup needs all candidates, so collect into a private array. */
-	*all = malloc((l.n ? l.n : 1) * sizeof(**all));
-	if (l.err || !*all) {
-		free(l.v);
-		free(*all);
+	*all = malloc((size_t)(nc ? nc : 1) * sizeof(**all));
+	if (!*all)
 		return java_err_nomem;
-	}
 	struct selq q = new_selq(h, res->m);
 	uint32_t tgen = new_gen(h, MARK_TARGET);
-	for (uint32_t i = 0; i < l.n && !err; i++) {
+	for (int i = 0; i < nc && !err; i++) {
 		uint32_t decl;
 		const struct jcf_method *m =
-			select_in(h, l.v[i], &q, &decl, &err);
+			select_in(h, conc[i], &q, &decl, &err);
 		/* A selected method is its class's one NAME DESC (each class
 		 * has its own class file), so a mark on the class dedups. */
 		if (m && h->cls[decl].mark[MARK_TARGET] != tgen) {
@@ -633,7 +660,6 @@ static int select_all(struct jhier *h, uint32_t sym,
 			set_out(h, &(*all)[n++], decl, m, 0);
 		}
 	}
-	free(l.v);
 	if (!err && n == 0 && !(res->m->access_flags & JCF_ACC_ABSTRACT)) {
 		(*all)[0] = *res; /* no loaded receiver class: the declared one */
 		n = 1;

@@ -32,16 +32,10 @@ struct rcache {
 	uint32_t off, cnt;
 };
 
-/* A decoded event as reconstruction keeps it: 32 bytes, its frames at
- * f->fr[fr] (struct jpb_decoded_event carries room for 64 frames). */
-struct flow_ev {
-	uint8_t kind, opcode, what;
-	uint8_t nframes; /* <= JPB_DECODED_MAX_FRAMES */
-	uint32_t fr;
-	uint32_t locals; /* TRANSITION: entry_locals (records_decoded.h) */
-	uint64_t tsc;
-	uint64_t arg; /* TRANSITION: arg; GAP: end_tsc */
-};
+/* A decoded event as reconstruction keeps it is a struct jpb_decoded_slim
+ * (records_decoded.h): 32 bytes, its frames at f->fr[fr] (struct
+ * jpb_decoded_event carries room for 64 frames); the reader parses into
+ * f->ev in place. */
 
 /* Where a thread's flow events go, in order, window by window. */
 struct flow_sink {
@@ -59,9 +53,8 @@ int flow_push(struct flow *f, const struct jpb_decoded_event *e);
  * place (jpb_decoded_event_next): the room for the next event's frames
  * (NULL: out of memory), then the event, its frames in that room. */
 static inline struct jpb_decoded_frame *flow_push_slot(struct flow *f);
-/* N events parsed at once, their frames in place */
-static inline int flow_push_heads(struct flow *f, const struct jpb_decoded_head *h,
-				  size_t n);
+/* N events parsed at once at f->ev + f->nev, their frames in place */
+static inline int flow_pushed(struct flow *f, size_t n);
 int flow_finish(struct flow *f, struct flow_summary *sum);
 
 /* A gap in a thread's output: before flow event `at`, lost time t0..t1. */
@@ -355,7 +348,7 @@ struct flow {
 	uint8_t *mhard;
 	/* per thread: the decoded events from the oldest pending step's on,
 	 * the next to run at ev[next] */
-	struct flow_ev *ev;
+	struct jpb_decoded_slim *ev;
 	size_t nev, capev, next;
 	struct jpb_decoded_frame *fr;
 	size_t nfr, capfr;
@@ -580,7 +573,7 @@ static inline const struct jcfg_insn *flow_insn(struct flow *f, uint32_t meth,
 }
 
 static inline const struct jpb_decoded_frame *flow_ev_frames(const struct flow *f,
-							   const struct flow_ev *e)
+							   const struct jpb_decoded_slim *e)
 {
 	return f->fr + e->fr;
 }
@@ -653,30 +646,15 @@ static inline struct jpb_decoded_frame *flow_push_slot(struct flow *f)
 	return flow_push_slot_slow(f);
 }
 
-/* The events' stores in locals: each byte store may alias f's fields,
- * which a push per event reloaded (~8% of the flow phase on a SimLoop
- * run).  Running the ready events once per batch instead of as
- * soon as there are enough runs the same events in the same order. */
-static inline int flow_push_heads(struct flow *f, const struct jpb_decoded_head *h,
-				  size_t n)
+/* Running the ready events once per batch instead of as soon as there
+ * are enough runs the same events in the same order. */
+static inline int flow_pushed(struct flow *f, size_t n)
 {
-	struct flow_ev *e = f->ev + f->nev;
-	size_t nfr = f->nfr;
-	for (size_t j = 0; j < n; j++, e++) {
-		uint32_t nf = h[j].nframes < JPB_DECODED_MAX_FRAMES ? h[j].nframes :
-								     JPB_DECODED_MAX_FRAMES;
-		e->kind = h[j].kind;
-		e->opcode = h[j].opcode;
-		e->what = h[j].what;
-		e->nframes = (uint8_t)nf;
-		e->fr = (uint32_t)nfr;
-		e->tsc = h[j].tsc;
-		e->arg = h[j].kind == JPB_DEV_GAP ? h[j].end_tsc : h[j].arg;
-		e->locals = h[j].kind == JPB_DEV_TRANSITION ? h[j].entry_locals : 0;
-		nfr += nf;
-	}
+	if (!n)
+		return 0;
+	const struct jpb_decoded_slim *e = &f->ev[f->nev + n - 1];
+	f->nfr = e->fr + e->nframes;
 	f->nev += n;
-	f->nfr = nfr;
 	return f->nev - f->next > LOOKAHEAD_EV + RUN_BATCH ? flow_run_ready(f) : 0;
 }
 

@@ -10,7 +10,7 @@
 #include "records_jvm.h"
 
 #define BATCH 4096u
-/* Decoded events parsed per call (jpb_decoded_events_next_noip). */
+/* Decoded events parsed per call (jpb_decoded_events_slim). */
 #define FEED_BATCH 64u
 
 struct names {
@@ -178,7 +178,6 @@ static int feed_thread(struct jpb_bundle *b, struct flow *f, const char *name,
 		for (uint32_t k = 0; k < d.count && !err;) {
 			/* the frames go straight to the flow's array, as many
 			 * events' as it has room for; the ip is not used */
-			struct jpb_decoded_head h[FEED_BATCH];
 			struct jpb_decoded_frame *fr = flow_push_slot(f);
 			if (!fr) {
 				nomem = 1;
@@ -188,9 +187,10 @@ static int feed_thread(struct jpb_bundle *b, struct flow *f, const char *name,
 			if (want > f->capev - f->nev)
 				want = f->capev - f->nev;
 			int perr;
-			size_t n = jpb_decoded_events_next_noip(&c, h, want, fr, f->capfr - f->nfr,
-								&prev, &perr);
-			err = flow_push_heads(f, h, n);
+			size_t n = jpb_decoded_events_slim(&c, f->ev + f->nev, want, fr,
+							   (uint32_t)f->nfr, f->capfr - f->nfr,
+							   &prev, &perr);
+			err = flow_pushed(f, n);
 			k += (uint32_t)n;
 			if (perr)
 				break; /* a damaged batch ends here; the rest is kept */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* jpb_decoded_events_next_noip (many events per call, the flow's reader)
+/* jpb_decoded_events_slim (many events per call, the flow's reader)
  * gives what jpb_decoded_event_next_noip gives event by event: the same
- * heads, the frames one event after the other, the same cursor; it stops
+ * heads (slim), the frames one event after the other, the same cursor; it stops
  * at N, where the frame room could not hold a whole event, and at a
  * damaged event with its error. */
 #include <setjmp.h>
@@ -64,25 +64,17 @@ static uint8_t *encode(const struct jpb_decoded_event *ev, size_t n, size_t *len
 	return p;
 }
 
-static void same_head(const struct jpb_decoded_head *a, const struct jpb_decoded_head *b)
+/* A is B slim: what its kind carries, zeros for the rest. */
+static void same_head(const struct jpb_decoded_slim *a, const struct jpb_decoded_head *b)
 {
+	int tr = b->kind == JPB_DEV_TRANSITION, gap = b->kind == JPB_DEV_GAP;
 	assert_int_equal(a->kind, b->kind);
 	assert_int_equal(a->tsc, b->tsc);
 	assert_int_equal(a->nframes, b->nframes);
-	if (a->kind != JPB_DEV_INTERP)
-		assert_int_equal(a->ip, 0); /* skipped, not decoded */
-	if (a->kind == JPB_DEV_INTERP) {
-		assert_int_equal(a->opcode, b->opcode);
-		assert_int_equal(a->tos, b->tos);
-	}
-	if (a->kind == JPB_DEV_TRANSITION || a->kind == JPB_DEV_GAP) {
-		assert_int_equal(a->what, b->what);
-		assert_int_equal(a->arg, b->arg);
-	}
-	if (a->kind == JPB_DEV_TRANSITION)
-		assert_int_equal(a->entry_locals, b->entry_locals);
-	if (a->kind == JPB_DEV_GAP)
-		assert_int_equal(a->end_tsc, b->end_tsc);
+	assert_int_equal(a->opcode, b->kind == JPB_DEV_INTERP ? b->opcode : 0);
+	assert_int_equal(a->what, tr || gap ? b->what : 0);
+	assert_int_equal(a->arg, gap ? b->end_tsc : tr ? b->arg : 0);
+	assert_int_equal(a->locals, tr ? b->entry_locals : 0);
 }
 
 /* Batches of BATCH events with ROOM frames against one event at a time. */
@@ -94,13 +86,13 @@ static void check_batches(size_t batch, size_t room)
 	uint8_t *p = encode(ev, N, &len);
 	struct jpb_cur c1 = jpb_cur_init(p, len), c2 = c1;
 	uint64_t p1 = 500, p2 = 500;
-	struct jpb_decoded_head *h = calloc(batch, sizeof(*h));
+	struct jpb_decoded_slim *h = calloc(batch, sizeof(*h));
 	struct jpb_decoded_frame *fr = calloc(room, sizeof(*fr));
 	struct jpb_decoded_frame one[JPB_DECODED_MAX_FRAMES];
 	size_t done = 0;
 	while (done < N) {
 		int err = -1;
-		size_t n = jpb_decoded_events_next_noip(&c2, h, batch, fr, room, &p2, &err);
+		size_t n = jpb_decoded_events_slim(&c2, h, batch, fr, 7, room, &p2, &err);
 		assert_true(n >= 1 && n <= batch);
 		size_t used = 0;
 		for (size_t k = 0; k < n; k++) {
@@ -108,9 +100,9 @@ static void check_batches(size_t batch, size_t room)
 			assert_int_equal(jpb_decoded_event_next_noip(&c1, &e, one, &p1), 0);
 			same_head(&h[k], &e);
 			assert_int_equal(h[k].nframes, ev[done + k].nframes);
+			assert_int_equal(h[k].fr, 7 + used);
 			if (h[k].kind == JPB_DEV_TRANSITION)
-				assert_int_equal(h[k].entry_locals,
-						 ev[done + k].entry_locals);
+				assert_int_equal(h[k].locals, ev[done + k].entry_locals);
 			for (uint32_t f = 0; f < e.nframes; f++) {
 				assert_int_equal(fr[used + f].method_id, one[f].method_id);
 				assert_int_equal(fr[used + f].bci, one[f].bci);
@@ -127,7 +119,7 @@ static void check_batches(size_t batch, size_t room)
 			assert_int_equal(err, 0);
 	}
 	int err = 0;
-	assert_int_equal(jpb_decoded_events_next_noip(&c2, h, batch, fr, room, &p2, &err), 0);
+	assert_int_equal(jpb_decoded_events_slim(&c2, h, batch, fr, 7, room, &p2, &err), 0);
 	assert_int_equal(err, jpb_err_eos);
 	free(fr);
 	free(h);
@@ -154,19 +146,19 @@ static void test_room_limits(void **state)
 	uint8_t *p = encode(ev, N, &len);
 	struct jpb_cur c = jpb_cur_init(p, len);
 	uint64_t prev = 500;
-	struct jpb_decoded_head h[8];
+	struct jpb_decoded_slim h[8];
 	struct jpb_decoded_frame fr[JPB_DECODED_MAX_FRAMES + 1];
 	int err = -1;
 	assert_int_equal(ev[1].nframes + ev[5].nframes, 6);
-	assert_int_equal(jpb_decoded_events_next_noip(&c, h, 8, fr, JPB_DECODED_MAX_FRAMES + 1,
-						      &prev, &err), 6);
+	assert_int_equal(jpb_decoded_events_slim(&c, h, 8, fr, 0, JPB_DECODED_MAX_FRAMES + 1,
+						 &prev, &err), 6);
 	assert_int_equal(err, 0);
 	assert_int_equal(h[5].nframes, 5);
 	assert_int_equal(fr[1].method_id, ev[5].frames[0].method_id);
 	/* too little room for any event: nothing parsed, the cursor kept */
 	size_t at = c.pos;
-	assert_int_equal(jpb_decoded_events_next_noip(&c, h, 8, fr, JPB_DECODED_MAX_FRAMES - 1,
-						      &prev, &err), 0);
+	assert_int_equal(jpb_decoded_events_slim(&c, h, 8, fr, 0, JPB_DECODED_MAX_FRAMES - 1,
+						 &prev, &err), 0);
 	assert_int_equal(err, 0);
 	assert_int_equal(c.pos, at);
 	free(p);
@@ -186,11 +178,11 @@ static void test_damaged_event(void **state)
 	p[len1] = 0x77; /* event 10's kind: none */
 	struct jpb_cur c = jpb_cur_init(p, len);
 	uint64_t prev = 500;
-	struct jpb_decoded_head h[64];
+	struct jpb_decoded_slim h[64];
 	struct jpb_decoded_frame *fr = calloc(64 * JPB_DECODED_MAX_FRAMES, sizeof(*fr));
 	int err = 0;
-	size_t n = jpb_decoded_events_next_noip(&c, h, 64, fr, 64 * JPB_DECODED_MAX_FRAMES,
-						&prev, &err);
+	size_t n = jpb_decoded_events_slim(&c, h, 64, fr, 0, 64 * JPB_DECODED_MAX_FRAMES,
+					   &prev, &err);
 	assert_int_equal(n, 10);
 	assert_int_equal(err, jpb_err_corrupt);
 	assert_int_equal(h[9].tsc, ev[9].tsc);

@@ -202,15 +202,31 @@ int jpb_decoded_event_next(struct jpb_cur *c, struct jpb_decoded_head *h,
 int jpb_decoded_event_next_noip(struct jpb_cur *c, struct jpb_decoded_head *h,
 				struct jpb_decoded_frame *frames, uint64_t *prev_tsc);
 
-/* Up to N events as jpb_decoded_event_next_noip gives them, into H[0..)
- * with their frames one after the other from FRAMES, which has room for
- * ROOM: it stops while ROOM still holds JPB_DECODED_MAX_FRAMES, so the
- * next event always fits.  Returns the events parsed; *ERR gets the
- * error that stopped it (0 when N or ROOM did).  One call for many
- * events: the call's cost was a sixth of a parse. */
-size_t jpb_decoded_events_next_noip(struct jpb_cur *c, struct jpb_decoded_head *h,
-				    size_t n, struct jpb_decoded_frame *frames,
-				    size_t room, uint64_t *prev_tsc, int *err);
+/* A decoded event as a reader without ips keeps it (the flow's struct
+ * flow_ev): 32 bytes, its frames elsewhere from index FR. */
+struct jpb_decoded_slim {
+	uint8_t kind;
+	uint8_t opcode;  /* INTERP, else 0 */
+	uint8_t what;    /* TRANSITION, GAP, else 0 */
+	uint8_t nframes; /* <= JPB_DECODED_MAX_FRAMES */
+	uint32_t fr;
+	uint32_t locals; /* TRANSITION: entry_locals, else 0 */
+	uint64_t tsc;
+	uint64_t arg; /* TRANSITION: arg; GAP: end_tsc; else 0 */
+};
+
+/* Up to N events as jpb_decoded_event_next_noip gives them, slim, into
+ * E[0..) with their frames one after the other from FRAMES (event k's at
+ * FRAMES[E[k].fr - FR0]), which has room for ROOM: it stops while ROOM
+ * still holds JPB_DECODED_MAX_FRAMES, so the next event always fits.
+ * Returns the events parsed; *ERR gets the error that stopped it (0 when
+ * N or ROOM did).  One call for many events (the call's cost was a sixth
+ * of a parse), in the flow's own form (its copy of each head was a
+ * quarter of the parse). */
+size_t jpb_decoded_events_slim(struct jpb_cur *c, struct jpb_decoded_slim *e,
+			       size_t n, struct jpb_decoded_frame *frames,
+			       uint32_t fr0, size_t room, uint64_t *prev_tsc,
+			       int *err);
 
 const char *jpb_decoded_gap_name(unsigned cause);
 const char *jpb_decoded_transition_name(unsigned what);

@@ -729,7 +729,7 @@ static inline int put_out(struct flow *f, uint32_t method, int32_t bci,
 
 /* Compiled event E, whose innermost frame is method M (-1: unknown) at an
  * instruction with opcode OP (0: not one). */
-static int emit_compiled(struct flow *f, const struct flow_ev *e, int64_t m,
+static int emit_compiled(struct flow *f, const struct jpb_decoded_slim *e, int64_t m,
 			 uint8_t op)
 {
 	if (m < 0)
@@ -743,7 +743,7 @@ static int emit_compiled(struct flow *f, const struct flow_ev *e, int64_t m,
 static int emit(struct flow *f, const struct step *s, const struct node *chosen,
 		int doubt)
 {
-	const struct flow_ev *e = &f->ev[s->ev];
+	const struct jpb_decoded_slim *e = &f->ev[s->ev];
 	if (e->kind == JPB_DEV_COMPILED) {
 		const struct jpb_decoded_frame *fr = flow_ev_frames(f, e);
 		const struct cpos *c = e->nframes ? flow_cpos(f, fr->method_id, fr->bci) : NULL;

@@ -12,7 +12,7 @@ size_t flow_lookahead_ops(const struct flow *f, uint32_t i, uint8_t *ops, size_t
 {
 	size_t k = 0;
 	for (size_t j = i; j < f->nev && k < max; j++) {
-		const struct flow_ev *e = &f->ev[j];
+		const struct jpb_decoded_slim *e = &f->ev[j];
 		if (e->kind != JPB_DEV_INTERP)
 			break;
 		int fused, op = flow_java_opcode(e->opcode, &fused);

@@ -354,7 +354,7 @@ static struct frame *compiled_base(struct flow *f, struct frame *t,
 
 /* The (method, instruction) of event E's frames, innermost first: their
  * count, 0 when some frame is unknown; *OP the innermost's opcode. */
-static uint32_t compiled_frames(struct flow *f, const struct flow_ev *e,
+static uint32_t compiled_frames(struct flow *f, const struct jpb_decoded_slim *e,
 				uint32_t *meth, uint32_t *pos, uint8_t *op)
 {
 	uint32_t nf = e->nframes < JPB_DECODED_MAX_FRAMES ? e->nframes :
@@ -428,7 +428,7 @@ static int compiled_fast(struct flow *f, uint32_t i, int *done)
  * not that case. */
 static int compiled_again(struct flow *f, uint32_t i, int *done)
 {
-	const struct flow_ev *e = &f->ev[i], *p = &f->ev[f->cprev];
+	const struct jpb_decoded_slim *e = &f->ev[i], *p = &f->ev[f->cprev];
 	*done = 0;
 	if (f->nodes[0].top != f->ctop || e->nframes != p->nframes || !e->nframes)
 		return 0;
@@ -452,8 +452,8 @@ static int compiled_again(struct flow *f, uint32_t i, int *done)
 /* Does compiled event E (frames A) continue the activation of the one
  * before it (P, frames B): the same frames but for the innermost bci?
  * compiled_again's test, minus the state's. */
-static inline int same_frames(const struct flow_ev *e, const struct jpb_decoded_frame *a,
-			      const struct flow_ev *p, const struct jpb_decoded_frame *b)
+static inline int same_frames(const struct jpb_decoded_slim *e, const struct jpb_decoded_frame *a,
+			      const struct jpb_decoded_slim *p, const struct jpb_decoded_frame *b)
 {
 	if (e->kind != JPB_DEV_COMPILED || e->nframes != p->nframes || !e->nframes ||
 	    a[0].method_id != b[0].method_id)
@@ -506,7 +506,7 @@ int flow_run_compiled(struct flow *f, size_t end)
 	 * once: a run of compiled events in one activation, most of a hot
 	 * program, costs a frame compare, a cache lookup and a store each. */
 	struct frame *t = f->ctop;
-	const struct flow_ev *p = &f->ev[f->cprev];
+	const struct jpb_decoded_slim *p = &f->ev[f->cprev];
 	const struct jpb_decoded_frame *b = flow_ev_frames(f, p);
 	int one = p->nframes == 1;
 	size_t i = f->next;
@@ -520,14 +520,14 @@ int flow_run_compiled(struct flow *f, size_t end)
 	/* the arrays in locals: the stores into out[] may alias f's fields,
 	 * which would be reloaded at every event (run_pos's cache fill
 	 * moves none of them) */
-	const struct flow_ev *ev = f->ev;
+	const struct jpb_decoded_slim *ev = f->ev;
 	const struct jpb_decoded_frame *fr = f->fr;
 	size_t at0 = flow_out_at(f);
 	struct jpb_flow_event *out = f->out + at0;
 	uint32_t meth1 = t->meth + 1;
 	int32_t pos = -1;
 	for (; i < end; i++) {
-		const struct flow_ev *e = &ev[i];
+		const struct jpb_decoded_slim *e = &ev[i];
 		const struct jpb_decoded_frame *a = fr + e->fr;
 		if (!same_frames(e, a, p, b))
 			break;
@@ -748,7 +748,7 @@ static int interp_step(struct flow *f, uint32_t i, uint8_t op, int emit)
 
 int flow_event(struct flow *f, uint32_t i)
 {
-	const struct flow_ev *e = &f->ev[i];
+	const struct jpb_decoded_slim *e = &f->ev[i];
 	int fused, op, err;
 	/* A gap's end: its own bound when the decoder knew it, else the time
 	 * of the first event after it. */

@@ -254,10 +254,13 @@ int flow_push(struct flow *f, const struct jpb_decoded_event *e)
 	uint32_t nf = e->nframes < JPB_DECODED_MAX_FRAMES ? e->nframes :
 							   JPB_DECODED_MAX_FRAMES;
 	memcpy(fr, e->frames, nf * sizeof(*fr));
-	struct jpb_decoded_head h = { e->kind, e->opcode, e->tos, e->what, nf,
-				      e->tsc, e->end_tsc, e->ip, e->arg,
-				      e->entry_locals };
-	return flow_push_heads(f, &h, 1);
+	int tr = e->kind == JPB_DEV_TRANSITION, gap = e->kind == JPB_DEV_GAP;
+	f->ev[f->nev] = (struct jpb_decoded_slim){
+		e->kind, e->kind == JPB_DEV_INTERP ? e->opcode : 0, tr || gap ? e->what : 0,
+		(uint8_t)nf, (uint32_t)f->nfr, tr ? e->entry_locals : 0, e->tsc,
+		gap ? e->end_tsc : tr ? e->arg : 0
+	};
+	return flow_pushed(f, 1);
 }
 
 int flow_finish(struct flow *f, struct flow_summary *sum)

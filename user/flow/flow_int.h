@@ -863,7 +863,9 @@ static inline int flow_node_joined(const struct node *n)
 int flow_event(struct flow *f, uint32_t i);
 /* From f->next, before END, the compiled events that continue the
  * activation the last compiled event left as the single state (those
- * compiled_again takes), as one run; f->next moves past them. */
+ * compiled_again takes, and those that change its inlined frames, which
+ * compiled_fast would push on the same base), as one run; f->next moves
+ * past them. */
 int flow_run_compiled(struct flow *f, size_t end);
 
 #endif /* JPBPF_FLOW_INT_H */

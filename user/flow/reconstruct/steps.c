@@ -509,6 +509,78 @@ static inline const struct run_memo *run_pos(struct flow *f, uint32_t w,
 	return r;
 }
 
+/* The activation a run is in: its base, its outermost method (FLOW_JOIN,
+ * no method, when the top is not compiled) and that frame's method id in
+ * the events, and the frames of the last event that replaced its frames
+ * (NF 0: none yet; built at the run's end): METH[CUR], POS[CUR], the
+ * other pair filled by the next candidate (no copy when it is taken). */
+struct run_act {
+	struct frame *base;
+	uint64_t outer_id;
+	uint32_t outer, nf, cur;
+	uint32_t meth[2][JPB_DECODED_MAX_FRAMES], pos[2][JPB_DECODED_MAX_FRAMES];
+};
+
+/* The activation of T, made by event P (frames B). */
+static void run_act_of(const struct frame *t, const struct jpb_decoded_slim *p,
+		       const struct jpb_decoded_frame *b, struct run_act *ra)
+{
+	const struct frame *a = t;
+	while (!a->act && a->up)
+		a = a->up;
+	ra->base = a->up;
+	ra->outer = t->comp ? a->meth : FLOW_JOIN;
+	ra->outer_id = p->nframes ? b[p->nframes - 1].method_id : 0;
+	ra->nf = ra->cur = 0;
+}
+
+/* Does compiled event E, whose frames differ from the run's beyond the
+ * innermost bci, stay in the run's activation: all frames known, the
+ * same outermost method, not at its instruction 0?  That is where
+ * compiled_fast's compiled_base finds the activation's base and pushes
+ * E's frames on it; the run keeps them in RA instead (*OP the
+ * innermost's opcode), as only the last such frames make the state.
+ * Another outermost method id (a call or a return, most of the events
+ * refused) is refused before any lookup: compiled_fast takes it. */
+static int run_replaces(struct flow *f, const struct jpb_decoded_slim *e,
+			struct run_act *ra, uint8_t *op)
+{
+	uint32_t n = e->nframes < JPB_DECODED_MAX_FRAMES ? e->nframes : JPB_DECODED_MAX_FRAMES;
+	if (e->kind != JPB_DEV_COMPILED || !n ||
+	    flow_ev_frames(f, e)[n - 1].method_id != ra->outer_id)
+		return 0;
+	uint32_t *meth = ra->meth[!ra->cur], *pos = ra->pos[!ra->cur];
+	uint32_t nf = compiled_frames(f, e, meth, pos, op);
+	if (!nf || meth[nf - 1] != ra->outer || pos[nf - 1] == 0)
+		return 0;
+	ra->cur = !ra->cur;
+	ra->nf = nf;
+	return 1;
+}
+
+/* N events of a run emitted in method M: emit_compiled's evidence. */
+static void run_prove(struct flow *f, uint32_t m, size_t n)
+{
+	if (!n)
+		return;
+	f->meths[m].used = 1;
+	flow_prove_n(f, m, n);
+}
+
+/* The run's state at its end: T moved to POS, or RA's frames (the last
+ * that replaced the activation's, at POS) pushed on its base. */
+static struct frame *run_end_state(struct flow *f, struct frame *t,
+				   struct run_act *ra, int32_t pos)
+{
+	if (!ra->nf) {
+		flow_frame_move(t, (uint32_t)pos);
+		return t;
+	}
+	ra->pos[ra->cur][0] = (uint32_t)pos;
+	f->couter0 = 0; /* run_replaces took none at instruction 0 */
+	return push_compiled(f, ra->base, ra->meth[ra->cur], ra->pos[ra->cur], ra->nf);
+}
+
 int flow_run_compiled(struct flow *f, size_t end)
 {
 	if (!f->ctop || f->nsteps != 1 || f->steps[0].n != 1 || f->nodes[0].top != f->ctop ||
@@ -517,7 +589,10 @@ int flow_run_compiled(struct flow *f, size_t end)
 	/* compiled_again event by event, with what does not change within
 	 * the run (the state, the method, its evidence, the counters) done
 	 * once: a run of compiled events in one activation, most of a hot
-	 * program, costs a frame compare, a cache lookup and a store each. */
+	 * program, costs a frame compare, a cache lookup and a store each.
+	 * An event that changes the activation's inlined frames (what
+	 * compiled_fast would rebuild the activation for, on the same
+	 * base) stays in the run: only the run's last frames are built. */
 	struct frame *t = f->ctop;
 	const struct jpb_decoded_slim *p = &f->ev[f->cprev];
 	const struct jpb_decoded_frame *b = flow_ev_frames(f, p);
@@ -527,6 +602,8 @@ int flow_run_compiled(struct flow *f, size_t end)
 		return 0; /* its outermost frame at instruction 0: compiled_fast */
 	if (flow_out_room(f, end - i))
 		return jpb_err_nomem;
+	struct run_act ra;
+	run_act_of(t, p, b, &ra);
 	/* same_frames keeps the run in b's method */
 	uint32_t way = run_memo_for(f, b[0].method_id), gen = f->rmemo_wgen[way];
 	struct run_memo *row = f->rmemo[way];
@@ -536,20 +613,33 @@ int flow_run_compiled(struct flow *f, size_t end)
 	const struct jpb_decoded_slim *ev = f->ev;
 	const struct jpb_decoded_frame *fr = f->fr;
 	size_t at0 = flow_out_at(f);
-	struct jpb_flow_event *out = f->out + at0;
-	uint32_t meth1 = t->meth + 1;
+	struct jpb_flow_event *out = f->out + at0, *seg = out;
+	uint32_t meth = t->meth;
 	int32_t pos = -1;
 	for (; i < end; i++) {
 		const struct jpb_decoded_slim *e = &ev[i];
 		const struct jpb_decoded_frame *a = fr + e->fr;
-		if (!same_frames(e, a, p, b))
-			break;
-		const struct run_memo *c = run_pos(f, way, row, gen, a[0].bci);
-		/* at instruction 0 a new call may start: compiled_fast */
-		if (c->pos < 0 || (one && c->pos == 0))
-			break;
-		pos = c->pos;
-		flow_out_set(out++, meth1, a[0].bci, c->op, JPB_FLOW_DECODED, 1, e->tsc);
+		uint8_t op = 0;
+		if (!same_frames(e, a, p, b)) {
+			if (!run_replaces(f, e, &ra, &op))
+				break;
+			run_prove(f, meth, (size_t)(out - seg));
+			seg = out;
+			meth = ra.meth[ra.cur][0];
+			pos = (int32_t)ra.pos[ra.cur][0];
+			one = ra.nf == 1;
+			way = run_memo_for(f, a[0].method_id);
+			gen = f->rmemo_wgen[way];
+			row = f->rmemo[way];
+		} else {
+			const struct run_memo *c = run_pos(f, way, row, gen, a[0].bci);
+			/* at instruction 0 a new call may start: compiled_fast */
+			if (c->pos < 0 || (one && c->pos == 0))
+				break;
+			pos = c->pos;
+			op = c->op;
+		}
+		flow_out_set(out++, meth + 1, a[0].bci, op, JPB_FLOW_DECODED, 1, e->tsc);
 		p = e;
 		b = a;
 	}
@@ -557,13 +647,14 @@ int flow_run_compiled(struct flow *f, size_t end)
 	f->nout += n;
 	if (!n)
 		return 0;
-	flow_frame_move(t, (uint32_t)pos);
+	run_prove(f, meth, (size_t)(out - seg));
+	t = run_end_state(f, t, &ra, pos);
+	if (!t)
+		return jpb_err_nomem;
 	f->cprev = (uint32_t)(i - 1);
 	f->next = i;
 	f->sum.by_status[JPB_FLOW_DECODED] += n;
 	f->sum.events += n;
-	f->meths[t->meth].used = 1;
-	flow_prove_n(f, t->meth, n);
 	flow_settle_state(f, t);
 	f->ctop = f->nodes[0].top;
 	return 0;

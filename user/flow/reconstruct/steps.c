@@ -366,9 +366,12 @@ static struct frame *compiled_base(struct flow *f, struct frame *t,
 }
 
 /* The (method, instruction) of event E's frames, innermost first: their
- * count, 0 when some frame is unknown; *OP the innermost's opcode. */
-static uint32_t compiled_frames(struct flow *f, const struct jpb_decoded_slim *e,
-				uint32_t *meth, uint32_t *pos, uint8_t *op)
+ * count, 0 when some frame is unknown; *OP the innermost's opcode.
+ * Inline: asked for every compiled event outside a run's same frames
+ * (~200 k on jython), where gcc's out-of-line copy cost a call and its
+ * saves. */
+static inline uint32_t compiled_frames(struct flow *f, const struct jpb_decoded_slim *e,
+				       uint32_t *meth, uint32_t *pos, uint8_t *op)
 {
 	uint32_t nf = e->nframes < JPB_DECODED_MAX_FRAMES ? e->nframes :
 							    JPB_DECODED_MAX_FRAMES;
@@ -478,8 +481,9 @@ static inline int same_frames(const struct jpb_decoded_slim *e, const struct jpb
 }
 
 /* The memo way of method ID (by a hash of it), emptied (a new
- * generation) when it held another method. */
-static uint32_t run_memo_for(struct flow *f, uint64_t id)
+ * generation) when it held another method.  Inline: asked at each run
+ * and each change of its inlined frames. */
+static inline uint32_t run_memo_for(struct flow *f, uint64_t id)
 {
 	uint32_t w = (uint32_t)((id * 0x9e3779b97f4a7c15ull) >> 32) & (RUN_WAYS - 1);
 	if (f->rmemo_wgen[w] && f->rmemo_id[w] == id)

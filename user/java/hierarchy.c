@@ -79,12 +79,10 @@ static void list_push(struct list *l, uint32_t x)
 	l->v[l->n++] = x;
 }
 
+/* Class names hash as method names do (FNV-1a). */
 static uint32_t hash(const char *s)
 {
-	uint32_t h = 2166136261u;
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 16777619u;
-	return h;
+	return jcf_name_hash(s);
 }
 
 int jhier_alloc(struct jhier **out)

@@ -95,6 +95,14 @@ static int get_uleb_long(struct jpb_cur *c, uint64_t *v)
 	return jpb_err_corrupt;
 }
 
+/* The bytes of the LEB128 that starts the little-endian word X (the
+ * first without its top bit ends it), or 0 when it goes on past X. */
+static inline unsigned uleb_len8(uint64_t x)
+{
+	uint64_t stop = ~x & 0x8080808080808080ull;
+	return stop ? ((unsigned)__builtin_ctzll(stop) >> 3) + 1 : 0;
+}
+
 /* Seven LEB128 groups of X's low bytes (up to and including byte N-1,
  * N <= 8) side by side: what the byte-wise loop computes. */
 static inline uint64_t uleb_pack8(uint64_t x, unsigned n)
@@ -127,9 +135,8 @@ static inline int get_uleb(struct jpb_cur *c, uint64_t *v)
 	if (JPB_LE_HOST && left >= 8) {
 		uint64_t x;
 		memcpy(&x, p, 8);
-		uint64_t stop = ~x & 0x8080808080808080ull;
-		if (stop) {
-			unsigned n = ((unsigned)__builtin_ctzll(stop) >> 3) + 1;
+		unsigned n = uleb_len8(x);
+		if (n) {
 			*v = uleb_pack8(x, n);
 			c->pos += n;
 			return 0;
@@ -214,9 +221,9 @@ static inline int skip_uleb(struct jpb_cur *c)
 	if (JPB_LE_HOST && c->len - c->pos >= 8) {
 		uint64_t x;
 		memcpy(&x, p, 8);
-		uint64_t stop = ~x & 0x8080808080808080ull;
-		if (stop) {
-			c->pos += ((unsigned)__builtin_ctzll(stop) >> 3) + 1;
+		unsigned n = uleb_len8(x);
+		if (n) {
+			c->pos += n;
 			return 0;
 		}
 	}
@@ -335,10 +342,8 @@ static inline const uint8_t *skip_at(const uint8_t *p)
 {
 	uint64_t x, v;
 	memcpy(&x, p, 8);
-	uint64_t stop = ~x & 0x8080808080808080ull;
-	if (JPB_LE_HOST && stop)
-		return p + ((unsigned)__builtin_ctzll(stop) >> 3) + 1;
-	return uleb_at(p, &v);
+	unsigned n = JPB_LE_HOST ? uleb_len8(x) : 0;
+	return n ? p + n : uleb_at(p, &v);
 }
 
 /* A compiled event's frames (ip skipped) from P, END - P >= FAST_SLACK;

@@ -219,27 +219,24 @@ const char *jbc_name(uint8_t op)
 	return jbc_table[op].name ? jbc_table[op].name : "invalid";
 }
 
-static int32_t be32(const uint8_t *p)
-{
-	return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-			 (uint32_t)p[2] << 8 | p[3]);
-}
-
 /* tableswitch/lookupswitch: opcode, 0-3 pad bytes to a 4-byte boundary,
- * then default, then low/high + offsets or npairs + pairs. */
+ * then default, then low/high + offsets or npairs + pairs.  It reads
+ * low, high and npairs itself, in 64 bits: it is the check that
+ * jbc_switch_at assumes done. */
 static int switch_length(const uint8_t *code, size_t len, size_t bci)
 {
-	size_t p = (bci + 4) & ~(size_t)3;
+	size_t p = jbc_switch_operands(bci);
 	if (p + 12 > len)
 		return jpb_err_truncated;
 	int64_t n;
 	if (code[bci] == JBC_TABLESWITCH) {
-		int64_t lo = be32(code + p + 4), hi = be32(code + p + 8);
+		int64_t lo = jbc_be32(code + p + 4);
+		int64_t hi = jbc_be32(code + p + 8);
 		if (hi < lo)
 			return jpb_err_corrupt;
 		n = 12 + 4 * (hi - lo + 1);
 	} else {
-		int64_t npairs = be32(code + p + 4);
+		int64_t npairs = jbc_be32(code + p + 4);
 		if (npairs < 0)
 			return jpb_err_corrupt;
 		n = 8 + 8 * npairs;
@@ -284,7 +281,7 @@ long jbc_branch_target(const uint8_t *code, size_t len, size_t bci)
 		return -1;
 	long off;
 	if (in->length == 5)
-		off = be32(code + bci + 1);
+		off = jbc_be32(code + bci + 1);
 	else
 		off = (int16_t)(code[bci + 1] << 8 | code[bci + 2]);
 	return (long)bci + off;

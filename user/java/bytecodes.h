@@ -75,4 +75,73 @@ long jbc_branch_target(const uint8_t *code, size_t len, size_t bci);
 #define JBC_TABLESWITCH 0xaa
 #define JBC_LOOKUPSWITCH 0xab
 
+/* The signed big-endian 32-bit word at P (class files and operands are
+ * big-endian); unsigned fields cast it.  No bounds: P[0..3] must be
+ * there. */
+static inline int32_t jbc_be32(const uint8_t *p)
+{
+	return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+			 (uint32_t)p[2] << 8 | p[3]);
+}
+
+/* Where the operands of the tableswitch or lookupswitch at BCI start:
+ * after the opcode and 0-3 pad bytes, at the next multiple of 4 of the
+ * code (the default's offset, then low and high or npairs). */
+static inline size_t jbc_switch_operands(size_t bci)
+{
+	return (bci + 4) & ~(size_t)3;
+}
+
+/* A view of the tableswitch or lookupswitch at BCI (JVMS §6.5): its
+ * default target and NCASES cases (high - low + 1, or npairs), case K
+ * (0 <= K < NCASES) with a key (a tableswitch's low + K, a lookupswitch's
+ * pair K's) and a target.  Targets are bcis, BCI plus the signed offset,
+ * possibly outside the code: the helpers do not check them.  Nor do they
+ * check bounds: they assume that jbc_length accepted the instruction at
+ * BCI (it fits in the code, high >= low, npairs >= 0), which bounds every
+ * read below; jbc_length's callers (jcfg_check, the CFG's and the
+ * resynchronisation's walks) do that check first. */
+struct jbc_switch {
+	const uint8_t *ops; /* the operands, at jbc_switch_operands(bci) */
+	size_t bci;
+	uint32_t ncases;
+	uint8_t step;       /* bytes a case: 4 (offsets), 8 (key, offset) */
+};
+
+/* The switch at CODE[BCI], under the assumption above. */
+static inline struct jbc_switch jbc_switch_at(const uint8_t *code, size_t bci)
+{
+	const uint8_t *ops = code + jbc_switch_operands(bci);
+	int table = code[bci] == JBC_TABLESWITCH;
+	uint32_t n = table ? (uint32_t)jbc_be32(ops + 8) -
+				     (uint32_t)jbc_be32(ops + 4) + 1 :
+			     (uint32_t)jbc_be32(ops + 4);
+	return (struct jbc_switch){ ops, bci, n, (uint8_t)(table ? 4 : 8) };
+}
+
+static inline int64_t jbc_switch_default(const struct jbc_switch *s)
+{
+	return (int64_t)s->bci + jbc_be32(s->ops);
+}
+
+/* Case K's key (K < NCASES). */
+static inline int32_t jbc_switch_key(const struct jbc_switch *s, uint32_t k)
+{
+	return s->step == 4 ? (int32_t)((uint32_t)jbc_be32(s->ops + 4) + k) :
+			      jbc_be32(s->ops + 8 + 8 * (size_t)k);
+}
+
+/* Case K's target (K < NCASES). */
+static inline int64_t jbc_switch_target(const struct jbc_switch *s, uint32_t k)
+{
+	return (int64_t)s->bci + jbc_be32(s->ops + 12 + s->step * (size_t)k);
+}
+
+/* Target J of the NCASES + 1 in the order a CFG lists a switch's
+ * successors: the default for J = 0, then case J - 1's. */
+static inline int64_t jbc_switch_succ(const struct jbc_switch *s, uint32_t j)
+{
+	return j ? jbc_switch_target(s, j - 1) : jbc_switch_default(s);
+}
+
 #endif /* JPBPF_BYTECODES_H */

@@ -99,12 +99,6 @@ static void add_unique(uint32_t *v, uint32_t *n, uint32_t from, uint32_t x)
 	v[(*n)++] = x;
 }
 
-static int32_t be32(const uint8_t *p)
-{
-	return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-			 (uint32_t)p[2] << 8 | p[3]);
-}
-
 /* Exceptions an instruction may raise besides asynchronous ones (JVMS
  * §6.5 "Run-time Exceptions"/"Linking Exceptions"): loads of constants
  * and classes, array access, integer division, field access, invokes,
@@ -184,7 +178,7 @@ static unsigned kind_at(const uint8_t *code, uint32_t bci)
  * whose operand is in the code, as jbc_branch_target gives it. */
 static long branch_target(const uint8_t *code, uint32_t bci, int len)
 {
-	long off = len == 5 ? be32(code + bci + 1) :
+	long off = len == 5 ? jbc_be32(code + bci + 1) :
 			      (int16_t)(code[bci + 1] << 8 | code[bci + 2]);
 	return (long)bci + off;
 }
@@ -234,16 +228,6 @@ static int late_fault(const uint8_t *code, uint32_t bci)
 	return op > 0xc9 || (op == JBC_WIDE && !wide_ok(code[bci + 1]));
 }
 
-/* Cases of the switch at BCI (validated by jbc_length). */
-static uint32_t switch_pairs(const uint8_t *code, uint32_t bci)
-{
-	uint32_t p = (bci + 4) & ~3u;
-	if (code[bci] == JBC_TABLESWITCH)
-		return (uint32_t)((int64_t)be32(code + p + 8) -
-				  be32(code + p + 4) + 1);
-	return (uint32_t)be32(code + p + 4);
-}
-
 /* What the first walk finds: how many instructions there are, room
  * enough for their normal successors (a ret may return after every
  * jsr), and the first instruction that insn_fault rejects though its
@@ -272,8 +256,9 @@ static int scan(struct builder *b, struct shape *s)
 		unsigned kind = kind_at(code, bci);
 		njsr += kind == JBC_JSR;
 		nret += kind == JBC_RET;
-		s->nsucc += (size_t)falls_through(kind) + branches(kind) +
-			    (kind == JBC_SWITCH ? 1 + (size_t)switch_pairs(code, bci) : 0);
+		s->nsucc += (size_t)falls_through(kind) + branches(kind);
+		if (kind == JBC_SWITCH)
+			s->nsucc += 1 + (size_t)jbc_switch_at(code, bci).ncases;
 		at[bci] = (uint16_t)s->ninsn;
 		bci += (uint32_t)n;
 	}
@@ -298,15 +283,6 @@ static int target_index(struct builder *b, uint32_t from, int64_t target,
 			   (long long)target);
 	*idx = b->g->l.at[target];
 	return java_ok;
-}
-
-/* Target K of the switch at BCI: the default for 0, then case (or
- * lookupswitch pair) K - 1's, for K up to switch_pairs. */
-static uint32_t switch_target(const uint8_t *code, uint32_t bci, uint32_t k)
-{
-	uint32_t p = (bci + 4) & ~3u;
-	uint32_t step = code[bci] == JBC_TABLESWITCH ? 4 : 8;
-	return (uint32_t)(bci + be32(code + (k ? p + 12 + (k - 1) * step : p)));
 }
 
 /* Add TARGET, a bci, to the successors of instruction I, which it leads. */
@@ -348,10 +324,9 @@ static int normal_succs(struct builder *b, uint32_t i)
 	if (falls_through(in->kind) && i + 1 < g->l.ninsn)
 		g->l.succ[g->nsucc++] = i + 1;
 	if (in->kind == JBC_SWITCH) {
-		uint32_t n = switch_pairs(g->code, in->bci);
-		for (uint32_t k = 0; k <= n && !err; k++)
-			err = add_target(b, i, switch_target(g->code, in->bci,
-							     k));
+		struct jbc_switch s = jbc_switch_at(g->code, in->bci);
+		for (uint32_t k = 0; k <= s.ncases && !err; k++)
+			err = add_target(b, i, (uint32_t)jbc_switch_succ(&s, k));
 	} else if (branches(in->kind)) {
 		err = add_target(b, i, (uint32_t)branch_target(g->code,
 							       in->bci,
@@ -648,12 +623,17 @@ static int insn_ok(const uint8_t *code, uint32_t len, uint32_t bci, int *n)
 	return bci + (uint32_t)*n < len || !falls_through(kind_at(code, bci));
 }
 
-static int switch_ok(const uint8_t *code, uint32_t len,
-		     const uint64_t *starts, uint32_t bci)
+/* Do the targets of the switch at BCI all start instructions?  Out of
+ * line: inlined in targets_ok's walk of every instruction, its reads kept
+ * the opcode in one more register there, at a cost on every one
+ * (jcfg_check, jython: +0.6 M instructions). */
+static __attribute__((noinline)) int
+switch_ok(const uint8_t *code, uint32_t len, const uint64_t *starts,
+	  uint32_t bci)
 {
-	uint32_t n = switch_pairs(code, bci);
-	for (uint32_t k = 0; k <= n; k++)
-		if (!starts_at(starts, len, switch_target(code, bci, k)))
+	struct jbc_switch s = jbc_switch_at(code, bci);
+	for (uint32_t k = 0; k <= s.ncases; k++)
+		if (!starts_at(starts, len, (uint32_t)jbc_switch_succ(&s, k)))
 			return 0;
 	return 1;
 }
@@ -763,35 +743,31 @@ const uint32_t *jcfg_block_xsuccs(const struct jcfg *g, uint32_t b,
 	return *n ? g->bxsucc.v + g->block[b].xsucc : NULL;
 }
 
+static int is_switch(const struct jcfg *g, uint32_t i)
+{
+	return i < g->l.ninsn && g->l.insn[i].kind == JBC_SWITCH;
+}
+
 int jcfg_switch_default(const struct jcfg *g, uint32_t i, uint32_t *target,
 			uint32_t *npairs)
 {
-	if (i >= g->l.ninsn || g->l.insn[i].kind != JBC_SWITCH)
+	if (!is_switch(g, i))
 		return java_err_invalid;
-	uint32_t bci = g->l.insn[i].bci, p = (bci + 4) & ~3u;
-	*target = (uint32_t)(bci + be32(g->code + p));
-	if (g->l.insn[i].op == JBC_TABLESWITCH)
-		*npairs = (uint32_t)((int64_t)be32(g->code + p + 8) -
-				     be32(g->code + p + 4) + 1);
-	else
-		*npairs = (uint32_t)be32(g->code + p + 4);
+	struct jbc_switch s = jbc_switch_at(g->code, g->l.insn[i].bci);
+	*target = (uint32_t)jbc_switch_default(&s);
+	*npairs = s.ncases;
 	return java_ok;
 }
 
 int jcfg_switch_case(const struct jcfg *g, uint32_t i, uint32_t k,
 		     int32_t *key, uint32_t *target)
 {
-	uint32_t def, n;
-	int err = jcfg_switch_default(g, i, &def, &n);
-	if (err || k >= n)
-		return err ? err : java_err_invalid;
-	uint32_t bci = g->l.insn[i].bci, p = (bci + 4) & ~3u;
-	if (g->l.insn[i].op == JBC_TABLESWITCH) {
-		*key = (int32_t)((uint32_t)be32(g->code + p + 4) + k);
-		*target = (uint32_t)(bci + be32(g->code + p + 12 + 4 * k));
-	} else {
-		*key = be32(g->code + p + 8 + 8 * k);
-		*target = (uint32_t)(bci + be32(g->code + p + 12 + 8 * k));
-	}
+	if (!is_switch(g, i))
+		return java_err_invalid;
+	struct jbc_switch s = jbc_switch_at(g->code, g->l.insn[i].bci);
+	if (k >= s.ncases)
+		return java_err_invalid;
+	*key = jbc_switch_key(&s, k);
+	*target = (uint32_t)jbc_switch_target(&s, k);
 	return java_ok;
 }

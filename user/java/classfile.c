@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bundle/codec.h"
+#include "java/bytecodes.h"
 
 /* The constant pool starts after magic, versions and its count. */
 #define CP_START 10
@@ -585,12 +586,6 @@ static uint16_t utf8_index(struct cursor *c, const struct jcf *cf,
 	return idx;
 }
 
-static inline uint32_t be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
-
 /* An attribute's header at the cursor: its name (a Utf8 index), and its
  * length in *ALEN.  Read from the bytes where all six are there and the
  * name is a Utf8; else field by field, for the message.  Inline by force:
@@ -601,7 +596,7 @@ attr_header(struct cursor *c, const struct jcf *cf, uint32_t *alen)
 	const uint8_t *p = c->p + c->pos;
 	if (!c->err && c->len - c->pos >= 6 &&
 	    cp_tag(cf, be16(p)) == JCF_CONSTANT_Utf8) {
-		*alen = be32(p + 2);
+		*alen = (uint32_t)jbc_be32(p + 2);
 		c->pos += 6;
 		return be16(p);
 	}

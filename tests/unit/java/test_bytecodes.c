@@ -91,6 +91,96 @@ static void test_wide_and_targets(void **state)
 	assert_true(jbc_length(inval, 1, 0) < 0);
 }
 
+static void test_be32(void **state)
+{
+	(void)state;
+	const uint8_t a[] = { 0x12, 0x34, 0x56, 0x78 };
+	const uint8_t b[] = { 0xff, 0xff, 0xff, 0xfe };
+	const uint8_t c[] = { 0x80, 0x00, 0x00, 0x01 };
+	assert_int_equal(jbc_be32(a), 0x12345678);
+	assert_int_equal(jbc_be32(b), -2);
+	assert_int_equal(jbc_be32(c), INT32_MIN + 1);
+	assert_int_equal((uint32_t)jbc_be32(b), 0xfffffffeu);
+}
+
+static void put32(uint8_t *p, int32_t v)
+{
+	uint32_t u = (uint32_t)v;
+	p[0] = (uint8_t)(u >> 24);
+	p[1] = (uint8_t)(u >> 16);
+	p[2] = (uint8_t)(u >> 8);
+	p[3] = (uint8_t)u;
+}
+
+/* A tableswitch at every bci % 4: low -2, high 1, offsets -BCI (to bci
+ * 0), 4, 0x7fff and 8; default 40.  The pad is 3 - BCI % 4 bytes. */
+static void test_tableswitch_view(void **state)
+{
+	(void)state;
+	for (size_t bci = 0; bci < 8; bci++) {
+		uint8_t code[8 + 4 + 12 + 16] = { 0 };
+		size_t p = bci + 1 + (3 - bci % 4);
+		code[bci] = JBC_TABLESWITCH;
+		put32(code + p, 40);
+		put32(code + p + 4, -2);
+		put32(code + p + 8, 1);
+		put32(code + p + 12, -(int32_t)bci);
+		put32(code + p + 16, 4);
+		put32(code + p + 20, 0x7fff);
+		put32(code + p + 24, 8);
+		assert_int_equal(jbc_switch_operands(bci), p);
+		assert_int_equal(jbc_length(code, sizeof(code), bci),
+				 (int)(p + 28 - bci));
+		struct jbc_switch s = jbc_switch_at(code, bci);
+		assert_int_equal(s.ncases, 4);
+		assert_int_equal(jbc_switch_default(&s), (int64_t)bci + 40);
+		const int32_t keys[] = { -2, -1, 0, 1 };
+		const int64_t to[] = { 0, (int64_t)bci + 4,
+				       (int64_t)bci + 0x7fff, (int64_t)bci + 8 };
+		for (uint32_t k = 0; k < 4; k++) {
+			assert_int_equal(jbc_switch_key(&s, k), keys[k]);
+			assert_int_equal(jbc_switch_target(&s, k), to[k]);
+			assert_int_equal(jbc_switch_succ(&s, k + 1), to[k]);
+		}
+		assert_int_equal(jbc_switch_succ(&s, 0), (int64_t)bci + 40);
+	}
+}
+
+/* A lookupswitch at every bci % 4: 3 pairs (-5: -1 - BCI, so bci -1;
+ * 7: 12; INT32_MAX: 0x10000), default 20. */
+static void test_lookupswitch_view(void **state)
+{
+	(void)state;
+	for (size_t bci = 0; bci < 8; bci++) {
+		uint8_t code[8 + 4 + 8 + 24] = { 0 };
+		size_t p = bci + 1 + (3 - bci % 4);
+		code[bci] = JBC_LOOKUPSWITCH;
+		put32(code + p, 20);
+		put32(code + p + 4, 3);
+		put32(code + p + 8, -5);
+		put32(code + p + 12, -1 - (int32_t)bci);
+		put32(code + p + 16, 7);
+		put32(code + p + 20, 12);
+		put32(code + p + 24, INT32_MAX);
+		put32(code + p + 28, 0x10000);
+		assert_int_equal(jbc_switch_operands(bci), p);
+		assert_int_equal(jbc_length(code, sizeof(code), bci),
+				 (int)(p + 32 - bci));
+		struct jbc_switch s = jbc_switch_at(code, bci);
+		assert_int_equal(s.ncases, 3);
+		assert_int_equal(jbc_switch_default(&s), (int64_t)bci + 20);
+		assert_int_equal(jbc_switch_succ(&s, 0), (int64_t)bci + 20);
+		const int32_t keys[] = { -5, 7, INT32_MAX };
+		const int64_t to[] = { -1, (int64_t)bci + 12,
+				       (int64_t)bci + 0x10000 };
+		for (uint32_t k = 0; k < 3; k++) {
+			assert_int_equal(jbc_switch_key(&s, k), keys[k]);
+			assert_int_equal(jbc_switch_target(&s, k), to[k]);
+			assert_int_equal(jbc_switch_succ(&s, k + 1), to[k]);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -98,6 +188,9 @@ int main(void)
 		cmocka_unit_test(test_kinds),
 		cmocka_unit_test(test_switch_lengths),
 		cmocka_unit_test(test_wide_and_targets),
+		cmocka_unit_test(test_be32),
+		cmocka_unit_test(test_tableswitch_view),
+		cmocka_unit_test(test_lookupswitch_view),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -254,11 +254,6 @@ static unsigned cfg_next_ops(struct flow *f, uint32_t m, size_t bci, uint8_t *nx
 	return n;
 }
 
-static uint32_t rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 /* The opcodes at the targets of the switch at BCI (its length checked by
  * jbc_length), at most 256 distinct ones, as cfg_next_ops would give them
  * without building the method's CFG (jython: 509 methods, 43 M
@@ -267,17 +262,12 @@ static uint32_t rd32(const uint8_t *p)
  * it is in. */
 static unsigned switch_next_ops(const uint8_t *code, size_t len, size_t bci, uint8_t *nx)
 {
-	size_t p = (bci + 4) & ~(size_t)3;
-	int table = code[bci] == JBC_TABLESWITCH;
-	uint32_t cases = table ? rd32(code + p + 8) - rd32(code + p + 4) + 1 : rd32(code + p + 4);
-	size_t at = p + 12, step = table ? 4 : 8;
+	struct jbc_switch s = jbc_switch_at(code, bci);
 	uint8_t seen[32] = { 0 };
 	unsigned n = 0;
-	for (uint32_t k = 0; k <= cases; k++) {
-		/* the default first, then each case's offset */
-		uint32_t off = rd32(code + (k ? at + (k - 1) * step : p));
-		size_t t = bci + (size_t)(int64_t)(int32_t)off;
-		if (t >= len) /* negative offsets wrap above len */
+	for (uint32_t k = 0; k <= s.ncases; k++) {
+		int64_t t = jbc_switch_succ(&s, k); /* the default first */
+		if (t < 0 || (uint64_t)t >= len)
 			continue;
 		uint8_t o = code[t];
 		if (!(seen[o >> 3] & (1u << (o & 7))))

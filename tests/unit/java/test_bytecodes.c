@@ -112,8 +112,28 @@ static void put32(uint8_t *p, int32_t v)
 	p[3] = (uint8_t)u;
 }
 
-/* A tableswitch at every bci % 4: low -2, high 1, offsets -BCI (to bci
- * 0), 4, 0x7fff and 8; default 40.  The pad is 3 - BCI % 4 bytes. */
+/* The view of the switch at CODE[BCI], whose operands start at P and
+ * whose last byte is END - 1: N cases, keys KEYS, targets TO, default
+ * DEF. */
+static void expect_view(const uint8_t *code, size_t len, size_t bci,
+			size_t p, size_t end, int64_t def, uint32_t n,
+			const int32_t *keys, const int64_t *to)
+{
+	assert_int_equal(jbc_switch_operands(bci), p);
+	assert_int_equal(jbc_length(code, len, bci), (int)(end - bci));
+	struct jbc_switch s = jbc_switch_at(code, bci);
+	assert_int_equal(s.ncases, n);
+	assert_int_equal(jbc_switch_default(&s), def);
+	assert_int_equal(jbc_switch_succ(&s, 0), def);
+	for (uint32_t k = 0; k < n; k++) {
+		assert_int_equal(jbc_switch_key(&s, k), keys[k]);
+		assert_int_equal(jbc_switch_target(&s, k), to[k]);
+		assert_int_equal(jbc_switch_succ(&s, k + 1), to[k]);
+	}
+}
+
+/* A tableswitch at every bci % 4 (its pad 3 - bci % 4 bytes): default
+ * 40, low -2, high 1, offsets -bci (to bci 0), 4, 0x7fff and 8. */
 static void test_tableswitch_view(void **state)
 {
 	(void)state;
@@ -121,33 +141,19 @@ static void test_tableswitch_view(void **state)
 		uint8_t code[8 + 4 + 12 + 16] = { 0 };
 		size_t p = bci + 1 + (3 - bci % 4);
 		code[bci] = JBC_TABLESWITCH;
-		put32(code + p, 40);
-		put32(code + p + 4, -2);
-		put32(code + p + 8, 1);
-		put32(code + p + 12, -(int32_t)bci);
-		put32(code + p + 16, 4);
-		put32(code + p + 20, 0x7fff);
-		put32(code + p + 24, 8);
-		assert_int_equal(jbc_switch_operands(bci), p);
-		assert_int_equal(jbc_length(code, sizeof(code), bci),
-				 (int)(p + 28 - bci));
-		struct jbc_switch s = jbc_switch_at(code, bci);
-		assert_int_equal(s.ncases, 4);
-		assert_int_equal(jbc_switch_default(&s), (int64_t)bci + 40);
+		const int32_t ops[] = { 40, -2, 1, -(int32_t)bci, 4, 0x7fff, 8 };
+		for (size_t w = 0; w < 7; w++)
+			put32(code + p + 4 * w, ops[w]);
 		const int32_t keys[] = { -2, -1, 0, 1 };
 		const int64_t to[] = { 0, (int64_t)bci + 4,
 				       (int64_t)bci + 0x7fff, (int64_t)bci + 8 };
-		for (uint32_t k = 0; k < 4; k++) {
-			assert_int_equal(jbc_switch_key(&s, k), keys[k]);
-			assert_int_equal(jbc_switch_target(&s, k), to[k]);
-			assert_int_equal(jbc_switch_succ(&s, k + 1), to[k]);
-		}
-		assert_int_equal(jbc_switch_succ(&s, 0), (int64_t)bci + 40);
+		expect_view(code, sizeof(code), bci, p, p + 28,
+			    (int64_t)bci + 40, 4, keys, to);
 	}
 }
 
-/* A lookupswitch at every bci % 4: 3 pairs (-5: -1 - BCI, so bci -1;
- * 7: 12; INT32_MAX: 0x10000), default 20. */
+/* A lookupswitch at every bci % 4: default 20, 3 pairs (-5: offset
+ * -1 - bci, to bci -1; 7: 12; INT32_MAX: 0x10000). */
 static void test_lookupswitch_view(void **state)
 {
 	(void)state;
@@ -155,29 +161,15 @@ static void test_lookupswitch_view(void **state)
 		uint8_t code[8 + 4 + 8 + 24] = { 0 };
 		size_t p = bci + 1 + (3 - bci % 4);
 		code[bci] = JBC_LOOKUPSWITCH;
-		put32(code + p, 20);
-		put32(code + p + 4, 3);
-		put32(code + p + 8, -5);
-		put32(code + p + 12, -1 - (int32_t)bci);
-		put32(code + p + 16, 7);
-		put32(code + p + 20, 12);
-		put32(code + p + 24, INT32_MAX);
-		put32(code + p + 28, 0x10000);
-		assert_int_equal(jbc_switch_operands(bci), p);
-		assert_int_equal(jbc_length(code, sizeof(code), bci),
-				 (int)(p + 32 - bci));
-		struct jbc_switch s = jbc_switch_at(code, bci);
-		assert_int_equal(s.ncases, 3);
-		assert_int_equal(jbc_switch_default(&s), (int64_t)bci + 20);
-		assert_int_equal(jbc_switch_succ(&s, 0), (int64_t)bci + 20);
+		const int32_t ops[] = { 20, 3, -5, -1 - (int32_t)bci, 7, 12,
+					INT32_MAX, 0x10000 };
+		for (size_t w = 0; w < 8; w++)
+			put32(code + p + 4 * w, ops[w]);
 		const int32_t keys[] = { -5, 7, INT32_MAX };
 		const int64_t to[] = { -1, (int64_t)bci + 12,
 				       (int64_t)bci + 0x10000 };
-		for (uint32_t k = 0; k < 3; k++) {
-			assert_int_equal(jbc_switch_key(&s, k), keys[k]);
-			assert_int_equal(jbc_switch_target(&s, k), to[k]);
-			assert_int_equal(jbc_switch_succ(&s, k + 1), to[k]);
-		}
+		expect_view(code, sizeof(code), bci, p, p + 32,
+			    (int64_t)bci + 20, 3, keys, to);
 	}
 }
 

@@ -982,7 +982,12 @@ int flow_reset_lost(struct flow *f, int lost)
 
 int flow_states_begin(struct flow *f)
 {
-	if (JPB_GROW(f->steps, 0, f->caps) || JPB_GROW(f->nodes, 0, f->capn))
+	/* room for what jython's threads reach (64 k steps, 128 k nodes
+	 * and edges) at once: doubling up to it copied ~6 MB through
+	 * realloc, while room a thread leaves untouched costs no page */
+	if (jpb_grow((void **)&f->steps, &f->caps, (1u << 16) - 1, sizeof(*f->steps)) ||
+	    jpb_grow((void **)&f->nodes, &f->capn, (1u << 17) - 1, sizeof(*f->nodes)) ||
+	    jpb_grow((void **)&f->edges, &f->cape, (1u << 17) - 1, sizeof(*f->edges)))
 		return jpb_err_nomem;
 	restart(f, (struct node){ 0, NULL, NULL, LOST_ANY, 0, 0 });
 	return 0;

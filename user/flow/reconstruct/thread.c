@@ -41,6 +41,11 @@ int flow_begin(struct flow *f, const struct flow_sink *sink)
 	f->osplit = 0;
 	f->ngaps = 0;
 	f->win_trunc = 0;
+	/* the input buffer's room for jython's 64 k pending events at once
+	 * (flow_states_begin's reasons) */
+	if (jpb_grow((void **)&f->ev, &f->capev, (1u << 16) - 1, sizeof(*f->ev)) ||
+	    jpb_grow((void **)&f->fr, &f->capfr, (1u << 16) - 1, sizeof(*f->fr)))
+		return jpb_err_nomem;
 	return flow_states_begin(f);
 }
 

@@ -140,7 +140,7 @@ static size_t drop_fills(struct flow *f, size_t from)
  * gaps still open.  The context's gaps were filled with the window
  * before: recovery fills the new part's only, so out[0..plen) is as it
  * was and the fills lie at or after the first new gap. */
-static int window_cut_whole(struct flow *f, size_t cut);
+static int window_cut_whole(struct flow *f, size_t cut, int last);
 
 /* The cut of a split window (flow_out_at): without gaps (so without
  * recovery) or a tail, the new part is written from where it is, and
@@ -152,7 +152,7 @@ static int window_cut(struct flow *f, size_t cut)
 	size_t half = window_of(f) / 2, start = cut > half ? cut - half : 0;
 	if (!f->osplit || f->ngaps || cut != f->nout || start != f->plen) {
 		out_join(f);
-		return window_cut_whole(f, cut);
+		return window_cut_whole(f, cut, 0);
 	}
 	int err = cut > f->plen ? f->sink.put(f->sink.arg, f->out, cut - f->plen) : 0;
 	f->osplit = 0;
@@ -163,8 +163,9 @@ static int window_cut(struct flow *f, size_t cut)
 
 /* Recover the gaps of out[0..cut) and write out[plen..cut) with its
  * fills; the window restarts with the last half window before the cut,
- * unfilled, as the context (see window_cut). */
-static int window_cut_whole(struct flow *f, size_t cut)
+ * unfilled, as the context (see window_cut), but for the thread's LAST
+ * cut, which leaves it empty. */
+static int window_cut_whole(struct flow *f, size_t cut, int last)
 {
 	size_t ng = 0, g0 = 0, start = cut > window_of(f) / 2 ? cut - window_of(f) / 2 : 0;
 	while (ng < f->ngaps && f->gaps[ng].at < cut)
@@ -185,6 +186,11 @@ static int window_cut_whole(struct flow *f, size_t cut)
 	size_t fills = (size_t)(f->sum.by_status[JPB_FLOW_RECOVERED] - rec);
 	if (!err && f->nout > f->plen)
 		err = f->sink.put(f->sink.arg, f->out + f->plen, f->nout - f->plen);
+	if (last) {
+		f->nout = f->plen = f->ngaps = 0;
+		free(tail);
+		return err;
+	}
 	if (fills)
 		drop_fills(f, f->gaps[g0].at);
 	/* the new context left where it is, the next events before it:
@@ -225,11 +231,13 @@ static int window_cut_whole(struct flow *f, size_t cut)
  * new part (so without recovery) that part is written from where it
  * lies, not joined to the context first (jython: the join's rotation
  * and the context's move read and wrote the whole window, ~0.5 M D1
- * misses); else as any cut. */
+ * misses); else the window is joined and recovered, and written. */
 static int window_cut_last(struct flow *f)
 {
-	if (f->ngaps && f->gaps[f->ngaps - 1].at >= f->plen)
-		return window_cut(f, f->nout);
+	if (f->ngaps && f->gaps[f->ngaps - 1].at >= f->plen) {
+		out_join(f);
+		return window_cut_whole(f, f->nout, 1);
+	}
 	size_t n = f->nout - f->plen;
 	int err = n ? f->sink.put(f->sink.arg, f->out + (f->osplit ? 0 : f->plen), n) : 0;
 	f->osplit = 0;

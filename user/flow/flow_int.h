@@ -65,6 +65,10 @@ struct gapmark {
 
 /* Fill the gaps of the thread's output (recover.c). */
 int flow_recover(struct flow *f);
+/* Write out[plen..nout) to the sink with the fills of its gaps among
+ * its events, as flow_recover would have put them, leaving out as it is
+ * (recover.c). */
+int flow_recover_write(struct flow *f);
 
 /* The time model of recovery (recover_time.c): TSC ticks per event. */
 struct fcost {

@@ -669,8 +669,12 @@ static int apply_fills(struct flow *f, struct fill *fl, size_t nfl)
 	return err;
 }
 
-int flow_recover(struct flow *f)
+/* The fills of the window's new gaps: *FL (NULL, or malloc'd with
+ * their paths) and *NFL. */
+static int find_fills(struct flow *f, struct fill **flp, size_t *nflp)
 {
+	*flp = NULL;
+	*nflp = 0;
 	if (!f->ngaps || f->nout < 1 + Y)
 		return 0;
 	/* The gaps of the context (before plen) were filled with the window
@@ -690,12 +694,76 @@ int flow_recover(struct flow *f)
 			err = found;
 		nfl += found > 0;
 	}
-	if (!err)
-		err = apply_fills(f, fl, nfl);
-	for (size_t i = 0; fl && i < nfl; i++)
-		free(fl[i].path);
 	if (fl)
 		rctx_free(&r);
+	*flp = fl;
+	*nflp = nfl;
+	return err;
+}
+
+static void free_fills(struct fill *fl, size_t nfl)
+{
+	for (size_t i = 0; fl && i < nfl; i++)
+		free(fl[i].path);
 	free(fl);
+}
+
+int flow_recover(struct flow *f)
+{
+	struct fill *fl;
+	size_t nfl;
+	int err = find_fills(f, &fl, &nfl);
+	if (!err)
+		err = apply_fills(f, fl, nfl);
+	free_fills(fl, nfl);
+	return err;
+}
+
+static int put_some(struct flow *f, const struct jpb_flow_event *v, size_t n)
+{
+	return n ? f->sink.put(f->sink.arg, v, n) : 0;
+}
+
+/* apply_fills' events and counts, written between the window's events
+ * rather than moved in (and out again after the write: the two passes
+ * read and wrote the window's new part, ~0.5 M D1 misses on jython at
+ * 20% loss). */
+static int write_fills(struct flow *f, const struct fill *fl, size_t nfl)
+{
+	size_t extra = 0;
+	for (size_t i = 0; i < nfl; i++)
+		extra += fl[i].len;
+	struct jpb_flow_event *ins = extra ? malloc(extra * sizeof(*ins)) : NULL;
+	size_t *cnt = extra ? malloc(nfl * sizeof(*cnt)) : NULL;
+	int err = extra && (!ins || !cnt) ? jpb_err_nomem : 0;
+	size_t total = extra && !err ? fill_events(f, fl, nfl, ins, cnt) : 0;
+	if (extra && !err)
+		dump_fills(fl, nfl, ins, cnt);
+	size_t r = f->plen, k = 0;
+	for (size_t i = 0; extra && !err && i < nfl; i++) {
+		size_t at = f->gaps[fl[i].gap].at;
+		err = put_some(f, f->out + r, at - r);
+		if (!err)
+			err = put_some(f, ins + k, cnt[i]);
+		r = at;
+		k += cnt[i];
+	}
+	if (!err)
+		err = put_some(f, f->out + r, f->nout - r);
+	f->sum.by_status[JPB_FLOW_RECOVERED] += total;
+	f->sum.events += total;
+	free(ins);
+	free(cnt);
+	return err;
+}
+
+int flow_recover_write(struct flow *f)
+{
+	struct fill *fl;
+	size_t nfl;
+	int err = find_fills(f, &fl, &nfl);
+	if (!err)
+		err = write_fills(f, fl, nfl);
+	free_fills(fl, nfl);
 	return err;
 }

@@ -121,19 +121,6 @@ int flow_out_room_slow(struct flow *f, size_t n)
 	return 0;
 }
 
-/* The window's own events, fills dropped (none lie before FROM); returns
- * how many were fills. */
-static size_t drop_fills(struct flow *f, size_t from)
-{
-	size_t w = from;
-	for (size_t i = from; i < f->nout; i++)
-		if (f->out[i].status != JPB_FLOW_RECOVERED)
-			f->out[w++] = f->out[i];
-	size_t n = f->nout - w;
-	f->nout = w;
-	return n;
-}
-
 /* Recover the gaps of out[0..cut) and write out[plen..cut) with its
  * fills; the window restarts with the last half window before the cut,
  * unfilled, as the context (its gaps included: they cut segments) of the
@@ -180,19 +167,16 @@ static int window_cut_whole(struct flow *f, size_t cut, int last)
 		memcpy(tail, f->out + cut, ntail * sizeof(*tail));
 	f->nout = cut;
 	f->ngaps = ng;
-	uint64_t rec = f->sum.by_status[JPB_FLOW_RECOVERED];
-	/* without a gap in the new part, nothing to recover */
-	int err = f->no_recover || g0 == ng ? 0 : flow_recover(f);
-	size_t fills = (size_t)(f->sum.by_status[JPB_FLOW_RECOVERED] - rec);
-	if (!err && f->nout > f->plen)
+	/* without a gap in the new part, nothing to recover; the fills go
+	 * to the sink between the window's events, not into the window */
+	int err = f->no_recover || g0 == ng ? 0 : flow_recover_write(f);
+	if (!err && (f->no_recover || g0 == ng) && f->nout > f->plen)
 		err = f->sink.put(f->sink.arg, f->out + f->plen, f->nout - f->plen);
 	if (last) {
 		f->nout = f->plen = f->ngaps = 0;
 		free(tail);
 		return err;
 	}
-	if (fills)
-		drop_fills(f, f->gaps[g0].at);
 	/* the new context left where it is, the next events before it:
 	 * only without a tail, and without gaps (the window's gaps are
 	 * compared with nout as it grows) */

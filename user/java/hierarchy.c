@@ -665,6 +665,10 @@ static int select_all(struct jhier *h, uint32_t sym,
 	if (err) {
 		free(*all);
 		*all = NULL;
+	} else if (n && n < nc) {
+		/* kept (vt_store): the room of the NC receivers goes back */
+		struct jhier_method *v = realloc(*all, (size_t)n * sizeof(**all));
+		*all = v ? v : *all;
 	}
 	return err ? err : n;
 }

@@ -118,6 +118,23 @@ struct fsite {
 	uint32_t lstart1, ln;
 };
 
+/* One of a call site's candidate callees (f->callees): its meths index
+ * and, beside it, what step_entry's filters ask of it (flow_entry_key's
+ * ZEROED1 and SYNC; whether it has code and its first opcode), as the
+ * methods' own records lie apart, a cache line or more each. */
+struct fcallee {
+	uint32_t m;
+	int32_t zeroed1;
+	int8_t sync;
+	uint8_t code; /* has bytecode (else callee_runs_ops says yes) */
+	uint8_t op0;  /* its first opcode, when it has code */
+	/* callee_runs_ops' last answer here, 1 + yes, for stage_oph OPH
+	 * (0: none): a site is entered with the same next opcodes over and
+	 * over, and this line is read anyway */
+	uint8_t runs1;
+	uint32_t oph[2]; /* not a uint64_t: 20 bytes an entry, not 24 */
+};
+
 /* One frame of a state's call stack; immutable once built (but for the
  * top frame of the one state alive, moved by flow_frame_move), shared. */
 struct frame {
@@ -304,7 +321,7 @@ struct flow {
 	size_t nmeths, capm;
 	struct u64map by_m;  /* jcf_method pointer -> meths index */
 	struct u64map by_id; /* jmethodID -> meths index + 1, 0 unresolvable */
-	uint32_t *callees; /* the fsite lists of every method */
+	struct fcallee *callees; /* the fsite lists of every method */
 	/* per meths index, flow_entry_key's answers: apart from meths, as
 	 * an entry asks of every callee it stages, and 8 bytes a method
 	 * stay in cache where a 120-byte fmeth each does not */
@@ -472,13 +489,16 @@ struct flow {
 
 int flow_meth_index(struct flow *f, const struct jhier_method *hm,
 		    uint32_t *out);
-/* The meths indices of the candidate callees with a CFG of the invoke at
- * T (flow_is_invoke_at), in flow_call_targets' order; *OUT valid until
+/* The candidate callees with a CFG of the invoke at T
+ * (flow_is_invoke_at), in flow_call_targets' order; *OUT valid until
  * the next call.  Their count, or a negative error. */
-int flow_callees(struct flow *f, const struct frame *t, const uint32_t **out);
-/* Add callee M's entry on the invoke at T (of state FROM) to the step:
- * not when step_entry filters (f->stage_want, f->stage_ops) and M does
+int flow_callees(struct flow *f, const struct frame *t, struct fcallee **out);
+/* Add callee C's entry on the invoke at T (of state FROM) to the step:
+ * not when step_entry filters (f->stage_want, f->stage_ops) and C does
  * not fit. */
+int flow_stage_cand(struct flow *f, const struct frame *t, struct fcallee *c,
+		    uint32_t from);
+/* flow_stage_cand of meths[M]. */
 int flow_stage_callee(struct flow *f, const struct frame *t, uint32_t m,
 		      uint32_t from);
 /* The meths index of jmethodID ID; -1 when the program lacks it. */

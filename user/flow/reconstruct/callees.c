@@ -40,6 +40,16 @@ static int has_cfg(struct flow *f, uint32_t m)
 	return yes < 0 ? flow_meth_cfg(f, m) != NULL : yes;
 }
 
+/* What flow_stage_cand asks of meths[M]: fixed, as the method is. */
+static struct fcallee callee_key(struct flow *f, uint32_t m)
+{
+	struct ekey k = flow_entry_key(f, m);
+	const struct jcf_method *jm = f->meths[m].hm.m;
+	int code = jm && jm->code_length;
+	return (struct fcallee){ m, k.zeroed1, (int8_t)k.sync, (uint8_t)code,
+				 code ? jm->code[0] : 0, 0, { 0, 0 } };
+}
+
 /* The callees of the invoke at T, appended to f->callees (*START1, *N):
  * meths indices are made in the hierarchy's order, as asking for them
  * one by one did. */
@@ -58,7 +68,7 @@ static int site_fill(struct flow *f, const struct frame *t, uint32_t *start1,
 			continue;
 		if (JPB_GROW(f->callees, f->ncallees, f->capcallees))
 			return jpb_err_nomem;
-		f->callees[f->ncallees++] = m;
+		f->callees[f->ncallees++] = callee_key(f, m);
 	}
 	*start1 = (uint32_t)start + 1;
 	*n = (uint32_t)(f->ncallees - start);
@@ -81,7 +91,7 @@ static struct fsite *site_at(struct flow *f, const struct frame *t)
 	return &fm->sites[t->pos];
 }
 
-int flow_callees(struct flow *f, const struct frame *t, const uint32_t **out)
+int flow_callees(struct flow *f, const struct frame *t, struct fcallee **out)
 {
 	struct fmeth *fm = &f->meths[t->meth];
 	*out = NULL;
@@ -100,18 +110,14 @@ int flow_callees(struct flow *f, const struct frame *t, const uint32_t **out)
 	return (int)s.n;
 }
 
-/* The next events run the callee's first instructions: a callee whose
- * code cannot run them dies within the lookahead, after its entry had
- * cost a frame, a state per step, a place under the cap and its CFG. */
-static int callee_runs_ops(struct flow *f, uint32_t m)
+/* flow_raw_explains of meths[M]'s code from its first instruction and
+ * the next opcodes (stage_ops), by (M, stage_oph): a callee is entered
+ * with the same next opcodes from many sites. */
+static int runs_memo(struct flow *f, uint32_t m)
 {
-	const struct jcf_method *jm = f->meths[m].hm.m;
-	if (!jm || !jm->code_length)
-		return 1;
-	if (jm->code[0] != f->stage_ops[0])
-		return 0;
 	struct runs_memo *r = &f->runs[(f->stage_oph ^ m * 0x9e3779b97f4a7c15ull) >> 52];
 	if (r->meth1 != m + 1 || r->oph != f->stage_oph) {
+		const struct jcf_method *jm = f->meths[m].hm.m;
 		unsigned budget = 4096;
 		*r = (struct runs_memo){ f->stage_oph, m + 1,
 					 (uint32_t)flow_raw_explains(jm->code, jm->code_length, 0,
@@ -121,22 +127,47 @@ static int callee_runs_ops(struct flow *f, uint32_t m)
 	return (int)r->yes;
 }
 
-int flow_stage_callee(struct flow *f, const struct frame *t, uint32_t m,
-		      uint32_t from)
+/* The next events run the callee's first instructions: a callee whose
+ * code cannot run them dies within the lookahead, after its entry had
+ * cost a frame, a state per step, a place under the cap and its CFG. */
+static int callee_runs_ops(struct flow *f, struct fcallee *c)
 {
-	if (f->stage_want >= 0 && !flow_entry_fits(f, m, f->stage_want)) {
+	if (!c->code)
+		return 1;
+	if (c->op0 != f->stage_ops[0])
+		return 0;
+	uint64_t oph;
+	memcpy(&oph, c->oph, sizeof(oph));
+	if (!c->runs1 || oph != f->stage_oph) {
+		memcpy(c->oph, &f->stage_oph, sizeof(c->oph));
+		c->runs1 = (uint8_t)(1 + runs_memo(f, c->m));
+	}
+	return c->runs1 - 1;
+}
+
+int flow_stage_cand(struct flow *f, const struct frame *t, struct fcallee *c,
+		    uint32_t from)
+{
+	if (f->stage_want >= 0 && !flow_fits(f->stage_want, c->zeroed1, c->sync)) {
 		f->nunfit++;
 		return 0;
 	}
-	if (f->stage_nops && !callee_runs_ops(f, m)) {
+	if (f->stage_nops && !callee_runs_ops(f, c)) {
 		f->nopmiss++;
 		return 0;
 	}
-	struct frame *n = flow_frame_new(f, (struct frame *)t, m, 0, 0);
+	struct frame *n = flow_frame_new(f, (struct frame *)t, c->m, 0, 0);
 	if (!n)
 		return jpb_err_nomem;
 	n->doubt = t->doubt;
 	return flow_add_node(f, n, LOST_NONE, from);
+}
+
+int flow_stage_callee(struct flow *f, const struct frame *t, uint32_t m,
+		      uint32_t from)
+{
+	struct fcallee c = callee_key(f, m);
+	return flow_stage_cand(f, t, &c, from);
 }
 
 /* Methods of missing (hidden) classes that a virtual or interface call
@@ -410,7 +441,7 @@ static int list_linkage(struct flow *f, int which, const uint64_t *sig)
 				continue;
 			if (JPB_GROW(f->callees, f->ncallees, f->capcallees))
 				return jpb_err_nomem;
-			f->callees[f->ncallees++] = f->link[w][k];
+			f->callees[f->ncallees++] = callee_key(f, f->link[w][k]);
 		}
 	return 0;
 }
@@ -456,7 +487,7 @@ int flow_linkage_targets(struct flow *f, const struct frame *t, uint32_t from)
 	}
 	int err = 0;
 	for (uint32_t k = 0; k < v.ln && !err; k++)
-		err = flow_stage_callee(f, t, f->callees[v.lstart1 - 1 + k], from);
+		err = flow_stage_cand(f, t, &f->callees[v.lstart1 - 1 + k], from);
 	return err;
 }
 

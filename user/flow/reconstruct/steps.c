@@ -174,12 +174,12 @@ static int stage_callees(struct flow *f, uint32_t p0, uint32_t pn, int want, siz
 		}
 		if (!flow_is_invoke_at(f, t))
 			continue;
-		const uint32_t *c;
+		struct fcallee *c;
 		int nc = flow_callees(f, t, &c);
 		size_t before = f->nstage + f->nunfit + f->nopmiss;
 		err = nc < 0 ? nc : 0;
 		for (int j = 0; j < nc && !err; j++)
-			err = flow_stage_callee(f, t, c[j], k);
+			err = flow_stage_cand(f, t, &c[j], k);
 		if (!err)
 			err = flow_linkage_targets(f, t, k);
 		if (!err)

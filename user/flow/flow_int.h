@@ -87,20 +87,23 @@ int flow_path(struct flow *f, const struct jpb_flow_event *pre,
 	      const struct jpb_flow_event *post, struct jpb_flow_event **out,
 	      size_t *nout);
 
+/* What a method entry asks of the calling method (hm.cls, cfg,
+ * cfg_tried, sites: flow_is_invoke_at, flow_callees) comes first, in 48
+ * bytes, so that one or two cache lines serve it. */
 struct fmeth {
 	struct jhier_method hm;
 	const struct jcfg *cfg; /* NULL: no code or no CFG; see flow_meth_cfg */
 	int cfg_tried; /* cfg was asked for (CFGs are built on first use) */
-	struct flow_method_info info;
 	int used; /* named by an output event */
+	/* per instruction of its CFG, the callees flow_callees found there
+	 * (allocated at its first invoke asked about) */
+	struct fsite *sites;
+	struct flow_method_info info;
 	/* A method of a class the program lacks (jvm_method_code): owned
 	 * copies; hm.cls is NULL. */
 	struct jcf_method *own;
 	struct jcfg *owncfg;
 	char *strs;
-	/* per instruction of its CFG, the callees flow_callees found there
-	 * (allocated at its first invoke asked about) */
-	struct fsite *sites;
 };
 
 /* What flow_entry_fits asks of a method: 1 + the locals a zerolocals

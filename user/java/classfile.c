@@ -1119,6 +1119,11 @@ const struct jcf_method *jcf_method_find(const struct jcf *cf,
 	return jcf_method_find_hashed(cf, name, name_hash(name), descriptor);
 }
 
+uint64_t jcf_name_bits(const struct jcf *cf)
+{
+	return cf->name_bits;
+}
+
 const struct jcf_method *jcf_method_find_hashed(const struct jcf *cf,
 						const char *name, uint32_t h,
 						const char *descriptor)

@@ -187,6 +187,9 @@ uint32_t jcf_name_hash(const char *name);
 const struct jcf_method *jcf_method_find_hashed(const struct jcf *cf,
 						const char *name, uint32_t h,
 						const char *descriptor);
+/* Bit H % 64 set for the hash H of each of CF's method names: without
+ * it, jcf_method_find_hashed(CF, NAME, H, ...) is NULL. */
+uint64_t jcf_name_bits(const struct jcf *cf);
 /* Source line of BCI in M (the LineNumberTable entry with the greatest
  * start_pc <= bci), or -1 if M has none. */
 int jcf_line_at(const struct jcf_method *m, uint32_t bci);

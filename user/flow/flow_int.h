@@ -496,11 +496,15 @@ int flow_meth_index(struct flow *f, const struct jhier_method *hm,
  * (flow_is_invoke_at), in flow_call_targets' order; *OUT valid until
  * the next call.  Their count, or a negative error. */
 int flow_callees(struct flow *f, const struct frame *t, struct fcallee **out);
+/* Add the entry of callee M on the invoke at T (of state FROM) to the
+ * step. */
+int flow_stage_fit(struct flow *f, const struct frame *t, uint32_t m,
+		   uint32_t from);
 /* Add callee C's entry on the invoke at T (of state FROM) to the step:
  * not when step_entry filters (f->stage_want, f->stage_ops) and C does
- * not fit. */
-int flow_stage_cand(struct flow *f, const struct frame *t, struct fcallee *c,
-		    uint32_t from);
+ * not fit.  Defined below flow_fits. */
+static inline int flow_stage_cand(struct flow *f, const struct frame *t,
+				  struct fcallee *c, uint32_t from);
 /* flow_stage_cand of meths[M]. */
 int flow_stage_callee(struct flow *f, const struct frame *t, uint32_t m,
 		      uint32_t from);
@@ -555,6 +559,35 @@ static inline int flow_fits(int want, int32_t zeroed1, int sync)
 		return 0;
 	int counted = want >> 1; /* entry_locals: 0 unknown, else 1 + n */
 	return !counted || zeroed1 < 0 || zeroed1 == counted;
+}
+/* Can the code of candidate C, whose first opcode is the next event's,
+ * run the next opcodes (f->stage_ops)?  flow_raw_explains, kept in C and
+ * by method. */
+int flow_callee_runs(struct flow *f, struct fcallee *c);
+/* Does candidate C pass step_entry's filters?  Counted in f->nunfit or
+ * f->nopmiss when not.  The next events run the callee's first
+ * instructions: a callee whose code cannot run them dies within the
+ * lookahead, after its entry had cost a frame, a state per step, a place
+ * under the cap and its CFG.  Inline: asked of every candidate of every
+ * state at an entry (jython 466 k), and most do not pass. */
+static inline int flow_cand_fits(struct flow *f, struct fcallee *c)
+{
+	if (f->stage_want >= 0 && !flow_fits(f->stage_want, c->zeroed1, c->sync)) {
+		f->nunfit++;
+		return 0;
+	}
+	/* no code: nothing to test */
+	if (f->stage_nops && c->code &&
+	    (c->op0 != f->stage_ops[0] || !flow_callee_runs(f, c))) {
+		f->nopmiss++;
+		return 0;
+	}
+	return 1;
+}
+static inline int flow_stage_cand(struct flow *f, const struct frame *t,
+				  struct fcallee *c, uint32_t from)
+{
+	return flow_cand_fits(f, c) ? flow_stage_fit(f, t, c->m, from) : 0;
 }
 /* What flow_fits needs of meths[M]. */
 struct ekey flow_entry_key(struct flow *f, uint32_t m);

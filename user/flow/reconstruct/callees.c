@@ -127,15 +127,8 @@ static int runs_memo(struct flow *f, uint32_t m)
 	return (int)r->yes;
 }
 
-/* The next events run the callee's first instructions: a callee whose
- * code cannot run them dies within the lookahead, after its entry had
- * cost a frame, a state per step, a place under the cap and its CFG. */
-static int callee_runs_ops(struct flow *f, struct fcallee *c)
+int flow_callee_runs(struct flow *f, struct fcallee *c)
 {
-	if (!c->code)
-		return 1;
-	if (c->op0 != f->stage_ops[0])
-		return 0;
 	uint64_t oph;
 	memcpy(&oph, c->oph, sizeof(oph));
 	if (!c->runs1 || oph != f->stage_oph) {
@@ -145,18 +138,10 @@ static int callee_runs_ops(struct flow *f, struct fcallee *c)
 	return c->runs1 - 1;
 }
 
-int flow_stage_cand(struct flow *f, const struct frame *t, struct fcallee *c,
-		    uint32_t from)
+int flow_stage_fit(struct flow *f, const struct frame *t, uint32_t m,
+		   uint32_t from)
 {
-	if (f->stage_want >= 0 && !flow_fits(f->stage_want, c->zeroed1, c->sync)) {
-		f->nunfit++;
-		return 0;
-	}
-	if (f->stage_nops && !callee_runs_ops(f, c)) {
-		f->nopmiss++;
-		return 0;
-	}
-	struct frame *n = flow_frame_new(f, (struct frame *)t, c->m, 0, 0);
+	struct frame *n = flow_frame_new(f, (struct frame *)t, m, 0, 0);
 	if (!n)
 		return jpb_err_nomem;
 	n->doubt = t->doubt;

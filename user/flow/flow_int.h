@@ -129,9 +129,9 @@ struct fcallee {
 	uint32_t m;
 	int32_t zeroed1;
 	int8_t sync;
-	uint8_t code; /* has bytecode (else callee_runs_ops says yes) */
+	uint8_t code; /* has bytecode (else flow_cand_fits tests no opcodes) */
 	uint8_t op0;  /* its first opcode, when it has code */
-	/* callee_runs_ops' last answer here, 1 + yes, for stage_oph OPH
+	/* flow_callee_runs' last answer here, 1 + yes, for stage_oph OPH
 	 * (0: none): a site is entered with the same next opcodes over and
 	 * over, and this line is read anyway */
 	uint8_t runs1;
@@ -462,7 +462,7 @@ struct flow {
 	 * step_entry makes them and the next step consumes them */
 	int entry_want;
 	/* while step_entry stages callees: the WANT they must fit, else -1
-	 * (flow_stage_callee), and how many did not */
+	 * (flow_cand_fits), and how many did not */
 	int stage_want;
 	size_t nunfit;
 	/* while step_entry stages callees: the opcodes the next events run
@@ -474,7 +474,7 @@ struct flow {
 	size_t stage_nops;
 	uint64_t stage_oph; /* a hash of stage_ops */
 	size_t nopmiss;
-	/* callee_runs_ops' answers by (callee, stage_oph): the same calls
+	/* flow_callee_runs' answers by (callee, stage_oph): the same calls
 	 * are entered with the same next opcodes over and over */
 	struct runs_memo *runs;
 	/* joins (reconstruct/joins.c), alive while their window is: emptied

@@ -330,6 +330,10 @@ struct flow {
 	 * stay in cache where a 120-byte fmeth each does not */
 	struct ekey *ekey;
 	size_t capekey;
+	/* per meths index, its CFG's jcfg_hots (NULL: not asked yet, or no
+	 * CFG): likewise apart, for flow_meth_hot */
+	const struct jcfg_hot **mhot;
+	size_t capmhot;
 	size_t ncallees, capcallees;
 	uint32_t *synth; /* meths indices of the methods of missing classes */
 	size_t nsynth;
@@ -609,6 +613,16 @@ static inline const struct jcfg *flow_meth_cfg(struct flow *f, uint32_t m)
 {
 	const struct fmeth *fm = &f->meths[m];
 	return fm->cfg_tried ? fm->cfg : flow_meth_cfg_build(f, m);
+}
+
+/* The jcfg_hots of meths[M]'s CFG (built on first use), NULL when it has
+ * none.  Inline, from f->mhot: interp_from asks at every state, and the
+ * 120-byte fmeth and the CFG's header it read on the way missed the
+ * cache. */
+const struct jcfg_hot *flow_meth_hot_slow(struct flow *f, uint32_t m);
+static inline const struct jcfg_hot *flow_meth_hot(struct flow *f, uint32_t m)
+{
+	return m < f->capmhot && f->mhot[m] ? f->mhot[m] : flow_meth_hot_slow(f, m);
 }
 
 /* Method and instruction of compiled frame (ID, BCI): its cache entry

@@ -369,6 +369,8 @@ static int fill(struct builder *b)
 			   b->m->nlines ? b->m->lines[0].start_pc : UINT32_MAX,
 			   -1 };
 	int err = java_ok;
+	/* where the successor lists start, counted from the hot copies' */
+	uint32_t hsucc = (uint32_t)(g->l.succ - (uint32_t *)(void *)g->l.hot);
 	lead(b, 0);
 	for (uint32_t i = 0; i < n && !err; i++) {
 		uint8_t op = code[bci];
@@ -387,6 +389,7 @@ static int fill(struct builder *b)
 		in->xsucc = 0;
 		in->nxsucc = 0;
 		err = normal_succs(b, i);
+		g->l.hot[i] = (struct jcfg_hot){ hsucc + in->succ, in->nsucc, op, in->kind };
 		bci += in->len;
 	}
 	return err;
@@ -553,21 +556,24 @@ static struct jcfg *jcfg_alloc(const struct jcf_method *m)
 	return g;
 }
 
-/* The instructions, the leader bits and room for the successors, in one
- * allocation in that order (alignments decreasing); the bits are kept
- * with the CFG, an eighth of a byte per instruction. */
+/* The instructions, the leader bits, their hot copies and room for the
+ * successors, in one allocation in that order (alignments decreasing);
+ * the bits are kept with the CFG, an eighth of a byte per instruction.
+ * The successors follow the hot copies, which count from their start. */
 static int insn_alloc(struct builder *b, const struct shape *s)
 {
 	struct jcfg *g = b->g;
 	size_t nwords = (s->ninsn + 63) / 64;
 	g->l.insn = malloc(s->ninsn * sizeof(*g->l.insn) +
 			   nwords * sizeof(*b->leader) +
+			   s->ninsn * sizeof(*g->l.hot) +
 			   s->nsucc * sizeof(*g->l.succ));
 	if (!g->l.insn)
 		return java_err_nomem;
 	b->leader = (uint64_t *)(g->l.insn + s->ninsn);
 	memset(b->leader, 0, nwords * sizeof(*b->leader));
-	g->l.succ = (uint32_t *)(b->leader + nwords);
+	g->l.hot = (struct jcfg_hot *)(b->leader + nwords);
+	g->l.succ = (uint32_t *)(g->l.hot + s->ninsn);
 	g->l.ninsn = s->ninsn;
 	return java_ok;
 }

@@ -49,6 +49,17 @@ struct jcfg_insn {
 	uint16_t nsucc, nxsucc;
 };
 
+/* What reconstruction reads of an instruction for every state and for
+ * each of its successors (jcfg_insn's op, kind, nsucc and succ), kept
+ * apart as well: 8 of these share a cache line where 2 instructions do.
+ * SUCC counts from the array's start, not from the successor lists':
+ * the array alone gives them (jcfg_hot_succs). */
+struct jcfg_hot {
+	uint32_t succ;
+	uint16_t nsucc;
+	uint8_t op, kind;
+};
+
 struct jcfg_block {
 	uint32_t first, last;       /* instruction indices, inclusive */
 	uint32_t start_bci, end_bci; /* end exclusive */
@@ -76,6 +87,7 @@ struct jcfg_lookup {
 	struct jcfg_insn *insn;
 	uint32_t *succ; /* normal successor lists */
 	uint16_t *at;   /* bci -> instruction index, JCFG_NO_INSN inside one */
+	struct jcfg_hot *hot; /* per instruction, followed by succ */
 };
 #define JCFG_NO_INSN 0xffffu
 
@@ -94,6 +106,19 @@ static inline const struct jcfg_insn *jcfg_insn(const struct jcfg *g,
 {
 	const struct jcfg_lookup *l = jcfg_lookup_(g);
 	return i < l->ninsn ? &l->insn[i] : NULL;
+}
+
+/* G's instructions as reconstruction reads them (jcfg_insn_count). */
+static inline const struct jcfg_hot *jcfg_hots(const struct jcfg *g)
+{
+	return jcfg_lookup_(g)->hot;
+}
+/* jcfg_succs of instruction I from HOT, jcfg_hots' array. */
+static inline const uint32_t *jcfg_hot_succs(const struct jcfg_hot *hot, uint32_t i,
+					     uint32_t *n)
+{
+	*n = hot[i].nsucc;
+	return (const uint32_t *)(const void *)hot + hot[i].succ;
 }
 
 /* Index of the instruction starting at BCI, or -1 if none starts there. */

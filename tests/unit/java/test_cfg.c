@@ -24,6 +24,22 @@ static struct jcf_method method(const uint8_t *code, size_t len)
 	return m;
 }
 
+/* The hot copies (jcfg_hots) say what the instructions say. */
+static void expect_hot(const struct jcfg *g)
+{
+	const struct jcfg_hot *hot = jcfg_hots(g);
+	for (uint32_t i = 0; i < jcfg_insn_count(g); i++) {
+		const struct jcfg_insn *in = jcfg_insn(g, i);
+		uint32_t n, hn;
+		const uint32_t *s = jcfg_succs(g, i, &n), *hs = jcfg_hot_succs(hot, i, &hn);
+		assert_int_equal(hot[i].op, in->op);
+		assert_int_equal(hot[i].kind, in->kind);
+		assert_int_equal(hn, n);
+		for (uint32_t k = 0; k < n; k++)
+			assert_int_equal(hs[k], s[k]);
+	}
+}
+
 static struct jcfg *build(const struct jcf_method *m)
 {
 	struct jcfg *g = NULL;
@@ -32,6 +48,7 @@ static struct jcfg *build(const struct jcf_method *m)
 	if (err)
 		fail_msg("jcfg_build: %s: %s", java_errstr(err), d.msg);
 	assert_int_equal(jcfg_check(m), java_ok);
+	expect_hot(g);
 	return g;
 }
 

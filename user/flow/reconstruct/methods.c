@@ -191,6 +191,19 @@ const struct jcfg *flow_meth_cfg_build(struct flow *f, uint32_t m)
 	return fm->cfg;
 }
 
+const struct jcfg_hot *flow_meth_hot_slow(struct flow *f, uint32_t m)
+{
+	const struct jcfg *g = flow_meth_cfg(f, m);
+	if (!g)
+		return NULL;
+	size_t cap = f->capmhot;
+	if (m >= cap && JPB_GROW(f->mhot, m, f->capmhot))
+		return jcfg_hots(g); /* no room to keep it */
+	if (f->capmhot != cap)
+		memset(f->mhot + cap, 0, (f->capmhot - cap) * sizeof(*f->mhot));
+	return f->mhot[m] = jcfg_hots(g);
+}
+
 /* ---- life cycle ---------------------------------------------------------- */
 
 int flow_alloc(struct flow **out, struct jprog *p, const struct flow_opts *o)
@@ -248,6 +261,7 @@ void flow_free(struct flow *f)
 	free(f->meths);
 	free(f->callees);
 	free(f->ekey);
+	free(f->mhot);
 	free(f->synth);
 	for (int k = 0; k < 3; k++) {
 		free(f->link[k]);

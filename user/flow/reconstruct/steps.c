@@ -94,42 +94,43 @@ static int interp_over_compiled(struct flow *f, uint32_t i, struct frame *t,
 	return interp_from(f, i, top, op, from);
 }
 
-/* T's method at those of the NS instructions S (of INSN, its CFG's
+/* T's method at those of the NS instructions S (of HOT, its CFG's
  * instructions) that run OP, run, each a state from FROM.  Inline in
  * interp_from, which saves the registers once for both. */
-static inline __attribute__((always_inline)) int add_running(struct flow *f, const struct frame *t, const struct jcfg_insn *insn,
+static inline __attribute__((always_inline)) int add_running(struct flow *f, const struct frame *t, const struct jcfg_hot *hot,
 		       const uint32_t *s, uint32_t ns, uint8_t op, uint32_t from)
 {
 	int err = 0;
 	for (uint32_t k = 0; k < ns && !err; k++)
-		if (insn[s[k]].op == op)
+		if (hot[s[k]].op == op)
 			err = add_at(f, t, s[k], 1, from);
 	return err;
 }
 
 /* Add every state in which the interpreter, with T on top of the stack,
  * runs OP next.  T's instruction and its successors are read from the
- * CFG's arrays once (the instructions are T's method's, in range), and
- * the fused pair's test is inline (flow_fuses, out of line, was called
- * for ~270 k states on jython). */
+ * CFG's hot copies (8 bytes an instruction, the successor lists after
+ * them, where its 32-byte instructions, its header and T's fmeth missed
+ * the cache at every state; the instructions are T's method's, in
+ * range), and the fused pair's test is inline (flow_fuses, out of line,
+ * was called for ~270 k states on jython). */
 static int interp_from(struct flow *f, uint32_t i, struct frame *t, uint8_t op,
 		       uint32_t from)
 {
 	if (t->comp)
 		return interp_over_compiled(f, i, t, op, from);
-	const struct jcfg *g = flow_meth_cfg(f, t->meth);
-	const struct jcfg_insn *in = jcfg_insn(g, t->pos), *insn = in - t->pos;
+	const struct jcfg_hot *hot = flow_meth_hot(f, t->meth), in = hot[t->pos];
 	if (!t->done)
-		return in->op == op ? add_at(f, t, t->pos, 1, from) : 0;
-	if (in->kind == JBC_RETURN)
+		return in.op == op ? add_at(f, t, t->pos, 1, from) : 0;
+	if (in.kind == JBC_RETURN)
 		return return_to(f, i, t->up, op, from);
 	uint32_t ns;
-	const uint32_t *s = jcfg_succs(g, t->pos, &ns);
-	int err = add_running(f, t, insn, s, ns, op, from);
+	const uint32_t *s = jcfg_hot_succs(hot, t->pos, &ns);
+	int err = add_running(f, t, hot, s, ns, op, from);
 	/* flow_fuses: t->pos and its successor were one dispatch */
-	if (!err && ns == 1 && flow_fused_pair(in->op, insn[s[0]].op)) {
-		s = jcfg_succs(g, s[0], &ns);
-		err = add_running(f, t, insn, s, ns, op, from);
+	if (!err && ns == 1 && flow_fused_pair(in.op, hot[s[0]].op)) {
+		s = jcfg_hot_succs(hot, s[0], &ns);
+		err = add_running(f, t, hot, s, ns, op, from);
 	}
 	return err;
 }
@@ -792,18 +793,16 @@ static int one_successor(struct flow *f, const struct frame *t, uint8_t op, uint
 {
 	if (!t || t->comp || !t->done)
 		return 0;
-	const struct jcfg *g = flow_meth_cfg(f, t->meth);
-	const struct jcfg_insn *in = jcfg_insn(g, t->pos);
+	const struct jcfg_hot *hot = flow_meth_hot(f, t->meth), in = hot[t->pos];
 	uint32_t ns, nmatch = 0;
-	if (in->kind == JBC_RETURN)
+	if (in.kind == JBC_RETURN)
 		return 0;
-	const uint32_t *sc = jcfg_succs(g, t->pos, &ns);
-	const struct jcfg_insn *insn = in - t->pos;
+	const uint32_t *sc = jcfg_hot_succs(hot, t->pos, &ns);
 	/* flow_fuses, inline */
-	if (ns == 1 && flow_fused_pair(in->op, insn[sc[0]].op))
+	if (ns == 1 && flow_fused_pair(in.op, hot[sc[0]].op))
 		return 0; /* a fused pair: two ways to match */
 	for (uint32_t k = 0; k < ns; k++) {
-		if (insn[sc[k]].op == op) {
+		if (hot[sc[k]].op == op) {
 			*at = sc[k];
 			nmatch++;
 		}

@@ -282,22 +282,6 @@ struct cpos {
 	uint8_t op;    /* the instruction's opcode (emitted), 0 when pos < 0 */
 };
 
-/* flow_run_compiled's memos of positions by bci, one per method (way w,
- * by a hash of the method's id, holds method rmemo_id[w]; an entry is
- * valid when its generation is the way's): a run stays in one method,
- * and these small tables (32 KB) stay in L1 where the cpos cache, shared
- * by every method, misses.  Runs alternate between a few methods
- * (SimLoop: the method changed at 71% of runs), which one memo forgot
- * every time; with 32 ways a way changes method at 7% of runs. */
-#define RUN_MEMO 64u
-#define RUN_WAYS 32u
-struct run_memo {
-	int32_t bci;
-	int32_t pos;
-	uint32_t gen;
-	uint8_t op;
-};
-
 /* flow_can_call's answers by (caller method, instruction, callee): a
  * compiled call is checked at every entry, against the same few sites.
  * Keys are stored + 1, so that the calloc'd table is empty. */
@@ -417,11 +401,7 @@ struct flow {
 	uint32_t *path; /* scratch of flow_flush_some */
 	size_t cappath;
 	struct cpos *cpos; /* CPOS_SIZE entries */
-	struct run_memo rmemo[RUN_WAYS][RUN_MEMO];
 	struct call_memo cmemo[CALL_MEMO];
-	uint64_t rmemo_id[RUN_WAYS];
-	uint32_t rmemo_wgen[RUN_WAYS]; /* 0: the way is empty */
-	uint32_t rmemo_gen;
 	/* the last compiled event compiled_fast ran (an index into ev) and
 	 * the top it left; NULL when the frames may have changed (a new
 	 * thread, ev compacted, the arena compacted) */

@@ -481,39 +481,6 @@ static inline int same_frames(const struct jpb_decoded_slim *e, const struct jpb
 	return 1;
 }
 
-/* The memo way of method ID (by a hash of it), emptied (a new
- * generation) when it held another method.  Inline: asked at each run
- * and each change of its inlined frames. */
-static inline uint32_t run_memo_for(struct flow *f, uint64_t id)
-{
-	uint32_t w = (uint32_t)((id * 0x9e3779b97f4a7c15ull) >> 32) & (RUN_WAYS - 1);
-	if (f->rmemo_wgen[w] && f->rmemo_id[w] == id)
-		return w;
-	if (!++f->rmemo_gen) { /* wrapped: generation 0 is the calloc's */
-		memset(f->rmemo, 0, sizeof(f->rmemo));
-		memset(f->rmemo_wgen, 0, sizeof(f->rmemo_wgen));
-		f->rmemo_gen = 1;
-	}
-	f->rmemo_id[w] = id;
-	f->rmemo_wgen[w] = f->rmemo_gen;
-	return w;
-}
-
-/* The position and opcode of BCI in the method of memo way W (its
- * entries ROW, its generation GEN: the caller keeps them in registers),
- * through the memo (what flow_cpos gives). */
-static inline const struct run_memo *run_pos(struct flow *f, uint32_t w,
-					     struct run_memo *row, uint32_t gen,
-					     int32_t bci)
-{
-	struct run_memo *r = &row[(uint32_t)bci & (RUN_MEMO - 1)];
-	if (r->gen != gen || r->bci != bci) {
-		const struct cpos *c = flow_cpos(f, f->rmemo_id[w], bci);
-		*r = (struct run_memo){ bci, c->pos, gen, c->op };
-	}
-	return r;
-}
-
 /* The activation a run is in: its base, its outermost method (FLOW_JOIN,
  * no method, when the top is not compiled) and that frame's method id in
  * the events, and the frames of the last event that replaced its frames
@@ -609,11 +576,8 @@ int flow_run_compiled(struct flow *f, size_t end)
 		return jpb_err_nomem;
 	struct run_act ra;
 	run_act_of(t, p, b, &ra);
-	/* same_frames keeps the run in b's method */
-	uint32_t way = run_memo_for(f, b[0].method_id), gen = f->rmemo_wgen[way];
-	struct run_memo *row = f->rmemo[way];
 	/* the arrays in locals: the stores into out[] may alias f's fields,
-	 * which would be reloaded at every event (run_pos's cache fill
+	 * which would be reloaded at every event (flow_cpos_fill
 	 * moves none of them) */
 	const struct jpb_decoded_slim *ev = f->ev;
 	const struct jpb_decoded_frame *fr = f->fr;
@@ -633,11 +597,10 @@ int flow_run_compiled(struct flow *f, size_t end)
 			meth = ra.meth[ra.cur][0];
 			pos = (int32_t)ra.pos[ra.cur][0];
 			one = ra.nf == 1;
-			way = run_memo_for(f, a[0].method_id);
-			gen = f->rmemo_wgen[way];
-			row = f->rmemo[way];
 		} else {
-			const struct run_memo *c = run_pos(f, way, row, gen, a[0].bci);
+			/* same_frames keeps the run in b's method; the cache
+			 * holds its bcis side by side */
+			const struct cpos *c = flow_cpos(f, a[0].method_id, a[0].bci);
 			/* at instruction 0 a new call may start: compiled_fast */
 			if (c->pos < 0 || (one && c->pos == 0))
 				break;

@@ -8,10 +8,14 @@
 
 #include "flow/flow.h"
 
-/* u64 -> u32 open-addressing map (keys != 0). */
+/* u64 -> u32 open-addressing map (keys != 0); a key and its value side
+ * by side, as a lookup that finds the key reads both (two arrays missed
+ * the cache twice). */
 struct u64map {
-	uint64_t *keys;
-	uint32_t *vals;
+	struct u64slot {
+		uint64_t key;
+		uint32_t val;
+	} *v;
 	size_t cap, n;
 };
 int u64map_put(struct u64map *m, uint64_t key, uint32_t val);

@@ -19,26 +19,19 @@ static size_t hash64(uint64_t k)
  * twice the entries). */
 static int u64map_resize(struct u64map *m, size_t ncap)
 {
-	uint64_t *k = calloc(ncap, sizeof(*k));
-	uint32_t *v = calloc(ncap, sizeof(*v));
-	if (!k || !v) {
-		free(k);
-		free(v);
+	struct u64slot *v = calloc(ncap, sizeof(*v));
+	if (!v)
 		return -1;
-	}
 	for (size_t i = 0; i < m->cap; i++) {
-		if (!m->keys[i])
+		if (!m->v[i].key)
 			continue;
-		size_t j = hash64(m->keys[i]) & (ncap - 1);
-		while (k[j])
+		size_t j = hash64(m->v[i].key) & (ncap - 1);
+		while (v[j].key)
 			j = (j + 1) & (ncap - 1);
-		k[j] = m->keys[i];
-		v[j] = m->vals[i];
+		v[j] = m->v[i];
 	}
-	free(m->keys);
-	free(m->vals);
-	m->keys = k;
-	m->vals = v;
+	free(m->v);
+	m->v = v;
 	m->cap = ncap;
 	return 0;
 }
@@ -61,12 +54,11 @@ int u64map_put(struct u64map *m, uint64_t key, uint32_t val)
 	if ((m->n + 1) * 2 > m->cap && u64map_grow(m))
 		return -1;
 	size_t j = hash64(key) & (m->cap - 1);
-	while (m->keys[j] && m->keys[j] != key)
+	while (m->v[j].key && m->v[j].key != key)
 		j = (j + 1) & (m->cap - 1);
-	if (!m->keys[j])
+	if (!m->v[j].key)
 		m->n++;
-	m->keys[j] = key;
-	m->vals[j] = val;
+	m->v[j] = (struct u64slot){ key, val };
 	return 0;
 }
 
@@ -75,9 +67,9 @@ int u64map_get(const struct u64map *m, uint64_t key, uint32_t *val)
 	if (!m->cap)
 		return 0;
 	size_t j = hash64(key) & (m->cap - 1);
-	while (m->keys[j]) {
-		if (m->keys[j] == key) {
-			*val = m->vals[j];
+	while (m->v[j].key) {
+		if (m->v[j].key == key) {
+			*val = m->v[j].val;
 			return 1;
 		}
 		j = (j + 1) & (m->cap - 1);
@@ -87,7 +79,6 @@ int u64map_get(const struct u64map *m, uint64_t key, uint32_t *val)
 
 void u64map_fini(struct u64map *m)
 {
-	free(m->keys);
-	free(m->vals);
+	free(m->v);
 	memset(m, 0, sizeof(*m));
 }

@@ -326,6 +326,14 @@ struct flow {
 	 * CFG): likewise apart, for flow_meth_hot */
 	const struct jcfg_hot **mhot;
 	size_t capmhot;
+	/* the distinct hot arrays given out, by a hash of what they hold
+	 * (an index into hshare): methods of the same code share one */
+	struct u64map hot_by;
+	struct flow_hshare {
+		const struct jcfg_hot *hot;
+		uint32_t n;
+	} *hshare;
+	size_t nhshare, caphshare;
 	size_t ncallees, capcallees;
 	uint32_t *synth; /* meths indices of the methods of missing classes */
 	size_t nsynth;
@@ -604,9 +612,9 @@ static inline const struct jcfg *flow_meth_cfg(struct flow *f, uint32_t m)
 }
 
 /* The jcfg_hots of meths[M]'s CFG (built on first use), NULL when it has
- * none.  Inline, from f->mhot: interp_from asks at every state, and the
- * 120-byte fmeth and the CFG's header it read on the way missed the
- * cache. */
+ * none, or those of an earlier method's CFG that hold the same.  Inline,
+ * from f->mhot: interp_from asks at every state, and the 120-byte fmeth
+ * and the CFG's header it read on the way missed the cache. */
 const struct jcfg_hot *flow_meth_hot_slow(struct flow *f, uint32_t m);
 static inline const struct jcfg_hot *flow_meth_hot(struct flow *f, uint32_t m)
 {

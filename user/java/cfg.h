@@ -113,6 +113,13 @@ static inline const struct jcfg_hot *jcfg_hots(const struct jcfg *g)
 {
 	return jcfg_lookup_(g)->hot;
 }
+/* The bytes of HOT, jcfg_hots' array of N instructions, and of their
+ * successor lists, which follow it in instruction order: two CFGs whose
+ * instructions say the same have the same bytes there. */
+static inline size_t jcfg_hot_size(const struct jcfg_hot *hot, uint32_t n)
+{
+	return n ? (hot[n - 1].succ + (size_t)hot[n - 1].nsucc) * sizeof(uint32_t) : 0;
+}
 /* jcfg_succs of instruction I from HOT, jcfg_hots' array. */
 static inline const uint32_t *jcfg_hot_succs(const struct jcfg_hot *hot, uint32_t i,
 					     uint32_t *n)

@@ -37,6 +37,9 @@ static void expect_hot(const struct jcfg *g)
 		assert_int_equal(hn, n);
 		for (uint32_t k = 0; k < n; k++)
 			assert_int_equal(hs[k], s[k]);
+		/* every list within jcfg_hot_size */
+		assert_true((size_t)((const char *)(hs + n) - (const char *)hot) <=
+			    jcfg_hot_size(hot, jcfg_insn_count(g)));
 	}
 }
 

@@ -191,6 +191,47 @@ const struct jcfg *flow_meth_cfg_build(struct flow *f, uint32_t m)
 	return fm->cfg;
 }
 
+/* A hash of the N instructions of HOT: of the array's words, not of the
+ * successor lists, which hot_same compares (a byte hash of both, for
+ * every method interp_from reached, cost 10 M instructions on jython). */
+_Static_assert(sizeof(struct jcfg_hot) == sizeof(uint64_t), "a hot instruction is a word");
+static uint64_t hot_hash(const struct jcfg_hot *hot, uint32_t n)
+{
+	uint64_t h = n;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t w;
+		memcpy(&w, &hot[i], sizeof(w));
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
+	}
+	return h | 1; /* a u64map key is not 0 */
+}
+
+/* Do the N instructions of A and B say the same to interp_from? */
+static int hot_same(const struct jcfg_hot *a, const struct jcfg_hot *b, uint32_t n)
+{
+	size_t len = jcfg_hot_size(a, n);
+	return len == jcfg_hot_size(b, n) && !memcmp(a, b, len);
+}
+
+/* G's hot array, or an earlier one that holds the same: twins (methods of
+ * the same code in different classes, such as jython's exposers) are
+ * often the states of one step, and read one array instead of one each.
+ * CFGs live as long as the flow (jprog's cache, fmeth.owncfg). */
+static const struct jcfg_hot *hot_shared(struct flow *f, const struct jcfg *g)
+{
+	const struct jcfg_hot *hot = jcfg_hots(g);
+	uint32_t n = jcfg_insn_count(g), k;
+	uint64_t h = hot_hash(hot, n);
+	if (u64map_get(&f->hot_by, h, &k))
+		return f->hshare[k].n == n && hot_same(f->hshare[k].hot, hot, n) ?
+			       f->hshare[k].hot : hot;
+	if (!JPB_GROW(f->hshare, f->nhshare, f->caphshare) &&
+	    !u64map_put(&f->hot_by, h, (uint32_t)f->nhshare))
+		f->hshare[f->nhshare++] = (struct flow_hshare){ hot, n };
+	return hot;
+}
+
 const struct jcfg_hot *flow_meth_hot_slow(struct flow *f, uint32_t m)
 {
 	const struct jcfg *g = flow_meth_cfg(f, m);
@@ -201,7 +242,7 @@ const struct jcfg_hot *flow_meth_hot_slow(struct flow *f, uint32_t m)
 		return jcfg_hots(g); /* no room to keep it */
 	if (f->capmhot != cap)
 		memset(f->mhot + cap, 0, (f->capmhot - cap) * sizeof(*f->mhot));
-	return f->mhot[m] = jcfg_hots(g);
+	return f->mhot[m] = hot_shared(f, g);
 }
 
 /* ---- life cycle ---------------------------------------------------------- */
@@ -262,6 +303,8 @@ void flow_free(struct flow *f)
 	free(f->callees);
 	free(f->ekey);
 	free(f->mhot);
+	free(f->hshare);
+	u64map_fini(&f->hot_by);
 	free(f->synth);
 	for (int k = 0; k < 3; k++) {
 		free(f->link[k]);

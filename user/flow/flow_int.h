@@ -148,9 +148,11 @@ struct frame {
 	struct frame *up;
 	uint32_t meth;
 	uint32_t pos;  /* instruction index in meth's CFG */
-	uint8_t done;  /* pos has run (else it runs next) */
-	uint8_t comp;  /* part of a compiled activation */
-	uint8_t act;   /* outermost frame of its compiled activation */
+	/* bits, so that a frame is 24 bytes, not 32: the arena's stores and
+	 * the reads of states' frames miss the cache a quarter less */
+	uint8_t done : 1; /* pos has run (else it runs next) */
+	uint8_t comp : 1; /* part of a compiled activation */
+	uint8_t act : 1;  /* outermost frame of its compiled activation */
 	uint8_t doubt; /* placed by a resynchronisation (or on such a frame) */
 	uint8_t joined; /* a join lies below (or this is one): flow_is_join */
 	/* a hash of what equal stacks share (stack_eq: meth, pos, done,
@@ -743,8 +745,8 @@ static inline int flow_fused_pair(uint8_t op, uint8_t next)
 
 #define MAX_UNWIND 64
 #define MAX_PENDING_STEPS (1u << 16)
-/* Frames (32 bytes) allocated before the one state's stack is copied to a
- * fresh arena: 2 MB.  At 1 << 20 (of 24-byte frames) the arena stayed 24 MB at the peak and
+/* Frames (24 bytes) allocated before the one state's stack is copied to a
+ * fresh arena: 1.5 MB.  At 1 << 20 (of 24-byte frames) the arena stayed 24 MB at the peak and
  * its pages were a share of the page faults; a copy costs the stack's
  * depth, once per 65536 frames. */
 #define ARENA_COMPACT (1u << 16)

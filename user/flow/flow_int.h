@@ -153,6 +153,8 @@ struct frame {
 	uint8_t done : 1; /* pos has run (else it runs next) */
 	uint8_t comp : 1; /* part of a compiled activation */
 	uint8_t act : 1;  /* outermost frame of its compiled activation */
+	uint8_t zero : 5; /* 0: a new frame's byte is stored whole, not
+			   * read and merged */
 	uint8_t doubt; /* placed by a resynchronisation (or on such a frame) */
 	uint8_t joined; /* a join lies below (or this is one): flow_is_join */
 	/* a hash of what equal stacks share (stack_eq: meth, pos, done,
@@ -772,7 +774,7 @@ static inline struct frame *flow_frame_make(struct flow *f, struct frame *up,
 	if (!fr)
 		return NULL;
 	f->arena_frames++;
-	*fr = (struct frame){ up, meth, pos, (uint8_t)done, (uint8_t)comp, (uint8_t)act, 0,
+	*fr = (struct frame){ up, meth, pos, (uint8_t)done, (uint8_t)comp, (uint8_t)act, 0, 0,
 			      up ? up->joined : 0, 0 };
 	return fr;
 }

@@ -21,31 +21,6 @@ static int compiled(const struct jpb_flow_event *e)
 	return e->status == JPB_FLOW_DECODED;
 }
 
-/* A run of events with one TSC, out[i..j), nc of them compiled, and
- * whether a gap lies at an index in (i, j]. */
-struct twin {
-	size_t i, j, nc;
-	int gap;
-};
-
-/* The timing window after W (start with W zeroed); *G is the first gap
- * not before W's start: windows come in order, so the gaps are walked
- * once instead of once per window.  0 at the end. */
-static int next_window(const struct flow *f, struct twin *w, size_t *g)
-{
-	size_t i = w->j;
-	if (i >= f->nout)
-		return 0;
-	const struct jpb_flow_event *o = f->out;
-	size_t j = i + 1, nc = compiled(&o[i]);
-	for (; j < f->nout && o[j].tsc == o[i].tsc; j++)
-		nc += compiled(&o[j]);
-	while (*g < f->ngaps && f->gaps[*g].at <= i)
-		(*g)++;
-	*w = (struct twin){ i, j, nc, *g < f->ngaps && f->gaps[*g].at <= j };
-	return 1;
-}
-
 static int dcmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -61,12 +36,6 @@ static double median(double *v, size_t n)
 	return v[n / 2];
 }
 
-/* A timing window of mostly compiled events: its ticks and counts. */
-struct cwin {
-	double ticks;
-	size_t len, nc;
-};
-
 /* Ticks per compiled event: the median over the windows CW of what their
  * time leaves after their interpreted events (at CI each) per compiled
  * event; 0 when none.  V is scratch room for N values. */
@@ -81,39 +50,68 @@ static double compiled_rate(const struct cwin *cw, size_t n, double ci, double *
 	return median(v, k);
 }
 
+int flow_cost_fit_start(const struct flow *f, struct fcost_fit *s)
+{
+	/* a value per window of >= MIN_WINDOW events at most */
+	size_t cap = f->nout / MIN_WINDOW + 1;
+	*s = (struct fcost_fit){ .tsc = f->nout ? f->out[0].tsc : 0 };
+	s->v = malloc(cap * sizeof(*s->v));
+	s->cw = malloc(cap * sizeof(*s->cw));
+	return s->v && s->cw ? 0 : jpb_err_nomem;
+}
+
+/* The timing window out[s->i..j) ends (out[j] has another TSC): its value,
+ * if it has >= MIN_WINDOW events and no gap at an index in (i, j]; then
+ * out[j] opens the next. */
+void flow_cost_window(const struct flow *f, struct fcost_fit *s, size_t j)
+{
+	size_t i = s->i, len = j - i, g = s->g;
+	while (g < f->ngaps && f->gaps[g].at <= i)
+		g++;
+	s->g = g;
+	int gap = g < f->ngaps && f->gaps[g].at <= j;
+	if (s->v && s->cw && !gap && len >= MIN_WINDOW) {
+		double ticks = (double)(f->out[j].tsc - s->tsc);
+		if (s->nc * 20 <= len)
+			s->v[s->n++] = ticks / (double)len;
+		else if (s->nc * 10 >= len * 9)
+			s->cw[s->nw++] = (struct cwin){ ticks, len, s->nc };
+	}
+	s->i = j;
+	s->tsc = f->out[j].tsc;
+	s->nc = 0;
+}
+
 /* Ticks per event of each kind: interpreted events, the median over the
  * windows (runs of one TSC, no gap inside, followed by another) of >= 16
  * events, >= 95% interpreted; compiled ones, the median over such windows
  * >= 90% compiled of compiled_rate.  Medians, not a least-squares fit: a
  * window in which the thread was descheduled or blocked lasts
- * arbitrarily long.  One pass over the output collects both kinds. */
-void flow_cost_fit(const struct flow *f, struct fcost *c)
+ * arbitrarily long.  The window of the last event, which no other TSC
+ * follows, is never ended; frees S's room. */
+void flow_cost_fit_end(struct fcost_fit *s, struct fcost *c)
 {
-	/* a value per window of >= MIN_WINDOW events at most */
-	size_t cap = f->nout / MIN_WINDOW + 1, n = 0, nw = 0, g = 0;
-	double *v = malloc(cap * sizeof(*v));
-	struct cwin *cw = malloc(cap * sizeof(*cw));
-	struct twin w = { 0 };
-	while (v && cw && next_window(f, &w, &g)) {
-		size_t len = w.j - w.i;
-		if (w.j == f->nout || w.gap || len < MIN_WINDOW)
-			continue;
-		double ticks = (double)(f->out[w.j].tsc - f->out[w.i].tsc);
-		if (w.nc * 20 <= len)
-			v[n++] = ticks / (double)len;
-		else if (w.nc * 10 >= len * 9)
-			cw[nw++] = (struct cwin){ ticks, len, w.nc };
-	}
-	c->interp = v && cw ? median(v, n) : 0;
-	c->compiled = v && cw ? compiled_rate(cw, nw, c->interp, v) : 0;
-	free(v);
-	free(cw);
+	c->interp = s->v && s->cw ? median(s->v, s->n) : 0;
+	c->compiled = s->v && s->cw ? compiled_rate(s->cw, s->nw, c->interp, s->v) : 0;
+	free(s->v);
+	free(s->cw);
+	s->v = NULL;
+	s->cw = NULL;
 	/* One kind unseen: the same rate for both (an overestimate of
 	 * compiled code's cost, the safe side for a budget). */
 	if (!(c->interp > 0))
 		c->interp = c->compiled;
 	if (!(c->compiled > 0))
 		c->compiled = c->interp;
+}
+
+void flow_cost_fit(const struct flow *f, struct fcost *c)
+{
+	struct fcost_fit s;
+	flow_cost_fit_start(f, &s);
+	for (size_t i = 0; i < f->nout; i++)
+		flow_cost_see(f, &s, i, &f->out[i]);
+	flow_cost_fit_end(&s, c);
 }
 
 double flow_cost_of(const struct fcost *c, const struct jpb_flow_event *v,

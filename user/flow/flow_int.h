@@ -79,33 +79,27 @@ struct fcost {
 	double interp, compiled;
 };
 /* Fit the model to the thread's output (out[0..nout)), in one pass or,
- * for recovery's own pass over the window, event by event: start,
- * flow_cost_see of each index in order, end.  Start's failure leaves the
- * model unfitted (both rates 0), as does flow_cost_fit's. */
+ * for recovery's own pass over the window, as the caller goes: start,
+ * flow_cost_window at each index whose TSC differs from s->tsc (the
+ * current timing window's), with the window's count of compiled events
+ * (status decoded), then end.  Start's failure leaves the model unfitted
+ * (both rates 0), as does flow_cost_fit's. */
 void flow_cost_fit(const struct flow *f, struct fcost *c);
 struct cwin { /* a timing window of mostly compiled events */
 	double ticks;
 	size_t len, nc;
 };
 struct fcost_fit {
-	size_t i, nc;  /* the timing window from out[i]: its compiled events */
-	uint64_t tsc;  /* ... its TSC */
+	size_t i;      /* the current timing window starts at out[i] */
+	uint64_t tsc;  /* ... with this TSC */
 	size_t g;      /* the first gap not before it */
 	double *v;     /* the values of the windows ended */
 	struct cwin *cw;
 	size_t n, nw;
 };
 int flow_cost_fit_start(const struct flow *f, struct fcost_fit *s);
-void flow_cost_window(const struct flow *f, struct fcost_fit *s, size_t j);
+void flow_cost_window(const struct flow *f, struct fcost_fit *s, size_t j, size_t nc);
 void flow_cost_fit_end(struct fcost_fit *s, struct fcost *c);
-/* E is out[I]. */
-static inline void flow_cost_see(const struct flow *f, struct fcost_fit *s, size_t i,
-				 const struct jpb_flow_event *e)
-{
-	if (e->tsc != s->tsc)
-		flow_cost_window(f, s, i);
-	s->nc += e->status == JPB_FLOW_DECODED;
-}
 double flow_cost_of(const struct fcost *c, const struct jpb_flow_event *v,
 		    size_t n);
 /* Ticks lost in gap GI, or -1 when unknown. */

@@ -60,10 +60,10 @@ int flow_cost_fit_start(const struct flow *f, struct fcost_fit *s)
 	return s->v && s->cw ? 0 : jpb_err_nomem;
 }
 
-/* The timing window out[s->i..j) ends (out[j] has another TSC): its value,
- * if it has >= MIN_WINDOW events and no gap at an index in (i, j]; then
- * out[j] opens the next. */
-void flow_cost_window(const struct flow *f, struct fcost_fit *s, size_t j)
+/* The timing window out[s->i..j) ends (out[j] has another TSC), NC of its
+ * events compiled: its value, if it has >= MIN_WINDOW events and no gap
+ * at an index in (i, j]; then out[j] opens the next. */
+void flow_cost_window(const struct flow *f, struct fcost_fit *s, size_t j, size_t nc)
 {
 	size_t i = s->i, len = j - i, g = s->g;
 	while (g < f->ngaps && f->gaps[g].at <= i)
@@ -72,14 +72,13 @@ void flow_cost_window(const struct flow *f, struct fcost_fit *s, size_t j)
 	int gap = g < f->ngaps && f->gaps[g].at <= j;
 	if (s->v && s->cw && !gap && len >= MIN_WINDOW) {
 		double ticks = (double)(f->out[j].tsc - s->tsc);
-		if (s->nc * 20 <= len)
+		if (nc * 20 <= len)
 			s->v[s->n++] = ticks / (double)len;
-		else if (s->nc * 10 >= len * 9)
-			s->cw[s->nw++] = (struct cwin){ ticks, len, s->nc };
+		else if (nc * 10 >= len * 9)
+			s->cw[s->nw++] = (struct cwin){ ticks, len, nc };
 	}
 	s->i = j;
 	s->tsc = f->out[j].tsc;
-	s->nc = 0;
 }
 
 /* Ticks per event of each kind: interpreted events, the median over the
@@ -108,9 +107,15 @@ void flow_cost_fit_end(struct fcost_fit *s, struct fcost *c)
 void flow_cost_fit(const struct flow *f, struct fcost *c)
 {
 	struct fcost_fit s;
+	size_t nc = 0;
 	flow_cost_fit_start(f, &s);
-	for (size_t i = 0; i < f->nout; i++)
-		flow_cost_see(f, &s, i, &f->out[i]);
+	for (size_t i = 0; i < f->nout; i++) {
+		if (f->out[i].tsc != s.tsc) {
+			flow_cost_window(f, &s, i, nc);
+			nc = 0;
+		}
+		nc += compiled(&f->out[i]);
+	}
 	flow_cost_fit_end(&s, c);
 }
 

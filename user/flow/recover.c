@@ -76,10 +76,12 @@ struct rctx {
 	struct flow *f;
 	const struct jpb_flow_event *v;
 	size_t n;
-	/* the keys of the tier-1 / tier-2 events, in order: suffix reads
-	 * them as a run, not the 24-byte events apart in the window (a
-	 * cache line each) they stand for */
-	uint64_t *tkey[2];
+	/* the tier-1 / tier-2 events, in order, as their keys' 32-bit codes
+	 * (tier_code): suffix reads them as a run, not the 24-byte events
+	 * apart in the window (a cache line each) they stand for; but in a
+	 * WIDE window, one with a key that has no code, the events */
+	uint32_t *tkey[2];
+	int wide;
 	struct tblock *tb;  /* where each index lies among them (before) */
 	/* the keys (method, bci) recovery looks up, those of the events on
 	 * either side of the gaps to fill, by dense id (1-based), and per id
@@ -120,12 +122,33 @@ static uint32_t kid(const struct rctx *r, size_t i)
 	return k && u64map_get(&r->ids, k, &id) ? id : 0;
 }
 
+/* Event E's key as a 32-bit code, equal for equal keys only: 0 for
+ * none, else method << 16 | (bci + 1), which needs both below 2^16
+ * (jython's 23 k methods and the JVM's bcis are); *ODD gets a bit at 2^16
+ * or above where they are not. */
+static inline uint32_t tier_code(const struct jpb_flow_event *e, uint32_t *odd)
+{
+	uint32_t m = e->method, b = (uint32_t)e->bci + 1;
+	*odd |= m | b;
+	return m && e->status != JPB_FLOW_UNKNOWN ? m << 16 | b : 0;
+}
+
 /* How many tier-L events lie before index I (0 <= I <= n). */
 static size_t before(const struct rctx *r, int l, size_t i)
 {
 	const struct tblock *b = &r->tb[i / 64];
 	uint64_t below = b->bits[l] & ((UINT64_C(1) << (i % 64)) - 1);
 	return b->cnt[l] + (size_t)__builtin_popcountll(below);
+}
+
+/* The last tier-L index before X (one must exist). */
+static size_t tier_prev(const struct rctx *r, int l, size_t x)
+{
+	size_t b = x / 64;
+	uint64_t bits = r->tb[b].bits[l] & ((UINT64_C(1) << (x % 64)) - 1);
+	while (!bits)
+		bits = r->tb[--b].bits[l];
+	return b * 64 + 63 - (size_t)__builtin_clzll(bits);
 }
 
 /* How many gaps lie at or before index I (gaps are in order). */
@@ -290,17 +313,19 @@ static int scan_block(struct rctx *r, struct scan *s, size_t i0)
 {
 	const struct jpb_flow_event *v = r->v;
 	size_t i1 = r->n - i0 < 64 ? r->n : i0 + 64, lim = r->f->nmeths + 1;
-	uint64_t *t0 = r->tkey[0] + s->n[0], *t1 = r->tkey[1] + s->n[1];
+	uint32_t *t0 = r->tkey[0] + s->n[0], *t1 = r->tkey[1] + s->n[1];
 	uint32_t *first_dec = r->first_dec, *last_int = r->last_int;
 	const uint8_t *tier = s->tier, *want = s->want;
 	uint64_t bits[2] = { 0, 0 }, tsc = s->fit.tsc;
 	size_t nc = s->nc;
+	uint32_t odd = 0;
 	int err = 0;
 	for (size_t i = i0; !err && i < i1; i++) {
 		const struct jpb_flow_event *e = &v[i];
 		int t = tier[e->opcode];
 		if (t) { /* tier 2 (call structure) is in tier 1 too */
-			uint64_t k = key(e), bit = UINT64_C(1) << (i - i0);
+			uint64_t bit = UINT64_C(1) << (i - i0);
+			uint32_t k = tier_code(e, &odd);
 			*t1++ = k;
 			bits[1] |= bit;
 			if (t == 2) {
@@ -330,6 +355,7 @@ static int scan_block(struct rctx *r, struct scan *s, size_t i0)
 	s->n[0] = (uint32_t)(t0 - r->tkey[0]);
 	s->n[1] = (uint32_t)(t1 - r->tkey[1]);
 	s->nc = nc;
+	r->wide |= odd >> 16 != 0;
 	return err;
 }
 
@@ -392,12 +418,21 @@ static size_t suffix(const struct rctx *r, int l, size_t a, size_t p)
 	}
 	/* the tier's events before A and P, and how many of them lie in
 	 * their segments */
-	const uint64_t *t = r->tkey[l];
+	const uint32_t *t = r->tkey[l];
 	size_t ia = before(r, l, a), ip = before(r, l, p);
 	size_t na = ia - before(r, l, sa), np = ip - before(r, l, sp);
 	size_t kmax = na < np ? na : np;
 	if (kmax > MAX_SUFFIX)
 		kmax = MAX_SUFFIX;
+	if (r->wide) {
+		for (size_t xa = a, xp = p; k < kmax; k++) {
+			xa = tier_prev(r, l, xa);
+			xp = tier_prev(r, l, xp);
+			if (key(&r->v[xa]) != key(&r->v[xp]) || !key(&r->v[xa]))
+				break;
+		}
+		return k;
+	}
 	while (k < kmax && t[ia - 1 - k] == t[ip - 1 - k] && t[ia - 1 - k])
 		k++;
 	return k;

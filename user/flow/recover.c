@@ -822,15 +822,22 @@ static void free_fills(struct fill *fl, size_t nfl)
 	free(fl);
 }
 
-int flow_recover(struct flow *f)
+/* The window's fills found, then USE'd (moved in, or written). */
+static int recover_with(struct flow *f,
+			int (*use)(struct flow *, struct fill *, size_t))
 {
 	struct fill *fl;
 	size_t nfl;
 	int err = find_fills(f, &fl, &nfl);
 	if (!err)
-		err = apply_fills(f, fl, nfl);
+		err = use(f, fl, nfl);
 	free_fills(fl, nfl);
 	return err;
+}
+
+int flow_recover(struct flow *f)
+{
+	return recover_with(f, apply_fills);
 }
 
 static int put_some(struct flow *f, const struct jpb_flow_event *v, size_t n)
@@ -842,7 +849,7 @@ static int put_some(struct flow *f, const struct jpb_flow_event *v, size_t n)
  * rather than moved in (and out again after the write: the two passes
  * read and wrote the window's new part, ~0.5 M D1 misses on jython at
  * 20% loss). */
-static int write_fills(struct flow *f, const struct fill *fl, size_t nfl)
+static int write_fills(struct flow *f, struct fill *fl, size_t nfl)
 {
 	size_t extra = 0;
 	for (size_t i = 0; i < nfl; i++)
@@ -873,11 +880,5 @@ static int write_fills(struct flow *f, const struct fill *fl, size_t nfl)
 
 int flow_recover_write(struct flow *f)
 {
-	struct fill *fl;
-	size_t nfl;
-	int err = find_fills(f, &fl, &nfl);
-	if (!err)
-		err = write_fills(f, fl, nfl);
-	free_fills(fl, nfl);
-	return err;
+	return recover_with(f, write_fills);
 }

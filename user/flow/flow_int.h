@@ -417,6 +417,9 @@ struct flow {
 	size_t nedges, cape;
 	struct step *steps;
 	size_t nsteps, caps;
+	/* pending steps that emit (flow_flush_some makes room for their
+	 * events at once) */
+	size_t nemit;
 	/* resolution's returns through joins not yet matched by their
 	 * entries, innermost last (resolve.c, path_edge) */
 	uint32_t *jreq;
@@ -435,8 +438,6 @@ struct flow {
 	uint64_t nepoch, hepoch;
 	uint64_t *cset; /* scratch of count_cands, csize entries in use */
 	size_t capcset, csize;
-	uint32_t *path; /* scratch of flow_flush_some */
-	size_t cappath;
 	struct cpos *cpos; /* CPOS_SIZE entries */
 	struct call_memo cmemo[CALL_MEMO];
 	/* the last compiled event compiled_fast ran (an index into ev) and

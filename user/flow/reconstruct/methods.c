@@ -341,7 +341,6 @@ void flow_free(struct flow *f)
 	free(f->ev);
 	free(f->fr);
 	free(f->all);
-	free(f->path);
 	free(f->cpos);
 	free(f->runs);
 	free(f);

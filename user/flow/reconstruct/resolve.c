@@ -120,6 +120,7 @@ int flow_step_begin(struct flow *f, uint32_t ev, int emit, uint8_t op)
 		return jpb_err_nomem;
 	f->steps[f->nsteps++] = (struct step){ (uint32_t)f->nnodes, 0, ev,
 					       (uint8_t)emit, op };
+	f->nemit += emit != 0;
 	return 0;
 }
 
@@ -727,30 +728,58 @@ static inline int put_out(struct flow *f, uint32_t method, int32_t bci,
 	return 0;
 }
 
-/* Compiled event E, whose innermost frame is method M (-1: unknown) at an
- * instruction with opcode OP (0: not one). */
+/* Event O, made earlier (flow_flush_some), appended to the window. */
+static int put_ev(struct flow *f, const struct jpb_flow_event *o)
+{
+	if (flow_out_room(f, 1))
+		return jpb_err_nomem;
+	f->out[flow_out_at(f)] = *o;
+	f->nout++;
+	f->sum.by_status[o->status]++;
+	f->sum.events++;
+	return 0;
+}
+
+/* *O for compiled event E, whose innermost frame is method M (-1:
+ * unknown) at an instruction with opcode OP (0: not one). */
+static void compiled_out(struct flow *f, const struct jpb_decoded_slim *e, int64_t m,
+			 uint8_t op, struct jpb_flow_event *o)
+{
+	if (m < 0) {
+		flow_out_set(o, 0, -1, 0, JPB_FLOW_UNKNOWN, 0, e->tsc);
+		return;
+	}
+	f->meths[m].used = 1;
+	prove(f, (uint32_t)m);
+	flow_out_set(o, (uint32_t)m + 1, flow_ev_frames(f, e)->bci, op, JPB_FLOW_DECODED, 1,
+		     e->tsc);
+}
+
 static int emit_compiled(struct flow *f, const struct jpb_decoded_slim *e, int64_t m,
 			 uint8_t op)
 {
-	if (m < 0)
-		return put_out(f, 0, -1, 0, JPB_FLOW_UNKNOWN, 0, e->tsc);
-	f->meths[m].used = 1;
-	prove(f, (uint32_t)m);
-	return put_out(f, (uint32_t)m + 1, flow_ev_frames(f, e)->bci, op,
-		       JPB_FLOW_DECODED, 1, e->tsc);
+	struct jpb_flow_event o;
+	compiled_out(f, e, m, op, &o);
+	return put_ev(f, &o);
 }
 
-static int emit(struct flow *f, const struct step *s, const struct node *chosen,
-		int doubt)
+/* *O for step S, whose state on the chosen path is CHOSEN, once the
+ * marks of S's states are final.  Evidence (prove) is counted here, in
+ * the backward walk: its counts add up the same in any order. */
+static void step_out(struct flow *f, const struct step *s, const struct node *chosen,
+		     int doubt, struct jpb_flow_event *o)
 {
 	const struct jpb_decoded_slim *e = &f->ev[s->ev];
 	if (e->kind == JPB_DEV_COMPILED) {
 		const struct jpb_decoded_frame *fr = flow_ev_frames(f, e);
 		const struct cpos *c = e->nframes ? flow_cpos(f, fr->method_id, fr->bci) : NULL;
-		return c ? emit_compiled(f, e, c->meth, c->op) : emit_compiled(f, e, -1, 0);
+		compiled_out(f, e, c ? c->meth : -1, c ? c->op : 0, o);
+		return;
 	}
-	if (chosen->lost)
-		return put_out(f, 0, -1, s->op, JPB_FLOW_UNKNOWN, 0, e->tsc);
+	if (chosen->lost) {
+		flow_out_set(o, 0, -1, s->op, JPB_FLOW_UNKNOWN, 0, e->tsc);
+		return;
+	}
 	uint32_t nc = count_cands(f, s, MARK_ANY);
 	const struct frame *t = chosen->top;
 	/* Evidence for the choice rule: one position on a path to the
@@ -762,9 +791,9 @@ static int emit(struct flow *f, const struct step *s, const struct node *chosen,
 	if ((doubt || chosen->doubt || t->doubt) && nc < 2)
 		nc = 2;
 	f->meths[t->meth].used = 1;
-	return put_out(f, t->meth + 1, (int32_t)flow_insn(f, t->meth, t->pos)->bci, s->op,
-		       nc <= 1 ? JPB_FLOW_CERTAIN : JPB_FLOW_CHOSEN,
-		       (uint16_t)(nc > 65535 ? 65535 : nc), e->tsc);
+	flow_out_set(o, t->meth + 1, (int32_t)flow_insn(f, t->meth, t->pos)->bci, s->op,
+		     nc <= 1 ? JPB_FLOW_CERTAIN : JPB_FLOW_CHOSEN,
+		     (uint16_t)(nc > 65535 ? 65535 : nc), e->tsc);
 }
 
 /* The marks an edge with LINK passes on from a node marked MARK: a
@@ -789,14 +818,13 @@ static uint8_t link_mark(struct flow *f, uint32_t link, uint8_t mark)
 	return mark & (a->used | (j->gen == f->jgen ? j->open : 0));
 }
 
-/* Resolve every pending step up to the last one, whose node CHOSEN (an
- * index into the last step) ends the path, and restart from it.  The
+/* The marks of the last step's states, where the paths of a resolution
+ * start: CHOSEN (an index into the last step) ends the chosen path; the
  * candidates are the states on a path to CHOSEN, or with ALL to any
  * state of the last step (all of them are consistent with the trace). */
-static void mark_paths(struct flow *f, uint32_t chosen, int all)
+static void mark_ends(struct flow *f, uint32_t chosen, int all)
 {
-	size_t last = f->nsteps - 1;
-	const struct step *ls = &f->steps[last];
+	const struct step *ls = flow_cur_step(f);
 	/* every node is unmarked: made so, and the resolution that marked
 	 * them ends in restart (flow_flush_some) */
 	for (uint32_t i = ls->first; all && i < ls->first + ls->n; i++)
@@ -809,20 +837,22 @@ static void mark_paths(struct flow *f, uint32_t chosen, int all)
 			if (f->nodes[i].mark && flow_node_joined(&f->nodes[i]))
 				flow_join_open(f, flow_node_stack(&f->nodes[i]), f->nodes[i].mark);
 	}
+}
+
+/* The marks of step ST's states passed on to their predecessors. */
+static void mark_preds(struct flow *f, const struct step *st)
+{
 	struct node *nd = f->nodes;
 	const struct edge *ed = f->edges;
-	for (size_t s = last; s >= 1; s--) {
-		const struct step *st = &f->steps[s];
-		for (uint32_t i = st->first; i < st->first + st->n; i++) {
-			/* in a local: the stores below, to an earlier step's
-			 * nodes, would make the compiler load it again */
-			uint8_t m = nd[i].mark;
-			if (!m)
-				continue;
-			for (uint32_t e = nd[i].edge; e; e = ed[e - 1].next)
-				nd[ed[e - 1].from].mark |= ed[e - 1].link ?
-								link_mark(f, ed[e - 1].link, m) : m;
-		}
+	for (uint32_t i = st->first; i < st->first + st->n; i++) {
+		/* in a local: the stores below, to an earlier step's nodes,
+		 * would make the compiler load it again */
+		uint8_t m = nd[i].mark;
+		if (!m)
+			continue;
+		for (uint32_t e = nd[i].edge; e; e = ed[e - 1].next)
+			nd[ed[e - 1].from].mark |= ed[e - 1].link ?
+							   link_mark(f, ed[e - 1].link, m) : m;
 	}
 }
 
@@ -838,6 +868,7 @@ static void restart(struct flow *f, struct node base)
 	flow_joins_reset(f);
 	f->steps[0] = (struct step){ 0, 1, 0, 0, 0, 0, base.lost ? STEP_LOST : STEP_KNOWN };
 	f->nsteps = 1;
+	f->nemit = 0;
 	states_rewritten(f);
 }
 
@@ -866,37 +897,44 @@ static uint32_t path_edge(struct flow *f, uint32_t cur)
 	return e;
 }
 
-/* f->path[1..LAST]: the nodes of the chosen path, back from CHOSEN. */
-static void trace_path(struct flow *f, uint32_t chosen, size_t last)
-{
-	uint32_t cur = chosen;
-	f->njreq = 0;
-	for (size_t s = last; s >= 1; s--) {
-		f->path[s] = cur;
-		uint32_t e = f->njoins ? path_edge(f, cur) : f->nodes[cur].edge;
-		cur = f->edges[e - 1].from;
-	}
-}
-
+/* Resolve every pending step up to the last one, whose node CHOSEN ends
+ * the chosen path (with ALL, every state of the last step is a
+ * candidate's end: mark_ends), and restart from it.  One walk back over
+ * the steps passes the marks on, follows the chosen path and makes each
+ * step's event once its marks are final: passes of their own (marks,
+ * path, events) read a long window's nodes and edges three times, and
+ * each time they had left the cache. */
 int flow_flush_some(struct flow *f, uint32_t chosen, int all)
 {
 	size_t last = f->nsteps - 1;
 	const struct step *ls = &f->steps[last];
-	/* before the marks: restart clears them */
-	if (JPB_GROW(f->path, last, f->cappath))
-		return jpb_err_nomem;
 	/* the common case, one pending step with one state, has no paths to
 	 * trace: only its own mark counts */
-	if (last == 1 && ls->n == 1)
+	int alone = last == 1 && ls->n == 1;
+	if (alone)
 		f->nodes[chosen].mark = MARK_CHOSEN | MARK_ANY;
 	else
-		mark_paths(f, chosen, all);
-	trace_path(f, chosen, last);
-	uint32_t *path = f->path;
-	int err = 0;
-	for (size_t s = 1; s <= last && !err; s++)
-		if (f->steps[s].emit)
-			err = emit(f, &f->steps[s], &f->nodes[path[s]], f->win_trunc);
+		mark_ends(f, chosen, all);
+	/* the events go straight to the window, made last first */
+	size_t n = f->nemit;
+	int err = flow_out_room(f, n);
+	struct jpb_flow_event *o = err ? NULL : f->out + flow_out_at(f) + n;
+	f->njreq = 0;
+	for (size_t s = last, cur = chosen; s >= 1; s--) {
+		const struct step *st = &f->steps[s];
+		if (!alone)
+			mark_preds(f, st);
+		if (st->emit && o) {
+			step_out(f, st, &f->nodes[cur], f->win_trunc, --o);
+			f->sum.by_status[o->status]++;
+		}
+		uint32_t e = f->njoins ? path_edge(f, (uint32_t)cur) : f->nodes[cur].edge;
+		cur = f->edges[e - 1].from;
+	}
+	if (o) {
+		f->nout += n;
+		f->sum.events += n;
+	}
 	struct node base = f->nodes[chosen];
 	/* what follows a choice among several end states depends on it */
 	base.doubt |= all && ls->n > 1;

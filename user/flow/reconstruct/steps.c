@@ -701,6 +701,7 @@ static int settle(struct flow *f, int *died)
 	for (uint32_t k = 0; s->trunc && k < n; k++)
 		f->nodes[first + k].doubt = 1;
 	if (!n) {
+		f->nemit -= s->emit != 0;
 		f->nsteps--;
 		*died = 1;
 		return flow_reset_lost(f, LOST_ANY);

@@ -203,7 +203,7 @@ struct jalt {
 	struct frame *up;
 	uint64_t score;
 	uint32_t join;
-	/* mark_paths: the marks of paths that returned through it (valid
+	/* mark_preds: the marks of paths that returned through it (valid
 	 * while gen is f->jgen) */
 	uint32_t gen;
 	uint8_t used;
@@ -213,7 +213,7 @@ struct fjoin {
 	uint32_t first, n; /* its callers: f->jalts[first .. first + n) */
 	uint64_t best;     /* the most evidence among them */
 	uint32_t pick;     /* the caller a resolution chose, UINT32_MAX none */
-	uint32_t gen;      /* mark_paths: open valid while gen is f->jgen */
+	uint32_t gen;      /* mark_ends: open valid while gen is f->jgen */
 	uint8_t open;      /* marks of end states still inside the callee */
 };
 
@@ -941,7 +941,7 @@ static inline uint32_t flow_link_alt(uint32_t link)
  * resolution picked (fjoin.pick; the first caller if none): TOP itself
  * when it has no join; NULL when out of memory. */
 struct frame *flow_join_collapse(struct flow *f, struct frame *top);
-/* mark_paths' rule for joins: the marks of end states still inside a
+/* mark_ends' rule for joins: the marks of end states still inside a
  * join's callee open it (all its callers stay candidates). */
 void flow_join_open(struct flow *f, const struct frame *top, uint8_t mark);
 void flow_joins_reset(struct flow *f);

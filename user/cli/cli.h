@@ -36,6 +36,8 @@ struct cli_decode_opts {
 	uint64_t chunk_bytes; /* 0: the decoder's default */
 };
 int cli_decode_dir(const char *dir, const struct cli_decode_opts *o);
+/* The flow phase's heap on huge pages where possible (heap.c). */
+void cli_heap_huge(size_t reserve);
 
 /* Write the usual exports of decoded bundle DIR into DIR/exports/
  * (summary, cct, calls, flow, folded, perfetto; cmd_report.c), for the

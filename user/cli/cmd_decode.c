@@ -94,6 +94,7 @@ int cli_decode_dir(const char *dir, const struct cli_decode_opts *co)
 		jpb_bundle_free(b);
 		return CLI_OK;
 	}
+	cli_heap_huge(128u << 20);
 	struct progress *pf = progress_alloc(stderr, "flow", bar);
 	struct flow_opts fo = { .no_recover = (unsigned)co->no_recover,
 				.progress = progress_cb, .progress_arg = pf };

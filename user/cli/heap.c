@@ -27,6 +27,7 @@
 #define BLOCK (32ul << 20)
 #define HUGE_PAGE (2ul << 20)
 
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
 /* Heap blocks of BLOCK - 4096 bytes (a chunk's header fits the
  * rest), allocated together and freed together: their range, rounded
  * in to huge pages, into *LO and *HI. */
@@ -50,7 +51,6 @@ static void extend_heap(size_t n, uintptr_t *lo, uintptr_t *hi)
 
 void cli_heap_huge(size_t reserve)
 {
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
 	if (!mallopt(M_MMAP_THRESHOLD, (int)BLOCK) ||
 	    !mallopt(M_TRIM_THRESHOLD, (int)(2 * reserve)))
 		return;
@@ -58,7 +58,10 @@ void cli_heap_huge(size_t reserve)
 	extend_heap((reserve + BLOCK - 1) / BLOCK, &lo, &hi);
 	if (hi > lo)
 		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-#else
-	(void)reserve;
-#endif
 }
+#else
+void cli_heap_huge(size_t reserve)
+{
+	(void)reserve;
+}
+#endif

@@ -67,12 +67,12 @@ struct gapmark {
 	uint64_t t0, t1;
 };
 
-/* Fill the gaps of the thread's output (recover.c). */
-int flow_recover(struct flow *f);
-/* Write out[plen..nout) to the sink with the fills of its gaps among
- * its events, as flow_recover would have put them, leaving out as it is
- * (recover.c). */
+/* Write out[plen..nout) to the sink with the fills of its new gaps
+ * among its events, leaving out as it is (recover.c). */
 int flow_recover_write(struct flow *f);
+/* The same fills put in place: out[plen..nout) becomes what
+ * flow_recover_write writes (recover.c; for the tests). */
+int flow_recover(struct flow *f);
 
 /* The time model of recovery (recover_time.c): TSC ticks per event. */
 struct fcost {

@@ -63,6 +63,21 @@ t_check "a compiled method's metadata missing: errors counted, gaps reported" \
 t_check "a compiled method's metadata missing: nothing invented (all decoded events match)" \
 	[ "$(decode_field "$b.chk" matched)" = "$(decode_field "$b.chk" decoded)" ]
 
+# One jvm record whose checksum fails: it alone is lost, said so, and the
+# metadata after it is read on.
+"$JPBPF" decode "$base" >"$TESTTMP/dmg-base.out" 2>&1
+nm() { sed -n 's/^image: \([0-9]*\) compiled methods.*/\1/p' "$1"; }
+b=$TESTTMP/dmg-crc
+rm -rf "$b"; cp -r "$base" "$b"
+pt_mangle badcrc "$b/jvm.jpb" 2
+timeout 120 "$JPBPF" decode "$b" >"$b.out" 2>"$b.err"
+t_check "a jvm record's checksum fails: exit 0, a warning naming the stream and offset" \
+	[ $? = 0 ] && grep -Eq 'warning: decode: jvm: record at offset [0-9]+ corrupt \(checksum mismatch\)' "$b.err"
+t_check "a jvm record's checksum fails: counted in the summary" \
+	grep -q '^jvm metadata: 1 damaged record lost' "$b.out"
+t_check "a jvm record's checksum fails: only that compiled method lost ($(nm "$TESTTMP/dmg-base.out") -> $(nm "$b.out"))" \
+	[ "$(nm "$b.out")" = $(( $(nm "$TESTTMP/dmg-base.out") - 1 )) ]
+
 b=$TESTTMP/dmg-nojvm
 rm -rf "$b"; cp -r "$base" "$b"; rm "$b/jvm.jpb"
 t_expect_exit 1 "no jvm stream: exit 1" "$JPBPF" decode "$b"

@@ -95,6 +95,8 @@ static int run(const char *dir, unsigned window)
 		fprintf(stderr, "flow_tool: %s\n", msg);
 		return 1;
 	}
+	if (msg[0])
+		fprintf(stderr, "flow_tool: warning: %s\n", msg);
 	printf("threads=%llu events=%llu decoded=%llu certain=%llu chosen=%llu "
 	       "recovered=%llu unknown=%llu gaps=%llu resyncs=%llu time_ms=%.1f\n",
 	       (unsigned long long)s.threads, (unsigned long long)s.events,

@@ -188,7 +188,18 @@ int jpb_reader_open_path(const char *path, struct jpb_reader **out);
  * returned intact.  After an error every further call repeats it. */
 int jpb_reader_next(struct jpb_reader *r, struct jpb_record *rec);
 
-/* Offset of the damaged record after truncated/corrupt, else -1. */
+/* From now on, jpb_reader_next steps over a record whose checksum does not
+ * match but whose length is in bounds, and reads the one after it: for
+ * streams of independent records (class files, method metadata), where
+ * one flipped bit must not lose everything after it.  A bad length or a
+ * truncated tail still ends the stream.  jpb_reader_damaged() counts the
+ * records stepped over; jpb_reader_bad_offset() and jpb_reader_errmsg()
+ * describe the first damage. */
+void jpb_reader_skip_damaged(struct jpb_reader *r);
+uint64_t jpb_reader_damaged(const struct jpb_reader *r);
+
+/* Offset of the first damaged record after truncated/corrupt (or one
+ * stepped over), else -1. */
 int64_t jpb_reader_bad_offset(const struct jpb_reader *r);
 
 /* File size in bytes. */

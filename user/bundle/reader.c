@@ -31,17 +31,28 @@ struct jpb_reader {
 	uint64_t buf_off;
 	int sticky_err;
 	int64_t bad_offset;
+	int skip_damaged;  /* jpb_reader_skip_damaged */
+	uint64_t damaged; /* records stepped over */
 	char errmsg[512];
 };
+
+/* The message and offset are the first damage's: a later one is seen
+ * only when the reader stepped over the first. */
+static void note_damage(struct jpb_reader *r, uint64_t off, const char *why)
+{
+	if (r->bad_offset >= 0)
+		return;
+	r->bad_offset = (int64_t)off;
+	snprintf(r->errmsg, sizeof(r->errmsg),
+		 "%s: record at offset %llu %s", r->name,
+		 (unsigned long long)off, why);
+}
 
 static int reader_fail(struct jpb_reader *r, int err, uint64_t off,
 		       const char *why)
 {
 	r->sticky_err = err;
-	r->bad_offset = (int64_t)off;
-	snprintf(r->errmsg, sizeof(r->errmsg),
-		 "%s: record at offset %llu %s", r->name,
-		 (unsigned long long)off, why);
+	note_damage(r, off, why);
 	return err;
 }
 
@@ -168,10 +179,11 @@ int jpb_reader_open(struct jpb_bundle *b, const char *name,
 	return err;
 }
 
-int jpb_reader_next(struct jpb_reader *r, struct jpb_record *rec)
+/* A record stepped over (jpb_reader_skip_damaged): read on. */
+#define STEPPED_OVER 1
+
+static int read_record(struct jpb_reader *r, struct jpb_record *rec)
 {
-	if (!r || !rec)
-		return jpb_err_invalid;
 	if (r->sticky_err)
 		return r->sticky_err;
 	uint64_t off = r->buf_off + r->buf_pos;
@@ -203,9 +215,16 @@ int jpb_reader_next(struct jpb_reader *r, struct jpb_record *rec)
 	/* libdeflate: zlib's CRC-32, much faster on short records. */
 	uint32_t crc = libdeflate_crc32(libdeflate_crc32(0, h, sizeof(h)),
 					payload, size);
-	if (crc != stored)
-		return reader_fail(r, jpb_err_corrupt, off,
-				   "corrupt (checksum mismatch)");
+	if (crc != stored) {
+		if (!r->skip_damaged)
+			return reader_fail(r, jpb_err_corrupt, off,
+					   "corrupt (checksum mismatch)");
+		/* the length was in bounds: the next record starts after it */
+		note_damage(r, off, "corrupt (checksum mismatch)");
+		r->damaged++;
+		r->buf_pos += total < avail ? total : avail;
+		return STEPPED_OVER;
+	}
 	rec->type = jpb_le16(h);
 	rec->time_ns = jpb_le64(h + 8);
 	rec->offset = off;
@@ -214,6 +233,26 @@ int jpb_reader_next(struct jpb_reader *r, struct jpb_record *rec)
 	/* Padding after the last record may be cut off; that loses nothing. */
 	r->buf_pos += total < avail ? total : avail;
 	return 0;
+}
+
+int jpb_reader_next(struct jpb_reader *r, struct jpb_record *rec)
+{
+	if (!r || !rec)
+		return jpb_err_invalid;
+	int rc;
+	while ((rc = read_record(r, rec)) == STEPPED_OVER)
+		;
+	return rc;
+}
+
+void jpb_reader_skip_damaged(struct jpb_reader *r)
+{
+	r->skip_damaged = 1;
+}
+
+uint64_t jpb_reader_damaged(const struct jpb_reader *r)
+{
+	return r->damaged;
 }
 
 int64_t jpb_reader_bad_offset(const struct jpb_reader *r)

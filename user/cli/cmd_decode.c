@@ -48,6 +48,10 @@ static void print_summary(const struct jpd_summary *s)
 	       (unsigned long long)s->coarse_pcmaps,
 	       (unsigned long long)s->unload_mismatch, (unsigned long long)s->files,
 	       (unsigned long long)s->files_missing, s->zl_loops, s->zl_entries);
+	/* only when there is damage: the line is unchanged without */
+	if (s->jvm_damaged)
+		printf("jvm metadata: %llu damaged record%s lost\n",
+		       (unsigned long long)s->jvm_damaged, s->jvm_damaged == 1 ? "" : "s");
 	printf("threads: %u\n", s->threads);
 	printf("events: %llu (interpreted %llu, compiled %llu, transitions %llu)\n",
 	       (unsigned long long)s->events, (unsigned long long)s->interp,
@@ -107,6 +111,8 @@ int cli_decode_dir(const char *dir, const struct cli_decode_opts *co)
 		cli_err("reconstruction: %s", err);
 		return CLI_FAIL;
 	}
+	if (err[0])
+		cli_err("warning: %s", err);
 	flow_summary_print(stdout, &fs);
 	return CLI_OK;
 }

@@ -561,6 +561,14 @@ static int decode_streams(struct jpd_ctx *ctx, struct pool *p, unsigned jobs)
 	return rc;
 }
 
+/* A second warning goes after the first, not over it. */
+static void add_warning(char *err, size_t errsize, const char *what)
+{
+	size_t len = strnlen(err, errsize);
+	if (len + 3 < errsize)
+		snprintf(err + len, errsize - len, "%s%s", len ? "; " : "", what);
+}
+
 int jpd_decode(struct jpb_bundle *b, const struct jpd_options *opt,
 	       struct jpd_summary *sum, char *err, size_t errsize)
 {
@@ -628,6 +636,9 @@ int jpd_decode(struct jpb_bundle *b, const struct jpd_options *opt,
 	for (size_t i = 0; i < n && !rc; i++)
 		if (sts[i].err[0] && !err[0])
 			snprintf(err, errsize, "%s", sts[i].err);
+	sum->jvm_damaged = ctx->img.jvm_damaged;
+	if (!rc && ctx->img.jvm_damaged)
+		add_warning(err, errsize, ctx->img.jvm_damage);
 	close_workers(p.workers, p.nworkers);
 	free(p.chunks);
 	cleanup(ctx, sts, n);

@@ -46,6 +46,8 @@ struct jpd_summary {
 	/* zerolocals method entries, and those whose locals loop was found
 	 * (the others' entry_locals stay 0) */
 	uint32_t zl_entries, zl_loops;
+	/* jvm records lost to damage: metadata the decoding went without */
+	uint64_t jvm_damaged;
 	double seconds;        /* all of it */
 	double decode_seconds; /* the workers: gather, scan, block decode */
 };

@@ -94,6 +94,9 @@ struct jpd_image {
 	uint64_t codelen; /* bytes in codefile */
 	char **files;     /* paths of file sections (maps stream) */
 	size_t nfiles, files_missing;
+	/* damaged jvm records (a cut tail counts one), the first's message */
+	uint64_t jvm_damaged;
+	char jvm_damage[640];
 };
 
 int jpd_image_load(struct jpd_image *im, struct jpb_bundle *b,

@@ -473,6 +473,16 @@ static int read_maps(struct loader *l, struct jpb_bundle *b)
 	return rc;
 }
 
+static void note_jvm_damage(struct jpd_image *im, const struct jpb_reader *r, int rc)
+{
+	unsigned long long n = (unsigned long long)jpb_reader_damaged(r);
+	im->jvm_damaged = n + (rc != jpb_err_eos);
+	snprintf(im->jvm_damage, sizeof(im->jvm_damage),
+		 "decode: %s (%llu damaged record%s stepped over%s); what the "
+		 "damage held is missing", jpb_reader_errmsg(r), n, n == 1 ? "" : "s",
+		 rc == jpb_err_eos ? "" : ", then the tail lost");
+}
+
 static int read_jvm(struct loader *l, struct jpb_bundle *b)
 {
 	struct jpb_reader *r;
@@ -482,6 +492,8 @@ static int read_jvm(struct loader *l, struct jpb_bundle *b)
 		return rc;
 	}
 	struct jpb_record rec;
+	/* one damaged record loses its own metadata, not what follows */
+	jpb_reader_skip_damaged(r);
 	while ((rc = jpb_reader_next(r, &rec)) == 0)
 		if ((rc = on_record(l, &rec))) {
 			snprintf(l->err, l->errsize,
@@ -489,7 +501,10 @@ static int read_jvm(struct loader *l, struct jpb_bundle *b)
 				 (unsigned long long)rec.offset, jpb_errstr(rc));
 			break;
 		}
-	/* A damaged tail loses the metadata after it, not what came before. */
+	/* A damaged tail loses the metadata after it, not what came before;
+	 * either loss is said (jpd_decode's warning). */
+	if (rc == jpb_err_truncated || rc == jpb_err_corrupt || jpb_reader_damaged(r))
+		note_jvm_damage(l->im, r, rc);
 	if (rc == jpb_err_truncated || rc == jpb_err_corrupt)
 		rc = jpb_err_eos;
 	jpb_reader_free(r);

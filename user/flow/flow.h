@@ -56,6 +56,8 @@ struct flow_summary {
 	 * none, so all were kept (RECONSTRUCTION.md, "The locals of a
 	 * method entry") */
 	uint64_t entries_narrowed, entries_mismatched;
+	/* class files the program model could not parse (jprog_bad_classes) */
+	uint64_t bad_classes;
 	uint64_t time_ns; /* reconstruction wall time */
 };
 
@@ -100,7 +102,9 @@ uint32_t flow_method_count(const struct flow *f);
 int flow_java_opcode(unsigned op, int *fused);
 
 /* Whole bundle: read jvm and decoded/tid*, write flow/methods, flow/tidN
- * and flow/summary.  ERRMSG gets a one-line reason on failure. */
+ * and flow/summary.  ERRMSG gets a one-line reason on failure; on
+ * success it is empty, or a warning of what the program model could not
+ * read (class files that fail to parse, a damaged jvm stream). */
 int flow_reconstruct_bundle(struct jpb_bundle *b, const struct flow_opts *o,
 			    struct flow_summary *out, char *errmsg, size_t size);
 

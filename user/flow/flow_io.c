@@ -96,6 +96,9 @@ static int load_codelets(struct flow *f, struct jpb_bundle *b, char *errmsg,
 	}
 	struct names nm = { 0 };
 	struct jpb_record rec;
+	/* as the program's load: a damaged record loses only itself (the
+	 * loss is reported there) */
+	jpb_reader_skip_damaged(r);
 	while (!err && (err = jpb_reader_next(r, &rec)) == 0)
 		err = on_jvm_record(f, &nm, &rec);
 	names_free(&nm);
@@ -343,6 +346,29 @@ static int run_threads(struct jpb_bundle *b, struct flow *f,
 	return err;
 }
 
+/* What the program model could not read, as flow_reconstruct_bundle's
+ * warning (ERRMSG with a 0 return): methods of a class that failed to
+ * parse are unknown, and their events are resynchronised around, so the
+ * loss must be said.  TAIL: the load's diagnostic, set when records of
+ * the jvm stream were damaged. */
+static void program_warning(const struct jprog *p, const struct java_diag *tail,
+			    struct flow_summary *out, char *errmsg, size_t size)
+{
+	const struct java_diag *bad = jprog_first_bad(p);
+	out->bad_classes = jprog_bad_classes(p);
+	if (bad && tail && tail->msg[0])
+		snprintf(errmsg, size, "program: %llu class files unreadable (first: %s); "
+			 "%s", (unsigned long long)out->bad_classes,
+			 bad->msg, tail->msg);
+	else if (bad)
+		snprintf(errmsg, size, "program: %llu class files unreadable, their "
+			 "methods unknown to the reconstruction (first: %s)",
+			 (unsigned long long)out->bad_classes, bad->msg);
+	else if (tail && tail->msg[0])
+		snprintf(errmsg, size, "program: %s; the classes and methods the damage "
+			 "held are unknown to the reconstruction", tail->msg);
+}
+
 int flow_reconstruct_bundle(struct jpb_bundle *b, const struct flow_opts *o,
 			    struct flow_summary *out, char *errmsg, size_t size)
 {
@@ -367,6 +393,8 @@ int flow_reconstruct_bundle(struct jpb_bundle *b, const struct flow_opts *o,
 		err = load_codelets(f, b, errmsg, size);
 	if (!err)
 		err = run_threads(b, f, out, errmsg, size);
+	if (!err)
+		program_warning(p, n >= 0 ? &diag : NULL, out, errmsg, size);
 	flow_free(f);
 	jprog_free(p);
 	clock_gettime(CLOCK_MONOTONIC, &t1);

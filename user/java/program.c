@@ -204,17 +204,46 @@ int jprog_method_by_id(struct jprog *p, uint64_t id, struct jhier_method *out)
 
 /* ---- bundle loading ----------------------------------------------------- */
 
+/* Say which record held the first bad class: the parser's offset is
+ * within the class file, which alone cannot be found in the bundle. */
+static void where_bad(struct jprog *p, uint64_t record_offset)
+{
+	struct java_diag *d = &p->first_bad;
+	char prefix[64];
+	int n = snprintf(prefix, sizeof(prefix), "jvm: class record at offset %llu: ",
+			 (unsigned long long)record_offset);
+	if (n <= 0 || (size_t)n >= sizeof(prefix))
+		return;
+	size_t len = strnlen(d->msg, sizeof(d->msg) - 1);
+	size_t keep = sizeof(d->msg) - 1 - (size_t)n; /* the tail may go */
+	if (len > keep)
+		len = keep;
+	memmove(d->msg + n, d->msg, len);
+	memcpy(d->msg, prefix, (size_t)n);
+	d->msg[(size_t)n + len] = 0;
+}
+
 static int load_record(struct jprog *p, const struct jpb_record *rec,
 		       struct java_diag *diag)
 {
 	if (rec->type == JPB_REC_JVM_CLASS) {
 		struct jpb_rec_jvm_class c;
-		if (jpb_rec_decode(jpb_rectype_find(rec->type), rec->payload,
-				   rec->size, &c))
-			return 0; /* a damaged record: the reader checked CRC */
 		struct java_diag d;
+		if (jpb_rec_decode(jpb_rectype_find(rec->type), rec->payload,
+				   rec->size, &c)) {
+			/* its CRC held, so the writer made it so: a class
+			 * lost all the same, counted like one that fails */
+			d = (struct java_diag){ .err = java_err_corrupt };
+			snprintf(d.msg, sizeof(d.msg), "jvm: class record at offset %llu malformed",
+				 (unsigned long long)rec->offset);
+			if (!p->bad++)
+				p->first_bad = d;
+			return 0;
+		}
 		int err = jprog_add_class(p, c.bytes.ptr, c.bytes.len,
 					  c.loader, &d);
+		if (err < 0 && p->bad == 1)
+			where_bad(p, rec->offset);
 		return err == 0;
 	}
 	if (rec->type == JPB_REC_JVM_METHOD) {
@@ -241,6 +270,21 @@ static int load_record(struct jprog *p, const struct jpb_record *rec,
 	return 0;
 }
 
+/* What the jvm stream's damage lost: records stepped over, and a tail
+ * cut off when ERR is not the stream's clean end. */
+static void say_damage(const struct jpb_reader *r, int err, struct java_diag *diag)
+{
+	unsigned long long n = (unsigned long long)jpb_reader_damaged(r);
+	diag->err = err == jpb_err_eos ? jpb_err_corrupt : err;
+	diag->offset = (size_t)jpb_reader_bad_offset(r);
+	if (!n)
+		snprintf(diag->msg, sizeof(diag->msg), "%s", jpb_reader_errmsg(r));
+	else
+		snprintf(diag->msg, sizeof(diag->msg), "%s (%llu damaged record%s stepped over%s)",
+			 jpb_reader_errmsg(r), n, n == 1 ? "" : "s",
+			 err == jpb_err_eos ? "" : ", then the tail lost");
+}
+
 int jprog_load_bundle(struct jprog *p, struct jpb_bundle *b,
 		      struct java_diag *diag)
 {
@@ -256,6 +300,9 @@ int jprog_load_bundle(struct jprog *p, struct jpb_bundle *b,
 		}
 		return err;
 	}
+	/* a record that fails its checksum is one class or method lost;
+	 * the records after it are read on */
+	jpb_reader_skip_damaged(r);
 	while ((err = jpb_reader_next(r, &rec)) == 0) {
 		int n = load_record(p, &rec, diag);
 		if (n < 0) {
@@ -264,12 +311,8 @@ int jprog_load_bundle(struct jprog *p, struct jpb_bundle *b,
 		}
 		added += n;
 	}
-	if (err != jpb_err_eos && diag) {
-		diag->err = err;
-		diag->offset = (size_t)jpb_reader_bad_offset(r);
-		snprintf(diag->msg, sizeof(diag->msg), "%s",
-			 jpb_reader_errmsg(r));
-	}
+	if ((err != jpb_err_eos || jpb_reader_damaged(r)) && diag)
+		say_damage(r, err, diag);
 	jpb_reader_free(r);
 	return added;
 }

@@ -41,7 +41,11 @@ int jprog_add_method_id(struct jprog *p, uint64_t id, const char *class_sig,
 /* Add every JPB_REC_JVM_CLASS and JPB_REC_JVM_METHOD record of the "jvm"
  * stream of B.  Returns the number of classes added, or a negative
  * jpb_error if the stream cannot be read at all (the message goes to
- * DIAG).  A damaged tail stops the load after the intact records. */
+ * DIAG).  A record that fails its checksum is skipped and the load goes
+ * on; a damaged tail (a bad length, a truncated record) ends it after the
+ * intact records.  Either way DIAG says what was lost while the return
+ * is not negative (msg empty when nothing was).  Class files that fail
+ * to parse are counted in jprog_bad_classes, not in DIAG. */
 int jprog_load_bundle(struct jprog *p, struct jpb_bundle *b,
 		      struct java_diag *diag);
 

@@ -198,6 +198,25 @@ static size_t read_through(const char *path, int *status, int64_t *bad)
 	return n;
 }
 
+/* Records read when each damaged one is stepped over where it can be;
+ * *STATUS: the error that ended the reading, *DAMAGED: records stepped
+ * over. */
+static size_t read_skipping(const char *path, int *status, uint64_t *damaged)
+{
+	struct jpb_reader *r;
+	struct jpb_record rec;
+	size_t n = 0;
+	assert_int_equal(jpb_reader_open_path(path, &r), 0);
+	jpb_reader_skip_damaged(r);
+	while ((*status = jpb_reader_next(r, &rec)) == 0)
+		n++;
+	*damaged = jpb_reader_damaged(r);
+	if (*damaged)
+		assert_non_null(strstr(jpb_reader_errmsg(r), "checksum mismatch"));
+	jpb_reader_free(r);
+	return n;
+}
+
 /* Where each record starts and where its payload ends (padding excluded),
  * to know how many records a prefix of the file holds intact. */
 static size_t record_bounds(const char *path, uint64_t *starts, uint64_t *ends,
@@ -290,6 +309,12 @@ static void test_corrupt_length_and_payload(void **state)
 			assert_true(status == jpb_err_corrupt || status == jpb_err_truncated);
 			assert_int_equal(got, k);
 			assert_int_equal(bad, (int64_t)starts[k]);
+			/* a length that fits the file but is wrong fails the
+			 * checksum and is stepped over, yet where it ends is a
+			 * guess: what follows may be refused too, never more
+			 * records than there are */
+			uint64_t damaged;
+			assert_true(read_skipping(bad_path, &status, &damaged) < nrec);
 		}
 		/* One flipped payload bit fails the checksum (sim_itruth,
 		 * a raw array, is empty as written here: no payload). */
@@ -304,6 +329,10 @@ static void test_corrupt_length_and_payload(void **state)
 		int64_t bad = -1;
 		assert_int_equal(read_through(bad_path, &status, &bad), k);
 		assert_int_equal(status, jpb_err_corrupt);
+		uint64_t damaged;
+		assert_int_equal(read_skipping(bad_path, &status, &damaged), nrec - 1);
+		assert_int_equal(status, jpb_err_eos);
+		assert_int_equal(damaged, 1);
 	}
 	free(data);
 }

@@ -102,6 +102,10 @@ static void test_load_bundle(void **state)
 	assert_int_equal(jhier_class_count(jprog_hier(p)), 2);
 	assert_int_equal(jprog_bad_classes(p), 1);
 	assert_int_equal(jprog_first_bad(p)->err, java_err_bad_magic);
+	/* the parser's offset is within the class file: the record's says
+	 * where in the bundle */
+	assert_non_null(strstr(jprog_first_bad(p)->msg, "jvm: class record at offset "));
+	assert_string_equal(d.msg, "");
 
 	struct jhier_method m;
 	assert_int_equal(jprog_method_by_id(p, 0x7000, &m), 0);
@@ -265,11 +269,75 @@ static void test_call_cache(void **state)
 	jprog_free(p);
 }
 
+/* Flip one byte of the first record holding NEEDLE in DIR's jvm stream:
+ * its checksum fails, its length still holds. */
+static void damage_record_with(const char *needle)
+{
+	char path[300];
+	snprintf(path, sizeof(path), "%s/jvm.jpb", dir);
+	FILE *fp = fopen(path, "r+b");
+	assert_non_null(fp);
+	static uint8_t buf[1 << 16];
+	size_t n = fread(buf, 1, sizeof(buf), fp), k = strlen(needle);
+	uint8_t *at = NULL;
+	for (size_t i = 0; !at && i + k <= n; i++)
+		if (!memcmp(buf + i, needle, k))
+			at = buf + i;
+	assert_non_null(at);
+	at[0] ^= 0x20;
+	assert_int_equal(fseek(fp, 0, SEEK_SET), 0);
+	assert_int_equal(fwrite(buf, 1, n, fp), n);
+	fclose(fp);
+}
+
+/* One damaged record loses its class, not the records after it. */
+static void test_load_bundle_skips_damaged_record(void **state)
+{
+	(void)state;
+	struct jpb_bundle *b;
+	struct jpb_writer *w;
+	struct jpb_buf s = { 0 };
+	const char *tmp = getenv("TESTTMP");
+	snprintf(dir, sizeof(dir), "%s/program.XXXXXX", tmp ? tmp : "/tmp");
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(jpb_bundle_create(&b, dir), 0);
+	assert_int_equal(jpb_writer_open(b, "jvm", &w), 0);
+	static const char *const names[] = { "java/lang/Object", "app/Lost", "app/Kept" };
+	for (int i = 0; i < 3; i++) {
+		size_t n;
+		uint8_t *p = class_bytes(names[i], i ? "java/lang/Object" : NULL, &n);
+		put_class(w, &s, p, n, 0);
+		free(p);
+	}
+	put_method(w, &s, 0x7000, "Lapp/Kept;", "loop", "()I");
+	assert_int_equal(jpb_writer_close(w), 0);
+	jpb_buf_fini(&s);
+	jpb_bundle_free(b);
+	damage_record_with("app/Lost");
+
+	struct jprog *p;
+	struct java_diag d = { 0 };
+	assert_int_equal(jpb_bundle_open(&b, dir), 0);
+	assert_int_equal(jprog_alloc(&p), 0);
+	assert_int_equal(jprog_load_bundle(p, b, &d), 2);
+	assert_non_null(strstr(d.msg, "checksum mismatch"));
+	assert_int_equal(d.err, jpb_err_corrupt);
+	struct jhier_method m;
+	assert_int_equal(jprog_method_by_id(p, 0x7000, &m), 0);
+	assert_string_equal(jcf_this_class(m.cls), "app/Kept");
+	jprog_free(p);
+	jpb_bundle_free(b);
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_call_cache),
 		cmocka_unit_test(test_load_bundle),
+		cmocka_unit_test(test_load_bundle_skips_damaged_record),
 		cmocka_unit_test(test_cfg_cache_growth),
 		cmocka_unit_test(test_has_cfg),
 	};

@@ -78,6 +78,30 @@ t_check "a jvm record's checksum fails: counted in the summary" \
 t_check "a jvm record's checksum fails: only that compiled method lost ($(nm "$TESTTMP/dmg-base.out") -> $(nm "$b.out"))" \
 	[ "$(nm "$b.out")" = $(( $(nm "$TESTTMP/dmg-base.out") - 1 )) ]
 
+# One AUX data record whose checksum fails: the trace after it decodes,
+# behind a gap.  Several records per CPU: a longer scenario.
+big=$TESTTMP/dmg-big
+"$SIM" scenario -o "$big" --threads 4 --iters 1500 >/dev/null 2>&1
+"$SIM" synth "$big" --cpus 2 --jit-invoke 5 --seed 3 >/dev/null 2>&1
+b=$TESTTMP/dmg-crcpt
+rm -rf "$b"; cp -r "$big" "$b"
+pt_mangle badcrcpt "$b/pt/cpu0.jpb" 2
+timeout 120 "$JPBPF" decode "$b" >"$b.out" 2>"$b.err"
+t_check "a PT record's checksum fails: exit 0, a warning naming the stream, offset and the step over" \
+	[ $? = 0 ] && grep -Eq 'pt/cpu0: record at offset [0-9]+ corrupt \(checksum mismatch\) \(1 damaged record stepped over\)' "$b.err"
+t_check "a PT record's checksum fails: an error counted, a gap where it was" \
+	[ "$(errs "$b.out")" -gt 0 ] && grep -q 'aux_hole=' "$b.out"
+"$DCHECK" "$b" >"$b.chk" 2>&1
+t_check "a PT record's checksum fails: the records after it decoded (>75% of the truth)" \
+	[ "$(decode_field "$b.chk" decoded)" -gt $(( $(decode_field "$b.chk" truth) * 3 / 4 )) ]
+
+b=$TESTTMP/dmg-crcsw
+rm -rf "$b"; cp -r "$big" "$b"
+pt_mangle badcrcsw "$b/sched.jpb" 2
+timeout 120 "$JPBPF" decode "$b" >"$b.out" 2>"$b.err"
+t_check "a switch record's checksum fails: exit 0, a warning naming sched and the offset" \
+	[ $? = 0 ] && grep -Eq 'warning: decode: sched: record at offset [0-9]+ corrupt \(checksum mismatch\) \(1 damaged record stepped over\)' "$b.err"
+
 b=$TESTTMP/dmg-nojvm
 rm -rf "$b"; cp -r "$base" "$b"; rm "$b/jvm.jpb"
 t_expect_exit 1 "no jvm stream: exit 1" "$JPBPF" decode "$b"

@@ -50,9 +50,12 @@ while pos + 24 <= len(d):
         h = bytearray(struct.pack("<HHIQII", typ, flags, size, t, 0, 0))
         crc = zlib.crc32(payload, zlib.crc32(bytes(h)))
         struct.pack_into("<I", h, 16, crc)
-        if mode == "badcrc" and typ == 0x0107:
+        # badcrc: the ARG-th nmethod (jvm), badcrcpt: the ARG-th AUX data
+        # record (pt), badcrcsw: the ARG-th switch record (sched), each
+        # damaged after its CRC was taken
+        if (mode, typ) in (("badcrc", 0x0107), ("badcrcpt", 0x0302), ("badcrcsw", 0x0201)):
             nth += 1
-            if nth == arg:  # damaged after its CRC was taken
+            if nth == arg and size:
                 payload[size // 2] ^= 0x10
         out += h + payload + bytes(pad - size)
     pos += 24 + pad

@@ -634,8 +634,8 @@ int jpd_decode(struct jpb_bundle *b, const struct jpd_options *opt,
 	/* A damaged stream that still decoded up to its damage is not a
 	 * failure; its message stays for the caller to print. */
 	for (size_t i = 0; i < n && !rc; i++)
-		if (sts[i].err[0] && !err[0])
-			snprintf(err, errsize, "%s", sts[i].err);
+		if (sts[i].err[0])
+			add_warning(err, errsize, sts[i].err);
 	sum->jvm_damaged = ctx->img.jvm_damaged;
 	if (!rc && ctx->img.jvm_damaged)
 		add_warning(err, errsize, ctx->img.jvm_damage);

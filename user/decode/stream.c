@@ -32,6 +32,10 @@ static int gather(struct jpd_ctx *ctx, struct jpd_stream *st, int fd)
 	uint64_t next_off = UINT64_MAX, pos = 0;
 	int hole = 0;
 	struct jpb_record rec;
+	/* A data record whose checksum fails is stepped over: the next one's
+	 * offset jumps, which starts a run after a hole (a gap), so one
+	 * flipped bit loses that record's trace, not the stream's rest. */
+	jpb_reader_skip_damaged(r);
 	while ((rc = jpb_reader_next(r, &rec)) == 0) {
 		const struct jpb_rectype *t = jpb_rectype_find(rec.type);
 		if (rec.type == JPB_REC_PT_AUX_EVENT) {
@@ -70,10 +74,17 @@ static int gather(struct jpd_ctx *ctx, struct jpd_stream *st, int fd)
 		st->runs[st->nruns - 1].end = pos;
 		next_off = d.offset + d.data.len;
 	}
-	if (rc == jpb_err_truncated || rc == jpb_err_corrupt) {
-		/* The intact prefix decodes; the damage is an error. */
-		st->errors++;
-		snprintf(st->err, sizeof(st->err), "%s", jpb_reader_errmsg(r));
+	uint64_t damaged = jpb_reader_damaged(r);
+	if (rc == jpb_err_truncated || rc == jpb_err_corrupt || (rc == jpb_err_eos && damaged)) {
+		/* The intact records decode; each damage is an error. */
+		int tail = rc != jpb_err_eos;
+		st->errors += damaged + (uint64_t)tail;
+		if (damaged)
+			snprintf(st->err, sizeof(st->err), "%s (%llu damaged record%s stepped over%s)",
+				 jpb_reader_errmsg(r), (unsigned long long)damaged,
+				 damaged == 1 ? "" : "s", tail ? ", then the tail lost" : "");
+		else
+			snprintf(st->err, sizeof(st->err), "%s", jpb_reader_errmsg(r));
 		rc = jpb_err_eos;
 	}
 	jpb_reader_free(r);

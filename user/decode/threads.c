@@ -183,6 +183,17 @@ static int split_by_cpu(struct jpd_sched *s, struct sched_loader *l)
 	return 0;
 }
 
+/* The warning (ERR with a 0 return) for a damaged sched stream: threads
+ * may be misattributed where its switches are missing. */
+static void say_sched_damage(const struct jpb_reader *r, int rc, char *err, size_t errsize)
+{
+	unsigned long long n = (unsigned long long)jpb_reader_damaged(r);
+	snprintf(err, errsize, "decode: %s (%llu damaged record%s stepped over%s); "
+		 "threads may be misattributed where switches are missing",
+		 jpb_reader_errmsg(r), n, n == 1 ? "" : "s",
+		 rc == jpb_err_eos ? "" : ", then the tail lost");
+}
+
 int jpd_sched_load(struct jpd_sched *s, struct jpb_bundle *b, char *err,
 		   size_t errsize)
 {
@@ -196,12 +207,16 @@ int jpd_sched_load(struct jpd_sched *s, struct jpb_bundle *b, char *err,
 		return rc;
 	}
 	struct jpb_record rec;
+	/* one damaged switch record loses that switch, not all after it */
+	jpb_reader_skip_damaged(r);
 	while ((rc = jpb_reader_next(r, &rec)) == 0)
 		if ((rc = on_sched(s, &l, &rec))) {
 			snprintf(err, errsize, "decode: sched: record at offset %llu: %s",
 				 (unsigned long long)rec.offset, jpb_errstr(rc));
 			break;
 		}
+	if (rc == jpb_err_truncated || rc == jpb_err_corrupt || jpb_reader_damaged(r))
+		say_sched_damage(r, rc, err, errsize);
 	if (rc == jpb_err_truncated || rc == jpb_err_corrupt)
 		rc = jpb_err_eos; /* keep what came before the damage */
 	jpb_reader_free(r);

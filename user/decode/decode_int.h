@@ -182,6 +182,9 @@ struct jpd_piece {
 struct jpd_run {
 	uint64_t begin, end; /* in the gathered bytes */
 	int after_hole;      /* data before it is missing */
+	/* the previous run's last trace time, where the hole starts (the
+	 * scan's; 0 when not scanned) */
+	uint64_t hole_tsc;
 };
 
 /* Attribution state at a point of a CPU's trace: the last tracing gap
@@ -288,6 +291,10 @@ void jpd_stream_drop_gaps(const struct jpd_stream *st);
  * to libipt's query decoder per run where unsure (the default), or with
  * the query decoder alone (the reference, for tests/tools/decode_gapcmp). */
 enum jpd_scan { JPD_SCAN_AUTO = 0, JPD_SCAN_QUERY };
+
+/* The enable time of a run's end gap, "never passed", while its run is
+ * the stream's last; the scan of a next run makes it the run's last time. */
+#define JPD_RUN_END (UINT64_MAX - 1)
 
 /* Append a tracing gap to ST's table (stream.c): disabled at D, enabled
  * at E, found at offset OFF, stopped at DIS_IP, resumed at EN_IP. */

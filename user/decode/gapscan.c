@@ -602,7 +602,7 @@ static int scan_packets(struct pscan *p)
 	if (!rc)
 		rc = resolve(p, p->end);
 	if (!rc) /* the run's end, as stream.c's scan adds it */
-		rc = jpd_add_gap(p->st, p->off == 1 ? p->dis : p->last, UINT64_MAX - 1,
+		rc = jpd_add_gap(p->st, p->off == 1 ? p->dis : p->last, JPD_RUN_END,
 				 1, p->end, p->off == 1 ? p->dis_ip : 0, 0);
 	jpd_stream_drop(p->st, dropped, p->end);
 	return rc;

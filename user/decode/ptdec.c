@@ -817,6 +817,10 @@ static int run_start(struct sdec *s)
 	if (s->rn->after_hole) {
 		s->gap_open = 0;
 		open_gap(s, JPB_GAP_AUX_HOLE, 0, s->rn->begin);
+		/* the hole began where the previous run's trace ended: this
+		 * chunk's decoder has no time before its own start */
+		if (s->rn->hole_tsc && s->rn->hole_tsc <= t0)
+			s->gap.tsc = s->rn->hole_tsc;
 	}
 	return apply_switches(s);
 }

@@ -132,12 +132,14 @@ void jpd_stream_drop_behind(const struct jpd_stream *st, uint64_t *dropped,
  * file is mapped read-only, so the process holds only the pages it reads
  * (jpd_stream_drop_gaps lets them go), not 41 bytes per gap of the trace. */
 #define GAPBUF 4096u
+#define RUN_END JPD_RUN_END
 struct jpd_gapbuf {
 	uint64_t col[5][GAPBUF]; /* dis, en, goff, dis_ip, en_ip */
 	uint8_t async[GAPBUF];
 	size_t n;       /* buffered */
 	size_t written; /* gaps already in the file */
 	uint64_t last_en;
+	uint64_t en_before_end; /* last_en before the latest run's end */
 	int fd;
 };
 
@@ -241,6 +243,8 @@ int jpd_add_gap(struct jpd_stream *st, uint64_t d, uint64_t e, int async,
 	 * unsort them */
 	if (st->ngaps && e < g->last_en)
 		e = g->last_en;
+	if (e == RUN_END)
+		g->en_before_end = g->last_en;
 	g->last_en = e;
 	g->col[0][g->n] = d;
 	g->col[1][g->n] = e;
@@ -381,7 +385,7 @@ static int scan_run_query(struct jpd_ctx *ctx, struct jpd_stream *st,
 	/* The run's end (disabled or not): a switch after the last trace
 	 * belongs there, and is never applied within the run. */
 	if (!rc)
-		rc = jpd_add_gap(st, sc.off == 1 ? sc.dis : sc.last, UINT64_MAX - 1, 1,
+		rc = jpd_add_gap(st, sc.off == 1 ? sc.dis : sc.last, RUN_END, 1,
 			     rn->end, sc.off == 1 ? sc.dis_ip : 0, 0);
 	pt_qry_free_decoder(q);
 	jpd_stream_drop(st, dropped, rn->end);
@@ -523,7 +527,7 @@ void jpd_attr_walk(const struct jpd_ctx *ctx, const struct jpd_stream *st,
 	if (ctx->attribution == JPD_ATTR_TIME || st->tid)
 		return; /* applied by time, or no switches */
 	for (; *gpos < st->ngaps && st->goff[*gpos] < off; (*gpos)++) {
-		if (st->en[*gpos] == UINT64_MAX - 1)
+		if (st->en[*gpos] == RUN_END)
 			continue; /* a run's end: never passed */
 		uint64_t n;
 		jpd_attr_gap(a, st->en[*gpos]);
@@ -542,11 +546,40 @@ void jpd_stream_chunk_states(const struct jpd_ctx *ctx, struct jpd_stream *st)
 	}
 }
 
+/* Another run follows the previous one's end gap, which said "never
+ * passed" (RUN_END) while that run could be the last.  Between runs it is
+ * passed: it ends where the run's trace ended, so the switches placed in
+ * the hole apply at the next run's start.  Left at RUN_END, it made every
+ * later gap's enable time RUN_END too (they are kept sorted), and no
+ * switch after a hole was ever applied: the thread before the hole took
+ * the whole rest of the CPU's trace. */
+static int gaps_pass_run_end(struct jpd_stream *st, struct jpd_run *next)
+{
+	struct jpd_gapbuf *g = st->gapbuf;
+	if (!st->ngaps || g->last_en != RUN_END)
+		return 0;
+	size_t last = st->ngaps - 1;
+	uint64_t dis = g->n ? g->col[0][g->n - 1] : 0;
+	if (!g->n && pread(g->fd, &dis, sizeof(dis), (off_t)(last * sizeof(uint64_t))) !=
+			     (ssize_t)sizeof(dis))
+		return jpb_err_io;
+	uint64_t en = dis > g->en_before_end ? dis : g->en_before_end;
+	g->last_en = en;
+	next->hole_tsc = en;
+	if (g->n) {
+		g->col[1][g->n - 1] = en;
+		return 0;
+	}
+	off_t at = (off_t)((st->capgaps + last) * sizeof(uint64_t));
+	return pwrite(g->fd, &en, sizeof(en), at) == (ssize_t)sizeof(en) ? 0 : jpb_err_io;
+}
+
 int jpd_stream_scan(struct jpd_ctx *ctx, struct jpd_stream *st)
 {
 	int rc = gaps_open(ctx, st);
 	for (size_t i = 0; i < st->nruns && !rc; i++)
-		rc = scan_run(ctx, st, &st->runs[i]);
+		if (!(rc = gaps_pass_run_end(st, &st->runs[i])))
+			rc = scan_run(ctx, st, &st->runs[i]);
 	if (!rc)
 		rc = gaps_map(ctx, st);
 	gaps_close(st);

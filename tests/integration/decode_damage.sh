@@ -102,6 +102,20 @@ t_check "a PT record's checksum fails: events after the hole on the right thread
 t_check "a PT record's checksum fails: the hole's gap lies between its neighbours' times" \
 	[ "$(decode_field "$b.chk" gap_bounds_bad)" = 0 ]
 
+# Snapshots (flight recorder): one run per snapshot, whose second span
+# (split by the ring's end) continues it; the trace between snapshots is
+# a hole, and the switches after it apply.
+b=$TESTTMP/dmg-snap
+rm -rf "$b"; cp -r "$big" "$b"
+pt_mangle snapshots "$b/pt/cpu0.jpb" 0
+timeout 120 "$JPBPF" decode "$b" >"$b.out" 2>"$b.err"
+t_check "snapshots: exit 0, one aux_hole gap before each snapshot after the first" \
+	[ $? = 0 ] && grep -q '^gaps: 2 aux_hole=2$' "$b.out"
+"$DCHECK" "$b" >"$b.chk" 2>&1
+t_check "snapshots: every decoded event on its thread, gaps between their neighbours' times" \
+	[ "$(decode_field "$b.chk" matched)" = "$(decode_field "$b.chk" decoded)" ] &&
+	[ "$(decode_field "$b.chk" gap_bounds_bad)" = 0 ]
+
 b=$TESTTMP/dmg-crcsw
 rm -rf "$b"; cp -r "$big" "$b"
 pt_mangle badcrcsw "$b/sched.jpb" 2

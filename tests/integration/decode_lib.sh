@@ -43,6 +43,15 @@ while pos + 24 <= len(d):
         n = struct.unpack_from("<I", payload, 24)[0]
         for _ in range(max(1, n // 200)):
             payload[28 + rnd.randrange(n)] = rnd.randrange(256)
+    if mode == "snapshots" and typ == 0x0302:
+        # flight-recorder shape: AUX records 1-2 are snapshot 1, split by
+        # the ring's end (record 2 at ring offset 0), 3 is lost, 4-5 are
+        # snapshot 2, 6 lost, 7 on snapshot 3; ARG unused
+        nth += 1
+        keep = nth not in (3, 6)
+        struct.pack_into("<II", payload, 16, 1, {1: 1, 2: 1, 4: 2, 5: 2}.get(nth, 3))
+        if nth == 2:
+            struct.pack_into("<Q", payload, 8, 0)
     if mode == "dropnm" and typ == 0x0107:
         nth += 1
         keep = nth != arg

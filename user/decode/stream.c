@@ -19,6 +19,24 @@
 
 /* ---- gathering ---------------------------------------------------- */
 
+/* Whether trace is missing before data record D, which follows one that
+ * ended at NEXT_OFF (UINT64_MAX: none) in snapshot LAST_SNAP (0: none, or
+ * full trace).  Full trace: its AUX offset jumped.  Snapshot: a new
+ * snapshot (a ring that wrapped may overlap the previous one or have lost
+ * trace since it: a new run after a hole, conservatively), or within one a
+ * second span that does not start where the first ended or at the ring's
+ * start (FORMAT.md: a snapshot split by the ring's end is two records of
+ * one number, and they are one contiguous trace, not a hole). */
+static int data_gap(const struct jpb_rec_pt_aux_data *d, uint64_t next_off,
+		    uint32_t last_snap)
+{
+	if (!(d->flags & JPB_PT_DATA_SNAPSHOT))
+		return next_off != UINT64_MAX && d->offset != next_off;
+	if (!last_snap || d->snapshot != last_snap)
+		return next_off != UINT64_MAX;
+	return d->offset != next_off && d->offset != 0;
+}
+
 static int gather(struct jpd_ctx *ctx, struct jpd_stream *st, int fd)
 {
 	struct jpb_reader *r;
@@ -30,6 +48,7 @@ static int gather(struct jpd_ctx *ctx, struct jpd_stream *st, int fd)
 	}
 	size_t caprun = 0;
 	uint64_t next_off = UINT64_MAX, pos = 0;
+	uint32_t last_snap = 0;
 	int hole = 0;
 	struct jpb_record rec;
 	/* A data record whose checksum fails is stepped over: the next one's
@@ -52,15 +71,16 @@ static int gather(struct jpd_ctx *ctx, struct jpd_stream *st, int fd)
 			hole = 1;
 			continue;
 		}
-		int jump = next_off != UINT64_MAX && d.offset != next_off;
-		if (!st->nruns || jump || hole || (d.flags & JPB_PT_DATA_SNAPSHOT)) {
+		int gap = data_gap(&d, next_off, last_snap);
+		if (!st->nruns || gap || hole) {
 			if (JPB_GROW(st->runs, st->nruns, caprun)) {
 				rc = jpb_err_nomem;
 				break;
 			}
-			st->runs[st->nruns++] = (struct jpd_run){ pos, pos, jump || hole };
+			st->runs[st->nruns++] = (struct jpd_run){ pos, pos, gap || hole };
 			hole = 0;
 		}
+		last_snap = d.flags & JPB_PT_DATA_SNAPSHOT ? d.snapshot : 0;
 		ssize_t k = d.data.len ? write(fd, d.data.ptr, d.data.len) : 0;
 		if (k != (ssize_t)d.data.len) {
 			int e = k < 0 ? errno : ENOSPC; /* short: the disk filled */

@@ -89,6 +89,11 @@ pt_mangle badcrcpt "$b/pt/cpu0.jpb" 2
 timeout 120 "$JPBPF" decode "$b" >"$b.out" 2>"$b.err"
 t_check "a PT record's checksum fails: exit 0, a warning naming the stream, offset and the step over" \
 	[ $? = 0 ] && grep -Eq 'pt/cpu0: record at offset [0-9]+ corrupt \(checksum mismatch\) \(1 damaged record stepped over\)' "$b.err"
+t_check "a PT record's checksum fails: info counts it damaged, and the records after it" \
+	[ "$("$JPBPF" info --json "$b" 2>/dev/null | python3 -c 'import json,sys
+s = json.load(sys.stdin)["streams"]["pt/cpu0"]; print(s["damaged"], s["records"])')" = \
+	  "1 $(( $("$JPBPF" info --json "$big" 2>/dev/null | python3 -c 'import json,sys
+print(json.load(sys.stdin)["streams"]["pt/cpu0"]["records"])') - 1 ))" ]
 t_check "a PT record's checksum fails: an error counted, a gap where it was" \
 	[ "$(errs "$b.out")" -gt 0 ] && grep -q 'aux_hole=' "$b.out"
 "$DCHECK" "$b" >"$b.chk" 2>&1

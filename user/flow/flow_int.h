@@ -78,13 +78,14 @@ int flow_recover(struct flow *f);
 struct fcost {
 	double interp, compiled;
 };
-/* Fit the model to the thread's output (out[0..nout)), in one pass or,
- * for recovery's own pass over the window, as the caller goes: start,
- * flow_cost_window at each index whose TSC differs from s->tsc (the
- * current timing window's), with the window's count of compiled events
- * (status decoded), then end.  Start's failure leaves the model unfitted
- * (both rates 0), as does flow_cost_fit's. */
-void flow_cost_fit(const struct flow *f, struct fcost *c);
+/* Fit the model to the thread's output (out[0..nout)) as recovery's own
+ * pass over the window goes: start, flow_cost_window at each index whose
+ * TSC differs from s->tsc (the current timing window's), with the
+ * window's count of compiled events (status decoded), then end.  Start's
+ * failure leaves the model unfitted (both rates 0).  flow_cost_fit
+ * (recover.c) runs that pass alone, with no gap to fill: the model
+ * recovery would use, for the tests. */
+void flow_cost_fit(struct flow *f, struct fcost *c);
 struct cwin { /* a timing window of mostly compiled events */
 	double ticks;
 	size_t len, nc;

@@ -403,6 +403,15 @@ static int rctx_init(struct rctx *r, struct flow *f, size_t g0)
 	return err;
 }
 
+void flow_cost_fit(struct flow *f, struct fcost *c)
+{
+	struct rctx r;
+	*c = (struct fcost){ 0, 0 };
+	if (!rctx_init(&r, f, f->ngaps)) /* no gap's keys wanted */
+		*c = r.cost;
+	rctx_free(&r);
+}
+
 /* Common suffix of the events before A and before P, each within its
  * segment: at tier L (0: call, 1: control structure) over the tier's
  * events, or concrete (L = 2). */

@@ -104,21 +104,6 @@ void flow_cost_fit_end(struct fcost_fit *s, struct fcost *c)
 		c->compiled = c->interp;
 }
 
-void flow_cost_fit(const struct flow *f, struct fcost *c)
-{
-	struct fcost_fit s;
-	size_t nc = 0;
-	flow_cost_fit_start(f, &s);
-	for (size_t i = 0; i < f->nout; i++) {
-		if (f->out[i].tsc != s.tsc) {
-			flow_cost_window(f, &s, i, nc);
-			nc = 0;
-		}
-		nc += compiled(&f->out[i]);
-	}
-	flow_cost_fit_end(&s, c);
-}
-
 double flow_cost_of(const struct fcost *c, const struct jpb_flow_event *v,
 		    size_t n)
 {

@@ -63,16 +63,30 @@ t_check "a compiled method's metadata missing: errors counted, gaps reported" \
 t_check "a compiled method's metadata missing: nothing invented (all decoded events match)" \
 	[ "$(decode_field "$b.chk" matched)" = "$(decode_field "$b.chk" decoded)" ]
 
+# decode_mangled NAME FROM MODE FILE ARG: copy bundle FROM to $b
+# ($TESTTMP/dmg-NAME), pt_mangle MODE its FILE with ARG, decode it into
+# $b.out and $b.err; $rc gets the exit status.
+# all_placed CHK: decode_check found every decoded event on its thread and
+# every gap between its neighbours' times.
+all_placed() {
+	[ "$(decode_field "$1" matched)" = "$(decode_field "$1" decoded)" ] &&
+		[ "$(decode_field "$1" gap_bounds_bad)" = 0 ]
+}
+decode_mangled() {
+	b=$TESTTMP/dmg-$1
+	rm -rf "$b"; cp -r "$2" "$b"
+	pt_mangle "$3" "$b/$4" "$5"
+	timeout 120 "$JPBPF" decode "$b" >"$b.out" 2>"$b.err"
+	rc=$?
+}
+
 # One jvm record whose checksum fails: it alone is lost, said so, and the
 # metadata after it is read on.
 "$JPBPF" decode "$base" >"$TESTTMP/dmg-base.out" 2>&1
 nm() { sed -n 's/^image: \([0-9]*\) compiled methods.*/\1/p' "$1"; }
-b=$TESTTMP/dmg-crc
-rm -rf "$b"; cp -r "$base" "$b"
-pt_mangle badcrc "$b/jvm.jpb" 2
-timeout 120 "$JPBPF" decode "$b" >"$b.out" 2>"$b.err"
+decode_mangled crc "$base" badcrc jvm.jpb 2
 t_check "a jvm record's checksum fails: exit 0, a warning naming the stream and offset" \
-	[ $? = 0 ] && grep -Eq 'warning: decode: jvm: record at offset [0-9]+ corrupt \(checksum mismatch\)' "$b.err"
+	[ $rc = 0 ] && grep -Eq 'warning: decode: jvm: record at offset [0-9]+ corrupt \(checksum mismatch\)' "$b.err"
 t_check "a jvm record's checksum fails: counted in the summary" \
 	grep -q '^jvm metadata: 1 damaged record lost' "$b.out"
 t_check "a jvm record's checksum fails: only that compiled method lost ($(nm "$TESTTMP/dmg-base.out") -> $(nm "$b.out"))" \
@@ -83,12 +97,9 @@ t_check "a jvm record's checksum fails: only that compiled method lost ($(nm "$T
 big=$TESTTMP/dmg-big
 "$SIM" scenario -o "$big" --threads 4 --iters 1500 >/dev/null 2>&1
 "$SIM" synth "$big" --cpus 2 --jit-invoke 5 --seed 3 >/dev/null 2>&1
-b=$TESTTMP/dmg-crcpt
-rm -rf "$b"; cp -r "$big" "$b"
-pt_mangle badcrcpt "$b/pt/cpu0.jpb" 2
-timeout 120 "$JPBPF" decode "$b" >"$b.out" 2>"$b.err"
+decode_mangled crcpt "$big" badcrcpt pt/cpu0.jpb 2
 t_check "a PT record's checksum fails: exit 0, a warning naming the stream, offset and the step over" \
-	[ $? = 0 ] && grep -Eq 'pt/cpu0: record at offset [0-9]+ corrupt \(checksum mismatch\) \(1 damaged record stepped over\)' "$b.err"
+	[ $rc = 0 ] && grep -Eq 'pt/cpu0: record at offset [0-9]+ corrupt \(checksum mismatch\) \(1 damaged record stepped over\)' "$b.err"
 t_check "a PT record's checksum fails: info counts it damaged, and the records after it" \
 	[ "$("$JPBPF" info --json "$b" 2>/dev/null | python3 -c 'import json,sys
 s = json.load(sys.stdin)["streams"]["pt/cpu0"]; print(s["damaged"], s["records"])')" = \
@@ -102,31 +113,22 @@ t_check "a PT record's checksum fails: the records after it decoded (>75% of the
 # The hole swallowed no switch, but the CPU changes threads after it: the
 # switches after a hole are applied (they were not: the thread before the
 # hole took the rest of the CPU's trace, 184820 events misattributed).
-t_check "a PT record's checksum fails: events after the hole on the right threads (all decoded events match)" \
-	[ "$(decode_field "$b.chk" matched)" = "$(decode_field "$b.chk" decoded)" ]
-t_check "a PT record's checksum fails: the hole's gap lies between its neighbours' times" \
-	[ "$(decode_field "$b.chk" gap_bounds_bad)" = 0 ]
+t_check "a PT record's checksum fails: events after the hole on the right threads, its gap between its neighbours' times" \
+	all_placed "$b.chk"
 
 # Snapshots (flight recorder): one run per snapshot, whose second span
 # (split by the ring's end) continues it; the trace between snapshots is
 # a hole, and the switches after it apply.
-b=$TESTTMP/dmg-snap
-rm -rf "$b"; cp -r "$big" "$b"
-pt_mangle snapshots "$b/pt/cpu0.jpb" 0
-timeout 120 "$JPBPF" decode "$b" >"$b.out" 2>"$b.err"
+decode_mangled snap "$big" snapshots pt/cpu0.jpb 0
 t_check "snapshots: exit 0, one aux_hole gap before each snapshot after the first" \
-	[ $? = 0 ] && grep -q '^gaps: 2 aux_hole=2$' "$b.out"
+	[ $rc = 0 ] && grep -q '^gaps: 2 aux_hole=2$' "$b.out"
 "$DCHECK" "$b" >"$b.chk" 2>&1
 t_check "snapshots: every decoded event on its thread, gaps between their neighbours' times" \
-	[ "$(decode_field "$b.chk" matched)" = "$(decode_field "$b.chk" decoded)" ] &&
-	[ "$(decode_field "$b.chk" gap_bounds_bad)" = 0 ]
+	all_placed "$b.chk"
 
-b=$TESTTMP/dmg-crcsw
-rm -rf "$b"; cp -r "$big" "$b"
-pt_mangle badcrcsw "$b/sched.jpb" 2
-timeout 120 "$JPBPF" decode "$b" >"$b.out" 2>"$b.err"
+decode_mangled crcsw "$big" badcrcsw sched.jpb 2
 t_check "a switch record's checksum fails: exit 0, a warning naming sched and the offset" \
-	[ $? = 0 ] && grep -Eq 'warning: decode: sched: record at offset [0-9]+ corrupt \(checksum mismatch\) \(1 damaged record stepped over\)' "$b.err"
+	[ $rc = 0 ] && grep -Eq 'warning: decode: sched: record at offset [0-9]+ corrupt \(checksum mismatch\) \(1 damaged record stepped over\)' "$b.err"
 
 b=$TESTTMP/dmg-nojvm
 rm -rf "$b"; cp -r "$base" "$b"; rm "$b/jvm.jpb"

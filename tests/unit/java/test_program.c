@@ -60,17 +60,31 @@ static void put_method(struct jpb_writer *w, struct jpb_buf *s, uint64_t id,
 					    2, &m, s), 0);
 }
 
+/* A new bundle in DIR with its jvm stream open for writing. */
+static struct jpb_writer *new_jvm_stream(struct jpb_bundle **b)
+{
+	struct jpb_writer *w;
+	const char *tmp = getenv("TESTTMP");
+	snprintf(dir, sizeof(dir), "%s/program.XXXXXX", tmp ? tmp : "/tmp");
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(jpb_bundle_create(b, dir), 0);
+	assert_int_equal(jpb_writer_open(*b, "jvm", &w), 0);
+	return w;
+}
+
+static void remove_dir(void)
+{
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* Two good classes (one sent twice), one corrupt, and method ids. */
 static void make_bundle(void)
 {
 	struct jpb_bundle *b;
-	struct jpb_writer *w;
+	struct jpb_writer *w = new_jvm_stream(&b);
 	struct jpb_buf s = { 0 };
-	const char *tmp = getenv("TESTTMP");
-	snprintf(dir, sizeof(dir), "%s/program.XXXXXX", tmp ? tmp : "/tmp");
-	assert_non_null(mkdtemp(dir));
-	assert_int_equal(jpb_bundle_create(&b, dir), 0);
-	assert_int_equal(jpb_writer_open(b, "jvm", &w), 0);
 	size_t n;
 	uint8_t *p = class_bytes("java/lang/Object", NULL, &n);
 	put_class(w, &s, p, n, 0);
@@ -129,9 +143,7 @@ static void test_load_bundle(void **state)
 	assert_null(g1);
 	jprog_free(p);
 	jpb_bundle_free(b);
-	char cmd[300];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	remove_dir();
 }
 
 /* Many methods: the cache grows and every entry stays findable. */
@@ -295,13 +307,8 @@ static void test_load_bundle_skips_damaged_record(void **state)
 {
 	(void)state;
 	struct jpb_bundle *b;
-	struct jpb_writer *w;
+	struct jpb_writer *w = new_jvm_stream(&b);
 	struct jpb_buf s = { 0 };
-	const char *tmp = getenv("TESTTMP");
-	snprintf(dir, sizeof(dir), "%s/program.XXXXXX", tmp ? tmp : "/tmp");
-	assert_non_null(mkdtemp(dir));
-	assert_int_equal(jpb_bundle_create(&b, dir), 0);
-	assert_int_equal(jpb_writer_open(b, "jvm", &w), 0);
 	static const char *const names[] = { "java/lang/Object", "app/Lost", "app/Kept" };
 	for (int i = 0; i < 3; i++) {
 		size_t n;
@@ -327,9 +334,7 @@ static void test_load_bundle_skips_damaged_record(void **state)
 	assert_string_equal(jcf_this_class(m.cls), "app/Kept");
 	jprog_free(p);
 	jpb_bundle_free(b);
-	char cmd[300];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	remove_dir();
 }
 
 int main(void)

@@ -676,11 +676,18 @@ static int find_fill(struct rctx *r, size_t gi, struct fill *out)
 	 * 0.34-0.77 (docs/RECONSTRUCTION.md, "Recovery"). */
 	for (size_t i = 0, tried = 0; i < nt && tried < TRUSTED && top[i].m[2] >= MIN_SHORT;
 	     i++) {
-		size_t q = reconnect(r, top[i].p, a, want, maxcost);
 		/* A candidate within the IS's own matched stretch (a period
 		 * of a loop before the gap) continues into the gap itself:
-		 * failing to reconnect says nothing against the next. */
-		tried += q || top[i].p >= a || a - top[i].p > top[i].m[2];
+		 * failing to reconnect says nothing against the next period.
+		 * One from elsewhere, ranked below those periods, matched
+		 * no more of the gap's history than the loop's own run: a guess
+		 * like any rank 2 (11 such fills over 240 runs aligned 0.56,
+		 * docs/RECONSTRUCTION.md, "Recovery"). */
+		int own = top[i].p < a && a - top[i].p <= top[i].m[2];
+		if (i > tried && !own)
+			break;
+		size_t q = reconnect(r, top[i].p, a, want, maxcost);
+		tried += q || !own;
 		if (!q || (top[i].m[2] < MIN_MATCH && q - top[i].p > top[i].m[2]))
 			continue;
 		out->from = top[i].p;

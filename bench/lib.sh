@@ -9,6 +9,7 @@
 #   now_s                    monotonic seconds (float)
 #   bench_tmp                sets $tmp, a scratch directory removed at exit
 #   simloop_sized MB TOL DIR POINTS   a SimLoop bundle of MB (±TOL) of PT
+#   rawbench DIR OUT, raw_blocks      libipt's raw decode of DIR: MB, blocks
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 name=$(basename "$0")
 java_home=${JAVA_HOME_BENCH:-/usr/lib/jvm/java-17-openjdk-amd64}
@@ -104,6 +105,13 @@ rawbench() {
 	bench_time "$2" "$TOOLS/decode_rawbench" "$1" >"$tmp/raw.out" 2>&1 ||
 		{ cat "$tmp/raw.out" >&2; bench_die "decode_rawbench $1 failed"; }
 	sed -n 's/^libipt raw block decoding: \([0-9.]*\) MB.*/\1/p' "$tmp/raw.out"
+}
+
+# raw_blocks: the blocks the last rawbench decoded.  The work of decoding
+# follows the blocks, not the bytes: a byte of PT holds more blocks once
+# the JIT has compiled the loop (TNT bits rather than interpreter TIPs).
+raw_blocks() {
+	sed -n 's/^libipt raw block decoding: .*, \([0-9]*\) blocks$/\1/p' "$tmp/raw.out"
 }
 
 # simloop_rounds MB POINTS: the SimLoop rounds expected to give MB of PT,

@@ -115,6 +115,13 @@ t_check "a PT record's checksum fails: the records after it decoded (>75% of the
 # hole took the rest of the CPU's trace, 184820 events misattributed).
 t_check "a PT record's checksum fails: events after the hole on the right threads, its gap between its neighbours' times" \
 	all_placed "$b.chk"
+# The time baseline scans no gaps, so the hole's start is not known: its
+# gap starts at the run's start (it started at 0, sorted first in its
+# thread, and went to every thread the CPU ran before the hole).
+"$JPBPF" decode "$b" --attribution=time >"$b.out" 2>&1
+"$DCHECK" "$b" >"$b.chk" 2>&1
+t_check "a PT record's checksum fails, --attribution=time: the hole's gap between its neighbours' times" \
+	[ "$(decode_field "$b.chk" gap_bounds_bad)" = 0 ] && grep -q '^gaps: 1 aux_hole=1$' "$b.out"
 
 # Snapshots (flight recorder): one run per snapshot, whose second span
 # (split by the ring's end) continues it; the trace between snapshots is

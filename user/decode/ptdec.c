@@ -821,6 +821,15 @@ static int run_start(struct sdec *s)
 		 * chunk's decoder has no time before its own start */
 		if (s->rn->hole_tsc && s->rn->hole_tsc <= t0)
 			s->gap.tsc = s->rn->hole_tsc;
+		/* not scanned (--attribution=time): the hole's start is not
+		 * known, and time 0 would sort the gap first in its thread
+		 * and give it to every thread the CPU ran before the hole */
+		else if (s->gap.tsc < t0)
+			s->gap.tsc = t0;
+		/* the time baseline applies the switches due by then, so the
+		 * gap goes to the thread running there */
+		if (s->by_time && t0 > s->now)
+			s->now = t0;
 	}
 	return apply_switches(s);
 }

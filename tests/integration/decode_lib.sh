@@ -60,9 +60,10 @@ while pos + 24 <= len(d):
         crc = zlib.crc32(payload, zlib.crc32(bytes(h)))
         struct.pack_into("<I", h, 16, crc)
         # badcrc: the ARG-th nmethod (jvm), badcrcpt: the ARG-th AUX data
-        # record (pt), badcrcsw: the ARG-th switch record (sched), each
-        # damaged after its CRC was taken
-        if (mode, typ) in (("badcrc", 0x0107), ("badcrcpt", 0x0302), ("badcrcsw", 0x0201)):
+        # record (pt), badcrcsw: the ARG-th switch record, badcrccp: the
+        # ARG-th clock pair (sched), each damaged after its CRC was taken
+        if (mode, typ) in (("badcrc", 0x0107), ("badcrcpt", 0x0302), ("badcrcsw", 0x0201),
+                           ("badcrccp", 0x0207)):
             nth += 1
             if nth == arg and size:
                 payload[size // 2] ^= 0x10

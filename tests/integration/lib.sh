@@ -10,6 +10,13 @@ t_check() {
 	local what=$1; shift
 	if "$@"; then t_ok "$what"; else t_fail "$what"; fi
 }
+# t_check_sh "description" 'CONDITION': ok if the shell CONDITION (eval'd,
+# so it may be a list: a && b) holds.  t_check's command is one simple
+# command: in `t_check what [ a ] && b`, b is run after it, not checked.
+t_check_sh() {
+	local _what=$1
+	if eval "$2"; then t_ok "$_what"; else t_fail "$_what"; fi
+}
 # t_expect_exit CODE "description" command...: ok if it exits with CODE.
 t_expect_exit() {
 	local code=$1 what=$2; shift 2

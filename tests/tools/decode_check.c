@@ -110,6 +110,8 @@ static void read_threads(struct jpb_bundle *b)
 	if (jpb_reader_open(b, "sched", &r))
 		return;
 	struct jpb_record rec;
+	/* as decode reads it: a damaged record must not hide the threads */
+	jpb_reader_skip_damaged(r);
 	while (!jpb_reader_next(r, &rec)) {
 		if (rec.type != JPB_REC_THREAD)
 			continue;

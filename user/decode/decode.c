@@ -162,6 +162,25 @@ void jpd_config_from_meta(struct pt_config *cfg, struct jpb_bundle *b)
 	cfg->mtc_freq = (uint8_t)jint(json_object_get(pt, "config"), "mtc_period");
 }
 
+/* The TSC's rate as the recording CPU describes it, in ticks per ns (0:
+ * not known): CPUID 0x15's crystal times its ratio, else the nominal
+ * (max non-turbo) ratio times 100 MHz.  It is the clock's slope when one
+ * calibration pair is all the sched stream kept (a short recording has
+ * two, at its start and end: losing one to damage gave slope 1, and every
+ * switch time after the pair was off by the TSC's rate). */
+static double meta_tsc_per_ns(struct jpb_bundle *b)
+{
+	void *vm = NULL;
+	if (jpb_meta_load(b, &vm) || !vm)
+		return 0;
+	json_t *pt = json_object_get(vm, "pt"), *cpuid = json_object_get(pt, "cpuid");
+	json_int_t hz = jint(cpuid, "crystal_hz"), eax = jint(cpuid, "cpuid_0x15_eax"),
+		   ebx = jint(cpuid, "cpuid_0x15_ebx");
+	if (hz > 0 && eax > 0 && ebx > 0)
+		return (double)hz * (double)ebx / (double)eax / 1e9;
+	return (double)jint(pt, "max_nonturbo_ratio") * 0.1;
+}
+
 /* ---- merge ---------------------------------------------------------- */
 
 struct pref {
@@ -512,6 +531,7 @@ static int prepare(struct jpd_ctx *ctx, char *err, size_t errsize)
 		 ctx->tmpdir);
 	clear_output(ctx->b);
 	jpd_config_from_meta(&ctx->base_cfg, ctx->b);
+	ctx->sched.clock.tsc_per_ns = meta_tsc_per_ns(ctx->b);
 	int rc = jpd_sched_load(&ctx->sched, ctx->b, err, errsize);
 	return rc ? rc : jpd_image_load(&ctx->img, ctx->b, &ctx->sched.clock, err, errsize);
 }

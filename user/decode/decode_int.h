@@ -22,6 +22,9 @@ static inline int jpd_errno_code(int e)
 struct jpd_clock {
 	uint64_t *tsc, *ns; /* calibration pairs sorted by ns */
 	size_t n;
+	/* TSC ticks per ns as the CPU describes its TSC (meta.json), 0 if
+	 * not known: the slope through a single pair (the other lost) */
+	double tsc_per_ns;
 };
 uint64_t jpd_ns_to_tsc(const struct jpd_clock *c, uint64_t ns);
 uint64_t jpd_tsc_to_ns(const struct jpd_clock *c, uint64_t tsc);

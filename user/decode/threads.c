@@ -25,15 +25,24 @@ static uint64_t lerp(uint64_t x, uint64_t x0, uint64_t x1, uint64_t y0,
 	return y <= 0 ? 0 : (uint64_t)y;
 }
 
+/* Through one pair with SLOPE (0: not known, then 1). */
+static uint64_t through(uint64_t x0, uint64_t y0, double slope, uint64_t x)
+{
+	if (slope <= 0)
+		return y0 + (x - x0);
+	long double y = (long double)y0 + ((long double)x - (long double)x0) * slope;
+	return y <= 0 ? 0 : (uint64_t)y;
+}
+
 /* Piecewise linear between the pairs around x; extrapolated from the
- * outer two.  With one pair the slope is 1, with none the identity. */
+ * outer two.  With one pair, SLOPE (dy/dx); with none the identity. */
 static uint64_t convert(const uint64_t *xs, const uint64_t *ys, size_t n,
-			uint64_t x)
+			uint64_t x, double slope)
 {
 	if (!n)
 		return x;
 	if (n == 1)
-		return ys[0] + (x - xs[0]);
+		return through(xs[0], ys[0], slope, x);
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -48,12 +57,12 @@ static uint64_t convert(const uint64_t *xs, const uint64_t *ys, size_t n,
 
 uint64_t jpd_ns_to_tsc(const struct jpd_clock *c, uint64_t ns)
 {
-	return convert(c->ns, c->tsc, c->n, ns);
+	return convert(c->ns, c->tsc, c->n, ns, c->tsc_per_ns);
 }
 
 uint64_t jpd_tsc_to_ns(const struct jpd_clock *c, uint64_t tsc)
 {
-	return convert(c->tsc, c->ns, c->n, tsc);
+	return convert(c->tsc, c->ns, c->n, tsc, c->tsc_per_ns > 0 ? 1 / c->tsc_per_ns : 0);
 }
 
 struct raw_switch {

@@ -94,6 +94,14 @@ static void test_clock(void **state)
 	assert_int_equal(jpd_tsc_to_ns(&c, 1000), 500);
 	struct jpd_clock none = { NULL, NULL, 0 };
 	assert_int_equal(jpd_ns_to_tsc(&none, 77), 77);
+	/* one pair left (the other damaged): the TSC's own rate, not 1 */
+	struct jpd_clock one = { tsc + 1, ns + 1, 1, 2.0 };
+	assert_int_equal(jpd_ns_to_tsc(&one, 3000), 6000);
+	assert_int_equal(jpd_ns_to_tsc(&one, 1500), 3000);
+	assert_int_equal(jpd_tsc_to_ns(&one, 8000), 4000);
+	assert_int_equal(jpd_tsc_to_ns(&one, 0), 0);
+	one.tsc_per_ns = 0; /* rate not known */
+	assert_int_equal(jpd_ns_to_tsc(&one, 3000), 5000);
 }
 
 static void test_switch_placement(void **state)

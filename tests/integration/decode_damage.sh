@@ -125,6 +125,14 @@ t_check "a PT record's checksum fails: events after the hole on the right thread
 t_check_sh "a PT record's checksum fails, --attribution=time: the hole's gap between its neighbours' times" \
 	'[ "$(decode_field "$b.chk" gap_bounds_bad)" = 0 ] && grep -q "^gaps: 1 aux_hole=1\$" "$b.out"'
 
+# A damaged length field: the reading resumes at the next intact record
+# (it took the rest of the stream: 423419 events decoded, not 684322).
+decode_mangled lenpt "$big" badlenpt pt/cpu0.jpb 2
+"$DCHECK" "$b" >"$b.chk" 2>&1
+t_check_sh "a PT record's length field damaged: that record alone lost, an aux_hole gap, the rest on the right threads" \
+	'[ $rc = 0 ] && grep -q "^gaps: 1 aux_hole=1\$" "$b.out" && all_placed "$b.chk" &&
+	 [ "$(decode_field "$b.chk" decoded)" -gt $(( $(decode_field "$b.chk" truth) * 3 / 4 )) ]'
+
 # Snapshots (flight recorder): one run per snapshot, whose second span
 # (split by the ring's end) continues it; the trace between snapshots is
 # a hole, and the switches after it apply.

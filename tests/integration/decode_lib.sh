@@ -67,6 +67,11 @@ while pos + 24 <= len(d):
             nth += 1
             if nth == arg and size:
                 payload[size // 2] ^= 0x10
+        # badlenpt: the ARG-th AUX data record's length field says 1000
+        if mode == "badlenpt" and typ == 0x0302:
+            nth += 1
+            if nth == arg:
+                struct.pack_into("<I", h, 4, 1000)
         out += h + payload + bytes(pad - size)
     pos += 24 + pad
 open(path, "wb").write(bytes(out))

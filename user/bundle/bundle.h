@@ -189,10 +189,11 @@ int jpb_reader_open_path(const char *path, struct jpb_reader **out);
 int jpb_reader_next(struct jpb_reader *r, struct jpb_record *rec);
 
 /* From now on, jpb_reader_next steps over a record whose checksum does not
- * match but whose length is in bounds, and reads the one after it: for
- * streams of independent records (class files, method metadata), where
- * one flipped bit must not lose everything after it.  A bad length or a
- * truncated tail still ends the stream.  jpb_reader_damaged() counts the
+ * match or whose length is out of bounds, and reads the next record whose
+ * checksum holds (where the length says, else searched for): for streams
+ * of independent records (class files, method metadata), where one
+ * flipped bit must not lose everything after it.  A truncated tail still
+ * ends the stream.  jpb_reader_damaged() counts the
  * records stepped over; jpb_reader_bad_offset() and jpb_reader_errmsg()
  * describe the first damage. */
 void jpb_reader_skip_damaged(struct jpb_reader *r);

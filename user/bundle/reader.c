@@ -17,6 +17,7 @@
 #include "bundle.h"
 #include "bundle_int.h"
 #include "codec.h"
+#include "records.h"
 
 #define READ_CHUNK (1u << 20)
 
@@ -182,6 +183,71 @@ int jpb_reader_open(struct jpb_bundle *b, const char *name,
 /* A record stepped over (jpb_reader_skip_damaged): read on. */
 #define STEPPED_OVER 1
 
+/* Whether a whole record whose checksum matches starts at AT (KNOWN: and
+ * is of a known type, which spares a search most checksums).  Read with
+ * pread: the reader's buffer and file position stay as they are. */
+static int record_at(const struct jpb_reader *r, uint64_t at, int known)
+{
+	uint8_t h[JPB_REC_HDR_SIZE];
+	if (at + JPB_REC_HDR_SIZE > r->file_size ||
+	    pread(r->fd, h, sizeof(h), (off_t)at) != (ssize_t)sizeof(h))
+		return 0;
+	uint32_t size = jpb_le32(h + 4);
+	if (size > JPB_MAX_PAYLOAD || at + JPB_REC_HDR_SIZE + size > r->file_size ||
+	    (known && !jpb_rectype_find(jpb_le16(h))))
+		return 0;
+	uint8_t *payload = malloc(size ? size : 1);
+	int ok = payload && pread(r->fd, payload, size, (off_t)(at + sizeof(h))) ==
+				    (ssize_t)size;
+	uint32_t stored = jpb_le32(h + 16);
+	jpb_st32(h + 16, 0);
+	ok = ok && libdeflate_crc32(libdeflate_crc32(0, h, sizeof(h)), payload, size) == stored;
+	free(payload);
+	return ok;
+}
+
+/* Where reading resumes after the damaged record at OFF: at NEXT (where
+ * its length says the next one starts; 0: its length is not to be
+ * trusted) if a record is there, else at the first record of a known
+ * type at an 8-byte step after OFF (records are padded to 8 bytes): a
+ * damaged length field loses its record, not the stream's rest.
+ * UINT64_MAX: no record follows. */
+static uint64_t resume_at(const struct jpb_reader *r, uint64_t off, uint64_t next)
+{
+	if (next && record_at(r, next, 0))
+		return next;
+	for (uint64_t at = off + 8; at + JPB_REC_HDR_SIZE <= r->file_size; at += 8)
+		if (at != next && record_at(r, at, 1))
+			return at;
+	return UINT64_MAX;
+}
+
+/* Step over the damaged record at OFF to AT. */
+static int step_to(struct jpb_reader *r, uint64_t off, const char *why, uint64_t at)
+{
+	note_damage(r, off, why);
+	r->damaged++;
+	if (at >= r->buf_off && at - r->buf_off <= r->buf_len) {
+		r->buf_pos = (size_t)(at - r->buf_off);
+		return STEPPED_OVER;
+	}
+	if (lseek(r->fd, (off_t)at, SEEK_SET) < 0)
+		return reader_fail(r, jpb_err_io, at, "unreadable");
+	r->buf_off = at;
+	r->buf_pos = r->buf_len = 0;
+	return STEPPED_OVER;
+}
+
+/* A record's length is out of bounds: in skip mode, the length may be
+ * what was damaged, if a record follows; else the stream ends here. */
+static int bad_length(struct jpb_reader *r, int err, uint64_t off, const char *why)
+{
+	uint64_t at = r->skip_damaged ? resume_at(r, off, 0) : UINT64_MAX;
+	if (at == UINT64_MAX)
+		return reader_fail(r, err, off, why);
+	return step_to(r, off, why, at);
+}
+
 static int read_record(struct jpb_reader *r, struct jpb_record *rec)
 {
 	if (r->sticky_err)
@@ -199,11 +265,11 @@ static int read_record(struct jpb_reader *r, struct jpb_record *rec)
 	memcpy(h, r->buf + r->buf_pos, sizeof(h));
 	uint32_t size = jpb_le32(h + 4);
 	if (size > JPB_MAX_PAYLOAD)
-		return reader_fail(r, jpb_err_corrupt, off,
-				   "corrupt (length field too large)");
+		return bad_length(r, jpb_err_corrupt, off,
+				  "corrupt (length field too large)");
 	size_t total = JPB_REC_HDR_SIZE + (size_t)jpb_padded(size);
 	if (off + JPB_REC_HDR_SIZE + size > r->file_size)
-		return reader_fail(r, jpb_err_truncated, off, "truncated");
+		return bad_length(r, jpb_err_truncated, off, "truncated");
 	err = ensure(r, JPB_REC_HDR_SIZE + size, &avail);
 	if (err)
 		return reader_fail(r, err, off, "unreadable");
@@ -219,11 +285,12 @@ static int read_record(struct jpb_reader *r, struct jpb_record *rec)
 		if (!r->skip_damaged)
 			return reader_fail(r, jpb_err_corrupt, off,
 					   "corrupt (checksum mismatch)");
-		/* the length was in bounds: the next record starts after it */
-		note_damage(r, off, "corrupt (checksum mismatch)");
-		r->damaged++;
-		r->buf_pos += total < avail ? total : avail;
-		return STEPPED_OVER;
+		/* the next record starts after it, unless the damage was
+		 * in its length */
+		uint64_t next = off + total < r->file_size ? off + total : r->file_size;
+		uint64_t at = resume_at(r, off, next);
+		return step_to(r, off, "corrupt (checksum mismatch)",
+			       at == UINT64_MAX ? next : at);
 	}
 	rec->type = jpb_le16(h);
 	rec->time_ns = jpb_le64(h + 8);

@@ -125,6 +125,14 @@ t_check "a PT record's checksum fails: events after the hole on the right thread
 t_check_sh "a PT record's checksum fails, --attribution=time: the hole's gap between its neighbours' times" \
 	'[ "$(decode_field "$b.chk" gap_bounds_bad)" = 0 ] && grep -q "^gaps: 1 aux_hole=1\$" "$b.out"'
 
+# The first AUX data record damaged: full trace starts at offset 0, so the
+# next one follows a hole too (no gap was reported: the first run had
+# nothing before it to jump from).
+decode_mangled crcpt1 "$big" badcrcpt pt/cpu0.jpb 1
+"$DCHECK" "$b" >"$b.chk" 2>&1
+t_check_sh "the first PT record's checksum fails: an aux_hole gap, the events after it on their threads" \
+	'[ $rc = 0 ] && grep -q "^gaps: 1 aux_hole=1\$" "$b.out" && all_placed "$b.chk"'
+
 # A damaged length field: the reading resumes at the next intact record
 # (it took the rest of the stream: 423419 events decoded, not 684322).
 decode_mangled lenpt "$big" badlenpt pt/cpu0.jpb 2

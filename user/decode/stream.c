@@ -71,6 +71,11 @@ static int gather(struct jpd_ctx *ctx, struct jpd_stream *st, int fd)
 			hole = 1;
 			continue;
 		}
+		/* full trace starts at AUX offset 0: a first data record
+		 * past it after a damaged record follows lost trace */
+		if (!st->nruns && jpb_reader_damaged(r) &&
+		    !(d.flags & JPB_PT_DATA_SNAPSHOT) && d.offset)
+			hole = 1;
 		int gap = data_gap(&d, next_off, last_snap);
 		if (!st->nruns || gap || hole) {
 			if (JPB_GROW(st->runs, st->nruns, caprun)) {

@@ -43,8 +43,8 @@ sleep 30 &
 spid=$!
 expect_fail "pid that is not a JVM" "not a HotSpot JVM" \
 	"$ATTACH" "$spid" "$AGENT" "$B-notjvm"
-t_check "not-a-JVM target untouched: no trigger file, no signal" \
-	[ ! -e "/proc/$spid/cwd/.attach_pid$spid" ] && kill -0 "$spid"
+t_check_sh "not-a-JVM target untouched: no trigger file, no signal" \
+	'[ ! -e "/proc/$spid/cwd/.attach_pid$spid" ] && kill -0 "$spid"'
 kill "$spid"; wait "$spid" 2>/dev/null
 
 expect_fail "pid that does not exist" "no such process" \
@@ -94,8 +94,8 @@ wait "$jpid"
 jrc=$?
 t_check "attach during JVM start-up succeeds (exit $rc)" [ $rc = 0 ]
 [ $rc = 0 ] || sed 's/^/# /' "$B.out" "$B.early" | head -4
-t_check "JVM attached during start-up survives (exit $jrc)" \
-	[ $jrc = 0 ] && grep -q "HotInline rounds=" "$B.early"
+t_check_sh "JVM attached during start-up survives (exit $jrc)" \
+	'[ $jrc = 0 ] && grep -q "HotInline rounds=" "$B.early"'
 
 # A JVM that dies while the attach waits for its socket (stopped, so it
 # never answers, then killed).
@@ -178,6 +178,6 @@ t_check "-agentpath with garbage options: JVM refuses to start (exit $rc)" \
 t_check "-agentpath garbage: our one-line reason" grep -q "bad option 'bogus'" "$B.out"
 "$java" -agentpath:"$AGENT"=out=/proc/version/x -version >"$B.out" 2>&1
 rc=$?
-t_check "-agentpath unwritable out: exit $rc with reason" \
-	[ $rc = 1 ] && grep -q "cannot create bundle" "$B.out"
+t_check_sh "-agentpath unwritable out: exit $rc with reason" \
+	'[ $rc = 1 ] && grep -q "cannot create bundle" "$B.out"'
 t_done

@@ -44,8 +44,8 @@ run_jdk() {
 	t_check "$name: workload output intact" grep -q "HotInline rounds=" "$out.stdout"
 	t_check "$name: agent finished its streams" grep -qx ok "$out/agent.done"
 	"$CHECK" summary "$out" >"$s" 2>"$out.notes"
-	t_check "$name: jvm stream intact to its end" \
-		[ -s "$s" ] && ! grep -Eq 'truncated|corrupt|crc' "$out.notes"
+	t_check_sh "$name: jvm stream intact to its end" \
+		'[ -s "$s" ] && ! grep -Eq "truncated|corrupt|crc" "$out.notes"'
 	local v
 	t_check "$name: every standard bytecode 0..201 has a codelet" \
 		[ "$(agent_json "$s" std_missing)" = 0 ]

@@ -23,8 +23,8 @@ cmp_gaps() {
 	local name=$1 b=$2 want=$3 fb
 	"$GAPCMP" "$b" >"$b.gapcmp" 2>&1
 	local rc=$?
-	t_check "$name: the same gaps from packets as from the query decoder" \
-		[ $rc = 0 ] && grep -q ' gaps=[1-9]' "$b.gapcmp"
+	t_check_sh "$name: the same gaps from packets as from the query decoder" \
+		'[ $rc = 0 ] && grep -q " gaps=[1-9]" "$b.gapcmp"'
 	[ $rc = 0 ] || sed 's/^/# /' "$b.gapcmp" | head -8
 	fb=$(sed -n 's/.* fallbacks=\([0-9]*\).*/\1/p' "$b.gapcmp" | awk '{ s += $1 } END { print s + 0 }')
 	case $want in

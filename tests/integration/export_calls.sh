@@ -46,8 +46,8 @@ equal_truth() {
 			sed "s/^/# $1 tid $tid: /" "$out.err" "$out" | head -12
 		fi
 	done
-	t_check "$1: cct, calls, contexts equal the truth on all $n threads of a complete flow ($ok ok)" \
-		[ "$n" -gt 0 ] && [ "$ok" = "$n" ]
+	t_check_sh "$1: cct, calls, contexts equal the truth on all $n threads of a complete flow ($ok ok)" \
+		'[ "$n" -gt 0 ] && [ "$ok" = "$n" ]'
 }
 
 # consistent NAME DIR: the exports of a reconstructed flow

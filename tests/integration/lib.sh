@@ -5,17 +5,19 @@ _t_n=0
 t_ok()   { _t_n=$((_t_n + 1)); echo "ok $_t_n - $*"; }
 t_fail() { _t_n=$((_t_n + 1)); echo "not ok $_t_n - $*"; }
 t_skip() { _t_n=$((_t_n + 1)); echo "ok $_t_n - $1 # SKIP $2"; }
-# t_check "description" command...: ok if the command succeeds.
+# t_check "description" command...: ok if the command succeeds.  Returns
+# 1 when not, so `t_check ... || diagnostics` prints them (it returned 0
+# either way, and the diagnostics of 10 checks never ran).
 t_check() {
 	local what=$1; shift
-	if "$@"; then t_ok "$what"; else t_fail "$what"; fi
+	if "$@"; then t_ok "$what"; else t_fail "$what"; return 1; fi
 }
 # t_check_sh "description" 'CONDITION': ok if the shell CONDITION (eval'd,
 # so it may be a list: a && b) holds.  t_check's command is one simple
 # command: in `t_check what [ a ] && b`, b is run after it, not checked.
 t_check_sh() {
 	local _what=$1
-	if eval "$2"; then t_ok "$_what"; else t_fail "$_what"; fi
+	if eval "$2"; then t_ok "$_what"; else t_fail "$_what"; return 1; fi
 }
 # t_expect_exit CODE "description" command...: ok if it exits with CODE.
 t_expect_exit() {

@@ -18,6 +18,7 @@
 #define NEAR 64     /* local resync window (sum of both skips) */
 #define LONG_RUN 32 /* an agreement this long ends a local resync search */
 #define LOOK_ON 16  /* further skips tried for a longer agreement */
+#define ANCHOR 32   /* elements of a K-gram unique on both sides (anchors) */
 
 const char *eval_definitions(void)
 {
@@ -222,11 +223,11 @@ uint64_t eval_align(const uint64_t *t, size_t nt, const uint64_t *f, size_t nf,
 	return eval_align_pairs(t, nt, f, nf, matched_f, NULL);
 }
 
-uint64_t eval_align_pairs(const uint64_t *t, size_t nt, const uint64_t *f,
-			  size_t nf, uint8_t *matched_f, size_t *t_of_f)
+/* The greedy walk (near_sync, far_sync) over T and F; MATCHED_F and
+ * T_OF_F as eval_align_pairs, already cleared. */
+static uint64_t align_greedy(const uint64_t *t, size_t nt, const uint64_t *f,
+			     size_t nf, uint8_t *matched_f, size_t *t_of_f)
 {
-	for (size_t j = 0; t_of_f && j < nf; j++)
-		t_of_f[j] = SIZE_MAX;
 	struct occ *ot = occ_build(t, nt), *of = occ_build(f, nf);
 	uint64_t pairs = 0;
 	size_t i = 0, j = 0;
@@ -261,6 +262,206 @@ uint64_t eval_align_pairs(const uint64_t *t, size_t nt, const uint64_t *f,
 	}
 	free(ot);
 	free(of);
+	return pairs;
+}
+
+/* Anchors: K-grams that occur once in T and once in F.  A repeated
+ * stretch (a loop over similar strings) lets the greedy walk
+ * resynchronise on a short agreement at the wrong repetition, cheaper by
+ * skips than the right one (after a gap where the decoder resumed 3 300
+ * captured events after the simulator's loss, batik's walk then paired
+ * 6 000 events behind for 100 000 flow events: DA 0.91 where the LCS
+ * gives 0.997).  A K-gram unique on both sides is at its own
+ * repetition, unless a gap cut the flow there (eval_align_pairs). */
+struct gram {
+	uint64_t h;
+	size_t pos;
+};
+
+static int gram_cmp(const void *a, const void *b)
+{
+	const struct gram *x = a, *y = b;
+	if (x->h != y->h)
+		return x->h < y->h ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* S's K-grams without an unknown (0) element, by hash; *N gets their count. */
+static struct gram *grams(const uint64_t *s, size_t ns, size_t *n)
+{
+	struct gram *g = malloc((ns + 1) * sizeof(*g));
+	*n = 0;
+	if (!g)
+		return NULL;
+	size_t zeros = 0; /* unknown elements in s[i, i + ANCHOR) */
+	for (size_t i = 0; i < ns && i < ANCHOR; i++)
+		zeros += !s[i];
+	for (size_t i = 0; i + ANCHOR <= ns; i++) {
+		if (i) {
+			zeros -= !s[i - 1];
+			zeros += !s[i + ANCHOR - 1];
+		}
+		if (zeros)
+			continue;
+		uint64_t h = 1469598103934665603ULL;
+		for (size_t k = 0; k < ANCHOR; k++)
+			h = (h ^ s[i + k]) * 1099511628211ULL;
+		g[(*n)++] = (struct gram){ h, i };
+	}
+	qsort(g, *n, sizeof(*g), gram_cmp);
+	return g;
+}
+
+/* Drop the grams whose hash is not unique in G (sorted). */
+static size_t unique_grams(struct gram *g, size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n;) {
+		size_t e = i + 1;
+		while (e < n && g[e].h == g[i].h)
+			e++;
+		if (e == i + 1)
+			g[k++] = g[i];
+		i = e;
+	}
+	return k;
+}
+
+struct apair {
+	size_t f, t;
+};
+
+static int apair_cmp(const void *a, const void *b)
+{
+	const struct apair *x = a, *y = b;
+	return x->f < y->f ? -1 : x->f > y->f;
+}
+
+/* The grams unique on both sides (GT, GF: unique_grams) that are equal,
+ * into P by F position; returns their count. */
+static size_t gram_pairs(const uint64_t *t, const struct gram *gt, size_t ngt,
+			 const uint64_t *f, const struct gram *gf, size_t ngf,
+			 struct apair *p)
+{
+	size_t n = 0;
+	for (size_t x = 0, y = 0; x < ngt && y < ngf;) {
+		if (gt[x].h != gf[y].h) {
+			if (gt[x].h < gf[y].h)
+				x++;
+			else
+				y++;
+			continue;
+		}
+		if (!memcmp(t + gt[x].pos, f + gf[y].pos, ANCHOR * sizeof(*t)))
+			p[n++] = (struct apair){ gf[y].pos, gt[x].pos };
+		x++;
+		y++;
+	}
+	qsort(p, n, sizeof(*p), apair_cmp);
+	return n;
+}
+
+/* The longest chain of P (by F) increasing in T, in place (patience
+ * sorting); returns its length. */
+static size_t longest_chain(struct apair *p, size_t n, size_t *tail, size_t *prev)
+{
+	size_t len = 0;
+	for (size_t k = 0; k < n; k++) {
+		size_t lo = 0, hi = len;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (p[tail[mid]].t < p[k].t)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		prev[k] = lo ? tail[lo - 1] : SIZE_MAX;
+		tail[lo] = k;
+		len += lo == len;
+	}
+	/* the chain's indexes into TAIL, then front to back: its element x
+	 * is at index x or after */
+	for (size_t k = len ? tail[len - 1] : SIZE_MAX, x = len; k != SIZE_MAX; k = prev[k])
+		tail[--x] = k;
+	for (size_t x = 0; x < len; x++)
+		p[x] = p[tail[x]];
+	return len;
+}
+
+/* Into *A (freed by the caller), the anchors: the longest chain of grams
+ * unique and equal on both sides, increasing in T and in F. */
+static size_t anchors(const uint64_t *t, size_t nt, const uint64_t *f, size_t nf,
+		      struct apair **a)
+{
+	size_t ngt, ngf, len = 0;
+	struct gram *gt = grams(t, nt, &ngt), *gf = grams(f, nf, &ngf);
+	struct apair *p = malloc((nf + 1) * sizeof(*p));
+	size_t *tail = malloc((nf + 1) * sizeof(*tail)), *prev = malloc((nf + 1) * sizeof(*prev));
+	if (gt && gf && p && tail && prev) {
+		ngt = unique_grams(gt, ngt);
+		ngf = unique_grams(gf, ngf);
+		len = longest_chain(p, gram_pairs(t, gt, ngt, f, gf, ngf, p), tail, prev);
+	}
+	free(gt);
+	free(gf);
+	free(tail);
+	free(prev);
+	*a = p;
+	return len;
+}
+
+/* The greedy walk between consecutive anchors (and before the first,
+ * after the last): it cannot pair across one.  M and TOF as
+ * eval_align_pairs, cleared. */
+static uint64_t align_anchored(const uint64_t *t, size_t nt, const uint64_t *f,
+			       size_t nf, uint8_t *m, size_t *tof)
+{
+	struct apair *a;
+	size_t na = anchors(t, nt, f, nf, &a);
+	uint64_t pairs = 0;
+	for (size_t k = 0; k <= na; k++) {
+		size_t t0 = k ? a[k - 1].t : 0, f0 = k ? a[k - 1].f : 0;
+		size_t t1 = k < na ? a[k].t : nt, f1 = k < na ? a[k].f : nf;
+		pairs += align_greedy(t + t0, t1 - t0, f + f0, f1 - f0, m + f0, tof + f0);
+		for (size_t j = f0; j < f1; j++)
+			if (tof[j] != SIZE_MAX)
+				tof[j] += t0;
+	}
+	free(a);
+	return pairs;
+}
+
+/* The walk over the whole and the anchored one: the one with more pairs.
+ * An anchor can be wrong where a gap broke the real correspondence (the
+ * flow's events before a fill, the loop's next iteration after it,
+ * unique only together): math3 at 20% loss lost 1 000 pairs to one. */
+uint64_t eval_align_pairs(const uint64_t *t, size_t nt, const uint64_t *f,
+			  size_t nf, uint8_t *matched_f, size_t *t_of_f)
+{
+	uint8_t *m = calloc(nf + 1, 1), *m2 = calloc(nf + 1, 1);
+	size_t *tof = malloc((nf + 1) * sizeof(*tof)), *tof2 = malloc((nf + 1) * sizeof(*tof2));
+	uint64_t pairs = 0, p2 = 0;
+	for (size_t j = 0; tof && tof2 && j < nf; j++)
+		tof[j] = tof2[j] = SIZE_MAX;
+	if (m && m2 && tof && tof2) {
+		pairs = align_greedy(t, nt, f, nf, m, tof);
+		p2 = align_anchored(t, nt, f, nf, m2, tof2);
+	}
+	if (p2 > pairs) {
+		pairs = p2;
+		memcpy(m, m2, nf);
+		memcpy(tof, tof2, nf * sizeof(*tof));
+	}
+	for (size_t j = 0; j < nf; j++) {
+		if (matched_f && m)
+			matched_f[j] = m[j];
+		if (t_of_f)
+			t_of_f[j] = tof ? tof[j] : SIZE_MAX;
+	}
+	free(m);
+	free(m2);
+	free(tof);
+	free(tof2);
 	return pairs;
 }
 

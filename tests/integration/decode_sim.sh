@@ -5,7 +5,8 @@
 # (every interpreted opcode, every compiled (method, bci) with its inline
 # frames, no gap); 4 threads on 2 and 3 CPUs with migration are attributed
 # to the right thread; deoptimization and code-cache reuse; injected loss
-# gives gaps with time bounds and no invented event; -j 1 and -j 2 give
+# gives gaps with time bounds and no invented event; interrupts in the
+# middle of codelets change nothing; -j 1 and -j 2 give
 # identical output.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sim_lib.sh"
@@ -90,6 +91,23 @@ fi
 if run mtc "--cpus 2 --jit-invoke 5 --mtc --seed 3"; then
 	c=$TESTTMP/dec-mtc.chk
 	t_check "MTC timing (meta.json pt config): 4 threads on 2 CPUs exact" \
+		[ "$(decode_field "$c" matched)" = "$(decode_field "$c" truth)" \
+		  -a "$(decode_field "$c" decoded)" = "$(decode_field "$c" truth)" ]
+fi
+# Interrupts every ~100 instructions (FUP + TIP.PGD ... TIP.PGE at the
+# same ip, mid-codelet): each bytecode once, though an interrupt may stop
+# a codelet at its next TOS entry, come again before a block ran, or
+# precede a switch back to the same thread.
+if run irq "--cpus 2 --jit-invoke 5 --irq-every 100 --seed 3"; then
+	c=$TESTTMP/dec-irq.chk
+	t_check "interrupts ($(sim_meta "$TESTTMP/dec-irq" sim.interrupts)): 4 threads on 2 CPUs exact" \
+		[ "$(sim_meta "$TESTTMP/dec-irq" sim.interrupts)" -gt 1000 \
+		  -a "$(decode_field "$c" matched)" = "$(decode_field "$c" truth)" \
+		  -a "$(decode_field "$c" decoded)" = "$(decode_field "$c" truth)" ]
+fi
+if run irq3 "--cpus 3 --quantum-us 20 --jit-invoke 5 --irq-every 100 --seed 4"; then
+	c=$TESTTMP/dec-irq3.chk
+	t_check "interrupts, 3 CPUs, 20 us slices: exact" \
 		[ "$(decode_field "$c" matched)" = "$(decode_field "$c" truth)" \
 		  -a "$(decode_field "$c" decoded)" = "$(decode_field "$c" truth)" ]
 fi

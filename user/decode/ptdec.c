@@ -543,11 +543,27 @@ static int on_nmethod_block(struct sdec *s, const struct jpd_nmethod *nm,
 	return rc ? rc : emit_compiled_run(s, nm, sp->k, sp->m);
 }
 
+/* Whether D, the dispatch entry at IP, is one the previous block (its
+ * opcode, end and class) ran straight into: the same bytecode. */
+static int same_dispatch(const struct jpd_dispatch *d, int prev_op, uint64_t prev_end,
+			 int prev_iclass, uint64_t ip)
+{
+	int straight = prev_iclass == ptic_other || prev_iclass == ptic_error;
+	return d && d->opcode == prev_op && prev_end < ip && ip - prev_end <= 15 &&
+	       straight;
+}
+
 static int classify(struct sdec *s, const struct pt_block *b)
 {
 	if (s->skip_armed) {
 		s->skip_armed = 0;
 		if (b->ip == s->skip_ip) {
+			const struct jpd_dispatch *d = jpd_find_dispatch(&s->ctx->img, b->ip);
+			if (d) { /* ... which may fall into its next TOS entry */
+				s->prev_op = d->opcode;
+				s->prev_end = b->ip;
+				s->prev_iclass = b->ip == b->end_ip ? b->iclass : ptic_other;
+			}
 			if (b->ip == b->end_ip)
 				return 0;
 			struct pt_block rest = *b;
@@ -568,9 +584,8 @@ static int classify(struct sdec *s, const struct pt_block *b)
 		if (rc)
 			return rc;
 	}
-	int prev_op = s->prev_op;
+	int prev_op = s->prev_op, prev_iclass = s->prev_iclass;
 	uint64_t prev_end = s->prev_end;
-	int straight = s->prev_iclass == ptic_other || s->prev_iclass == ptic_error;
 	s->prev_iclass = b->iclass;
 	s->prev_isid = b->isid;
 	s->prev_op = -1;
@@ -581,8 +596,7 @@ static int classify(struct sdec *s, const struct pt_block *b)
 		const struct jpd_dispatch *d = ib ? ib->d : NULL;
 		if (!ib)
 			return jpb_err_nomem;
-		if (d && d->opcode == prev_op && prev_end < b->ip &&
-		    b->ip - prev_end <= 15 && straight) {
+		if (same_dispatch(d, prev_op, prev_end, prev_iclass, b->ip)) {
 			s->prev_op = prev_op;
 			return 0;
 		}
@@ -627,13 +641,19 @@ static int switch_follows(const struct sdec *s)
 /* The instruction at AT did not complete (interrupt, fault, switch).  If
  * it starts a bytecode, that bytecode began: report it now, since a fault
  * never resumes there. */
-static int async_disabled(struct sdec *s, uint64_t at)
+static int async_disabled(struct sdec *s, uint64_t at, int prev_op)
 {
+	/* interrupted again before it ran a block: reported once */
+	if (s->skip_armed && s->skip_ip == at)
+		return transition(s, JPB_TR_ASYNC_DISABLED, at, 0);
+	s->skip_armed = 0; /* an older report, its resume ran no block */
 	const struct jpd_image *im = &s->ctx->img;
 	const struct jpd_dispatch *d = jpd_find_dispatch(im, at);
 	int rc = 0;
 	if (switch_follows(s)) /* resumes here or on another CPU: it is */
 		d = NULL;      /* reported when it runs */
+	else if (same_dispatch(d, prev_op, s->prev_end, s->prev_iclass, at))
+		s->skip_armed = 1; /* reported at the codelet's first entry */
 	else if (d) {
 		rc = emit_interp(s, d);
 		s->skip_armed = 1;
@@ -654,6 +674,7 @@ static int on_event(struct sdec *s, const struct pt_event *ev)
 {
 	/* PSB+ (cbr, exec_mode, ...) may cut a block; only a change of
 	 * flow ends a straight run */
+	int prev_op = s->prev_op;
 	if (ev->type <= ptev_overflow)
 		s->prev_op = -1;
 	update_time(s);
@@ -669,7 +690,7 @@ static int on_event(struct sdec *s, const struct pt_event *ev)
 	case ptev_disabled:
 		return transition(s, JPB_TR_DISABLED, ev->variant.disabled.ip, 0);
 	case ptev_async_disabled:
-		return async_disabled(s, ev->variant.async_disabled.at);
+		return async_disabled(s, ev->variant.async_disabled.at, prev_op);
 	case ptev_overflow:
 		jpd_attr_gap(&s->a, evt);
 		s->prev_isid = -1;

@@ -154,12 +154,22 @@ void jpd_sched_fini(struct jpd_sched *s);
 /* Place each switch of a CPU into the tracing gap nearest to it: gap i
  * runs from dis[i] to en[i] (sorted by en); async[i] says whether an
  * interrupt could have started it (asynchronous disable, overflow, run
- * edge).  A preempted task leaves at such a gap unless none lies within
- * WINDOW (TSC ticks: how far a BPF timestamp may be off) of the nearest
- * gap of any kind. */
+ * edge; JPD_GAP_OVERFLOW for an overflow).  A preempted task leaves at
+ * such a gap unless none lies within WINDOW (TSC ticks: how far a BPF
+ * timestamp may be off) of the nearest gap of any kind. */
+#define JPD_GAP_OVERFLOW 2
 void jpd_sched_place(struct jpd_switch *sw, size_t n, const uint64_t *dis,
 		     const uint64_t *en, const uint8_t *async, size_t ngaps,
 		     uint64_t window);
+/* A task that left this CPU in an overflow and came back before the trace
+ * resumed at the latest (the next gap's disable), without running on
+ * another CPU meanwhile, blocked and woke in the lost trace: it comes back
+ * in the overflow too.  An overflow is named by the last time before it,
+ * so the nearest gap to the wake-up is often a later one, and the trace
+ * between was on no thread.  (Had it run elsewhere, its trace after the
+ * overflow, timed before that, would be merged out of order.) */
+void jpd_sched_overflow(const struct jpd_sched *sc, uint32_t cpu, const uint64_t *dis,
+			const uint64_t *en, const uint8_t *async, size_t ngaps);
 
 /* ---- streams and chunks (stream.c, ptdec.c) ---- */
 struct jpd_counts {

@@ -243,7 +243,7 @@ static int enabled(struct pscan *p, uint64_t t, uint64_t ip, uint64_t off)
 
 static int overflow(struct pscan *p, uint64_t t)
 {
-	struct pgap g = { t, t, 0, 0, 1 };
+	struct pgap g = { t, t, 0, 0, JPD_GAP_OVERFLOW };
 	return gap(p, &g, UINT64_MAX);
 }
 

@@ -343,7 +343,7 @@ static int scan_events(struct jpd_stream *st, struct pt_query_decoder *q,
 			sc->off = 0;
 			break;
 		case ptev_overflow: /* switches may hide in lost trace */
-			rc = jpd_add_gap(st, t, t, 1, qry_off(q, sc), 0, 0);
+			rc = jpd_add_gap(st, t, t, JPD_GAP_OVERFLOW, qry_off(q, sc), 0, 0);
 			break;
 		default:
 			break;
@@ -642,9 +642,12 @@ int jpd_stream_prepare(struct jpd_ctx *ctx, struct jpd_stream *st)
 	int by_time = ctx->attribution == JPD_ATTR_TIME;
 	if (!rc && st->buf && !by_time)
 		rc = jpd_stream_scan(ctx, st);
-	if (!rc && !by_time && st->nsw)
+	if (!rc && !by_time && st->nsw) {
 		jpd_sched_place(st->sw, st->nsw, st->dis, st->en, st->async,
 				st->ngaps, ctx->window);
+		jpd_sched_overflow(&ctx->sched, st->cpu, st->dis, st->en, st->async,
+				   st->ngaps);
+	}
 	for (uint32_t r = 0; r < st->nruns && !rc && st->buf; r++)
 		rc = split_run(ctx, st, r, &st->capchunks);
 	jpd_stream_drop_gaps(st);

@@ -287,9 +287,58 @@ static size_t nearest(uint64_t t, int leaving, int need_async, const uint64_t *d
 	if (a != b)
 		return a < b ? l - 1 : r;
 	/* The kernel runs the switch: an interrupt-like gap first. */
-	if (async[l - 1] != async[r])
+	if (!async[l - 1] != !async[r]) /* 2: an overflow */
 		return async[l - 1] ? l - 1 : r;
 	return leaving ? r : l - 1;
+}
+
+/* Whether TID was switched in on a CPU other than CPU between FROM and TO. */
+static int ran_elsewhere(const struct jpd_sched *sc, uint32_t cpu, uint32_t tid,
+			 uint64_t from, uint64_t to)
+{
+	for (uint32_t c = 0; c < sc->ncpus; c++) {
+		const struct jpd_switch *w = sc->sw[c];
+		size_t lo = 0, hi = c == cpu ? 0 : sc->nsw[c];
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (w[mid].tsc <= from)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t k = lo; c != cpu && k < sc->nsw[c] && w[k].tsc < to; k++)
+			if (w[k].next_tid == tid)
+				return 1;
+	}
+	return 0;
+}
+
+void jpd_sched_overflow(const struct jpd_sched *sc, uint32_t cpu, const uint64_t *dis,
+			const uint64_t *en, const uint8_t *async, size_t ngaps)
+{
+	struct jpd_switch *sw = sc->sw[cpu];
+	for (size_t i = 1; i < sc->nsw[cpu]; i++) {
+		const struct jpd_switch *d = &sw[i - 1];
+		struct jpd_switch *a = &sw[i];
+		if (a->prev_tid || a->next_tid != d->prev_tid || d->next_tid)
+			continue;
+		size_t lo = 0, hi = ngaps;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (en[mid] < d->apply_tsc)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		size_t g = lo + d->apply_k;
+		/* trace followed the overflow by the next disable at the latest */
+		if (g >= ngaps || async[g] != JPD_GAP_OVERFLOW ||
+		    (g + 1 < ngaps && a->tsc > dis[g + 1]) ||
+		    ran_elsewhere(sc, cpu, a->next_tid, d->tsc, a->tsc))
+			continue;
+		a->apply_tsc = d->apply_tsc;
+		a->apply_k = d->apply_k;
+	}
 }
 
 void jpd_sched_place(struct jpd_switch *sw, size_t n, const uint64_t *dis,

@@ -139,6 +139,34 @@ static void test_switch_placement(void **state)
 	assert_int_equal(pre.apply_tsc, 600);
 }
 
+/* A task that blocks and wakes while the trace is lost: it comes back in
+ * the overflow it left in, named by the last time before it, although its
+ * wake-up is stamped long after that, nearer the runtime call that follows;
+ * not if it ran on another CPU meanwhile, or woke after the trace resumed. */
+static void test_switch_in_overflow(void **state)
+{
+	(void)state;
+	/* overflow at 100, runtime call [900,950], interrupt [1500,1600] */
+	uint64_t dis[] = { 100, 900, 1500 }, en[] = { 100, 950, 1600 };
+	uint8_t async[] = { JPD_GAP_OVERFLOW, 0, 1 };
+	struct jpd_switch sw0[2], sw1[1] = { { .tsc = 400, .prev_tid = 0, .next_tid = 9 } };
+	struct jpd_switch *sw[] = { sw0, sw1 };
+	size_t nsw[] = { 2, 1 };
+	struct jpd_sched sc = { .sw = sw, .nsw = nsw, .ncpus = 2 };
+	uint64_t wake[] = { 700, 1000, 700 }, want[] = { 100, 950, 950 };
+	for (int k = 0; k < 3; k++) {
+		sw0[0] = (struct jpd_switch){ .tsc = 110, .prev_tid = 7, .next_tid = 0 };
+		sw0[1] = (struct jpd_switch){ .tsc = wake[k], .prev_tid = 0, .next_tid = 7 };
+		sw1[0].next_tid = k == 2 ? 7 : 9; /* ran on CPU 1 at 400 */
+		jpd_sched_place(sw0, 2, dis, en, async, 3, 50);
+		assert_int_equal(sw0[0].apply_tsc, 100);
+		assert_int_equal(sw0[1].apply_tsc, 950);
+		jpd_sched_overflow(&sc, 0, dis, en, async, 3);
+		assert_int_equal(sw0[0].apply_tsc, 100);
+		assert_int_equal(sw0[1].apply_tsc, want[k]);
+	}
+}
+
 static void test_lookups(void **state)
 {
 	(void)state;
@@ -248,6 +276,7 @@ int main(void)
 		cmocka_unit_test(test_event_frames_decoded),
 		cmocka_unit_test(test_clock),
 		cmocka_unit_test(test_switch_placement),
+		cmocka_unit_test(test_switch_in_overflow),
 		cmocka_unit_test(test_lookups),
 		cmocka_unit_test(test_event_tail),
 		cmocka_unit_test(test_continuity),

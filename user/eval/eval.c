@@ -273,23 +273,10 @@ static uint64_t align_greedy(const uint64_t *t, size_t nt, const uint64_t *f,
  * 6 000 events behind for 100 000 flow events: DA 0.91 where the LCS
  * gives 0.997).  A K-gram unique on both sides is at its own
  * repetition, unless a gap cut the flow there (eval_align_pairs). */
-struct gram {
-	uint64_t h;
-	size_t pos;
-};
-
-static int gram_cmp(const void *a, const void *b)
-{
-	const struct gram *x = a, *y = b;
-	if (x->h != y->h)
-		return x->h < y->h ? -1 : 1;
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
 /* S's K-grams without an unknown (0) element, by hash; *N gets their count. */
-static struct gram *grams(const uint64_t *s, size_t ns, size_t *n)
+static struct occ *grams(const uint64_t *s, size_t ns, size_t *n)
 {
-	struct gram *g = malloc((ns + 1) * sizeof(*g));
+	struct occ *g = malloc((ns + 1) * sizeof(*g));
 	*n = 0;
 	if (!g)
 		return NULL;
@@ -306,19 +293,19 @@ static struct gram *grams(const uint64_t *s, size_t ns, size_t *n)
 		uint64_t h = 1469598103934665603ULL;
 		for (size_t k = 0; k < ANCHOR; k++)
 			h = (h ^ s[i + k]) * 1099511628211ULL;
-		g[(*n)++] = (struct gram){ h, i };
+		g[(*n)++] = (struct occ){ h, i };
 	}
-	qsort(g, *n, sizeof(*g), gram_cmp);
+	qsort(g, *n, sizeof(*g), occ_cmp);
 	return g;
 }
 
 /* Drop the grams whose hash is not unique in G (sorted). */
-static size_t unique_grams(struct gram *g, size_t n)
+static size_t unique_grams(struct occ *g, size_t n)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < n;) {
 		size_t e = i + 1;
-		while (e < n && g[e].h == g[i].h)
+		while (e < n && g[e].v == g[i].v)
 			e++;
 		if (e == i + 1)
 			g[k++] = g[i];
@@ -339,14 +326,14 @@ static int apair_cmp(const void *a, const void *b)
 
 /* The grams unique on both sides (GT, GF: unique_grams) that are equal,
  * into P by F position; returns their count. */
-static size_t gram_pairs(const uint64_t *t, const struct gram *gt, size_t ngt,
-			 const uint64_t *f, const struct gram *gf, size_t ngf,
+static size_t gram_pairs(const uint64_t *t, const struct occ *gt, size_t ngt,
+			 const uint64_t *f, const struct occ *gf, size_t ngf,
 			 struct apair *p)
 {
 	size_t n = 0;
 	for (size_t x = 0, y = 0; x < ngt && y < ngf;) {
-		if (gt[x].h != gf[y].h) {
-			if (gt[x].h < gf[y].h)
+		if (gt[x].v != gf[y].v) {
+			if (gt[x].v < gf[y].v)
 				x++;
 			else
 				y++;
@@ -394,7 +381,7 @@ static size_t anchors(const uint64_t *t, size_t nt, const uint64_t *f, size_t nf
 		      struct apair **a)
 {
 	size_t ngt, ngf, len = 0;
-	struct gram *gt = grams(t, nt, &ngt), *gf = grams(f, nf, &ngf);
+	struct occ *gt = grams(t, nt, &ngt), *gf = grams(f, nf, &ngf);
 	struct apair *p = malloc((nf + 1) * sizeof(*p));
 	size_t *tail = malloc((nf + 1) * sizeof(*tail)), *prev = malloc((nf + 1) * sizeof(*prev));
 	if (gt && gf && p && tail && prev) {

@@ -240,9 +240,12 @@ static int load_record(struct jprog *p, const struct jpb_record *rec,
 				p->first_bad = d;
 			return 0;
 		}
+		size_t bad = p->bad;
 		int err = jprog_add_class(p, c.bytes.ptr, c.bytes.len,
 					  c.loader, &d);
-		if (err < 0 && p->bad == 1)
+		/* this class is the first bad one (not a later failure, such
+		 * as memory, after another was) */
+		if (!bad && p->bad == 1)
 			where_bad(p, rec->offset);
 		return err == 0;
 	}

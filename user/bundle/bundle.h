@@ -209,6 +209,14 @@ uint64_t jpb_reader_file_size(const struct jpb_reader *r);
 /* e.g. "pt/cpu3: record at offset 81920 truncated" */
 const char *jpb_reader_errmsg(const struct jpb_reader *r);
 
+/* The first damage's message, followed by how many records were stepped
+ * over and, when ERR (what ended the reading) is not jpb_err_eos, that a
+ * cut tail followed: in BUF, which is returned.  Without records stepped
+ * over, the message alone.  For the warnings of the streams read with
+ * jpb_reader_skip_damaged. */
+const char *jpb_reader_damage(const struct jpb_reader *r, int err, char *buf,
+			      size_t size);
+
 void jpb_reader_free(struct jpb_reader *r);
 
 #ifdef __cplusplus

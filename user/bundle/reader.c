@@ -337,6 +337,18 @@ const char *jpb_reader_errmsg(const struct jpb_reader *r)
 	return r->errmsg;
 }
 
+const char *jpb_reader_damage(const struct jpb_reader *r, int err, char *buf,
+			      size_t size)
+{
+	unsigned long long n = (unsigned long long)r->damaged;
+	if (!n)
+		snprintf(buf, size, "%s", r->errmsg);
+	else
+		snprintf(buf, size, "%s (%llu damaged record%s stepped over%s)", r->errmsg,
+			 n, n == 1 ? "" : "s", err != jpb_err_eos ? ", then the tail lost" : "");
+	return buf;
+}
+
 void jpb_reader_free(struct jpb_reader *r)
 {
 	if (!r)

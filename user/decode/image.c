@@ -475,12 +475,11 @@ static int read_maps(struct loader *l, struct jpb_bundle *b)
 
 static void note_jvm_damage(struct jpd_image *im, const struct jpb_reader *r, int rc)
 {
-	unsigned long long n = (unsigned long long)jpb_reader_damaged(r);
-	im->jvm_damaged = n + (rc != jpb_err_eos);
+	char what[600];
+	im->jvm_damaged = jpb_reader_damaged(r) + (rc != jpb_err_eos);
 	snprintf(im->jvm_damage, sizeof(im->jvm_damage),
-		 "decode: %s (%llu damaged record%s stepped over%s); what the "
-		 "damage held is missing", jpb_reader_errmsg(r), n, n == 1 ? "" : "s",
-		 rc == jpb_err_eos ? "" : ", then the tail lost");
+		 "decode: %s; what the damage held is missing",
+		 jpb_reader_damage(r, rc, what, sizeof(what)));
 }
 
 static int read_jvm(struct loader *l, struct jpb_bundle *b)

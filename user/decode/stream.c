@@ -104,12 +104,7 @@ static int gather(struct jpd_ctx *ctx, struct jpd_stream *st, int fd)
 		/* The intact records decode; each damage is an error. */
 		int tail = rc != jpb_err_eos;
 		st->errors += damaged + (uint64_t)tail;
-		if (damaged)
-			snprintf(st->err, sizeof(st->err), "%s (%llu damaged record%s stepped over%s)",
-				 jpb_reader_errmsg(r), (unsigned long long)damaged,
-				 damaged == 1 ? "" : "s", tail ? ", then the tail lost" : "");
-		else
-			snprintf(st->err, sizeof(st->err), "%s", jpb_reader_errmsg(r));
+		jpb_reader_damage(r, rc, st->err, sizeof(st->err));
 		rc = jpb_err_eos;
 	}
 	jpb_reader_free(r);
@@ -157,7 +152,6 @@ void jpd_stream_drop_behind(const struct jpd_stream *st, uint64_t *dropped,
  * file is mapped read-only, so the process holds only the pages it reads
  * (jpd_stream_drop_gaps lets them go), not 41 bytes per gap of the trace. */
 #define GAPBUF 4096u
-#define RUN_END JPD_RUN_END
 struct jpd_gapbuf {
 	uint64_t col[5][GAPBUF]; /* dis, en, goff, dis_ip, en_ip */
 	uint8_t async[GAPBUF];
@@ -268,7 +262,7 @@ int jpd_add_gap(struct jpd_stream *st, uint64_t d, uint64_t e, int async,
 	 * unsort them */
 	if (st->ngaps && e < g->last_en)
 		e = g->last_en;
-	if (e == RUN_END)
+	if (e == JPD_RUN_END)
 		g->en_before_end = g->last_en;
 	g->last_en = e;
 	g->col[0][g->n] = d;
@@ -410,7 +404,7 @@ static int scan_run_query(struct jpd_ctx *ctx, struct jpd_stream *st,
 	/* The run's end (disabled or not): a switch after the last trace
 	 * belongs there, and is never applied within the run. */
 	if (!rc)
-		rc = jpd_add_gap(st, sc.off == 1 ? sc.dis : sc.last, RUN_END, 1,
+		rc = jpd_add_gap(st, sc.off == 1 ? sc.dis : sc.last, JPD_RUN_END, 1,
 			     rn->end, sc.off == 1 ? sc.dis_ip : 0, 0);
 	pt_qry_free_decoder(q);
 	jpd_stream_drop(st, dropped, rn->end);
@@ -552,7 +546,7 @@ void jpd_attr_walk(const struct jpd_ctx *ctx, const struct jpd_stream *st,
 	if (ctx->attribution == JPD_ATTR_TIME || st->tid)
 		return; /* applied by time, or no switches */
 	for (; *gpos < st->ngaps && st->goff[*gpos] < off; (*gpos)++) {
-		if (st->en[*gpos] == RUN_END)
+		if (st->en[*gpos] == JPD_RUN_END)
 			continue; /* a run's end: never passed */
 		uint64_t n;
 		jpd_attr_gap(a, st->en[*gpos]);
@@ -572,16 +566,16 @@ void jpd_stream_chunk_states(const struct jpd_ctx *ctx, struct jpd_stream *st)
 }
 
 /* Another run follows the previous one's end gap, which said "never
- * passed" (RUN_END) while that run could be the last.  Between runs it is
+ * passed" (JPD_RUN_END) while that run could be the last.  Between runs it is
  * passed: it ends where the run's trace ended, so the switches placed in
- * the hole apply at the next run's start.  Left at RUN_END, it made every
- * later gap's enable time RUN_END too (they are kept sorted), and no
+ * the hole apply at the next run's start.  Left at JPD_RUN_END, it made every
+ * later gap's enable time JPD_RUN_END too (they are kept sorted), and no
  * switch after a hole was ever applied: the thread before the hole took
  * the whole rest of the CPU's trace. */
 static int gaps_pass_run_end(struct jpd_stream *st, struct jpd_run *next)
 {
 	struct jpd_gapbuf *g = st->gapbuf;
-	if (!st->ngaps || g->last_en != RUN_END)
+	if (!st->ngaps || g->last_en != JPD_RUN_END)
 		return 0;
 	size_t last = st->ngaps - 1;
 	uint64_t dis = g->n ? g->col[0][g->n - 1] : 0;

@@ -196,11 +196,9 @@ static int split_by_cpu(struct jpd_sched *s, struct sched_loader *l)
  * may be misattributed where its switches are missing. */
 static void say_sched_damage(const struct jpb_reader *r, int rc, char *err, size_t errsize)
 {
-	unsigned long long n = (unsigned long long)jpb_reader_damaged(r);
-	snprintf(err, errsize, "decode: %s (%llu damaged record%s stepped over%s); "
-		 "threads may be misattributed where switches are missing",
-		 jpb_reader_errmsg(r), n, n == 1 ? "" : "s",
-		 rc == jpb_err_eos ? "" : ", then the tail lost");
+	char what[600];
+	snprintf(err, errsize, "decode: %s; threads may be misattributed where "
+		 "switches are missing", jpb_reader_damage(r, rc, what, sizeof(what)));
 }
 
 int jpd_sched_load(struct jpd_sched *s, struct jpb_bundle *b, char *err,
@@ -258,12 +256,11 @@ static uint64_t dist(uint64_t t, uint64_t a, uint64_t b)
 	return t < a ? a - t : t > b ? t - b : 0;
 }
 
-/* Nearest gap to t among those a switch may use, searching out from the
- * first gap that ends at or after t. */
-static size_t nearest(uint64_t t, int leaving, int need_async, const uint64_t *dis,
-		      const uint64_t *en, const uint8_t *async, size_t ngaps)
+/* The first of the N gaps (sorted by their enable times EN) that ends at
+ * or after T: N if none. */
+static size_t first_ending_at(const uint64_t *en, size_t n, uint64_t t)
 {
-	size_t lo = 0, hi = ngaps;
+	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 		if (en[mid] < t)
@@ -271,7 +268,15 @@ static size_t nearest(uint64_t t, int leaving, int need_async, const uint64_t *d
 		else
 			hi = mid;
 	}
-	size_t r = lo, l = lo; /* candidates: r going up, l - 1 going down */
+	return lo;
+}
+
+/* Nearest gap to t among those a switch may use, searching out from the
+ * first gap that ends at or after t. */
+static size_t nearest(uint64_t t, int leaving, int need_async, const uint64_t *dis,
+		      const uint64_t *en, const uint8_t *async, size_t ngaps)
+{
+	size_t r = first_ending_at(en, ngaps, t), l = r; /* r going up, l - 1 down */
 	while (r < ngaps && need_async && !async[r])
 		r++;
 	while (l > 0 && need_async && !async[l - 1])
@@ -297,16 +302,18 @@ static int ran_elsewhere(const struct jpd_sched *sc, uint32_t cpu, uint32_t tid,
 			 uint64_t from, uint64_t to)
 {
 	for (uint32_t c = 0; c < sc->ncpus; c++) {
+		if (c == cpu)
+			continue;
 		const struct jpd_switch *w = sc->sw[c];
-		size_t lo = 0, hi = c == cpu ? 0 : sc->nsw[c];
-		while (lo < hi) {
+		size_t lo = 0, hi = sc->nsw[c];
+		while (lo < hi) { /* the first switch after FROM */
 			size_t mid = (lo + hi) / 2;
 			if (w[mid].tsc <= from)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
-		for (size_t k = lo; c != cpu && k < sc->nsw[c] && w[k].tsc < to; k++)
+		for (size_t k = lo; k < sc->nsw[c] && w[k].tsc < to; k++)
 			if (w[k].next_tid == tid)
 				return 1;
 	}
@@ -322,15 +329,7 @@ void jpd_sched_overflow(const struct jpd_sched *sc, uint32_t cpu, const uint64_t
 		struct jpd_switch *a = &sw[i];
 		if (a->prev_tid || a->next_tid != d->prev_tid || d->next_tid)
 			continue;
-		size_t lo = 0, hi = ngaps;
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-			if (en[mid] < d->apply_tsc)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		size_t g = lo + d->apply_k;
+		size_t g = first_ending_at(en, ngaps, d->apply_tsc) + d->apply_k;
 		/* trace followed the overflow by the next disable at the latest */
 		if (g >= ngaps || async[g] != JPD_GAP_OVERFLOW ||
 		    (g + 1 < ngaps && a->tsc > dis[g + 1]) ||
@@ -374,15 +373,7 @@ void jpd_sched_place(struct jpd_switch *sw, size_t n, const uint64_t *dis,
 		sw[i].apply_tsc = en[g];
 		/* Coarse timing makes several gaps end at one TSC: name the
 		 * gap by its rank among them, as the decoder counts them. */
-		size_t lo = 0, hi = g;
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-			if (en[mid] < en[g])
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		sw[i].apply_k = (uint32_t)(g - lo);
+		sw[i].apply_k = (uint32_t)(g - first_ending_at(en, g, en[g]));
 	}
 	/* Keep the order of the switches on the CPU. */
 	for (size_t i = 1; i < n; i++)

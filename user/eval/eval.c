@@ -272,8 +272,9 @@ static uint64_t align_greedy(const uint64_t *t, size_t nt, const uint64_t *f,
  * captured events after the simulator's loss, batik's walk then paired
  * 6 000 events behind for 100 000 flow events: DA 0.91 where the LCS
  * gives 0.997).  A K-gram unique on both sides is at its own
- * repetition, unless a gap cut the flow there (eval_align_pairs). */
-/* S's K-grams without an unknown (0) element, by hash; *N gets their count. */
+ * repetition, unless a gap cut the flow there (eval_align_pairs).
+ *
+ * S's K-grams without an unknown (0) element, by hash; *N gets their count. */
 static struct occ *grams(const uint64_t *s, size_t ns, size_t *n)
 {
 	struct occ *g = malloc((ns + 1) * sizeof(*g));

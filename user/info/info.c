@@ -87,18 +87,6 @@ static void on_record(struct summary *s, const char *stream,
 			info_sections[i]->record(s->states[i], stream, rec);
 }
 
-/* The first damage, and how much of the stream it cost. */
-static const char *damage_text(const struct jpb_reader *r, int err, uint64_t damaged,
-			       char *text, size_t size)
-{
-	if (!damaged)
-		return jpb_reader_errmsg(r);
-	snprintf(text, size, "%s (%llu damaged record%s stepped over%s)",
-		 jpb_reader_errmsg(r), (unsigned long long)damaged, damaged == 1 ? "" : "s",
-		 err != jpb_err_eos ? ", then the tail lost" : "");
-	return text;
-}
-
 static json_t *summarize_stream(struct summary *s, struct jpb_bundle *b,
 				const char *name)
 {
@@ -132,8 +120,8 @@ static json_t *summarize_stream(struct summary *s, struct jpb_bundle *b,
 	json_object_set_new(o, "damaged", json_integer((json_int_t)damaged));
 	char text[640];
 	if (err != jpb_err_eos || damaged)
-		json_object_set_new(o, "error", json_string(damage_text(r, err, damaged,
-									text, sizeof(text))));
+		json_object_set_new(o, "error",
+				    json_string(jpb_reader_damage(r, err, text, sizeof(text))));
 	json_object_set_new(o, "types", types);
 	jpb_reader_free(r);
 	return o;

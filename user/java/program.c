@@ -277,15 +277,9 @@ static int load_record(struct jprog *p, const struct jpb_record *rec,
  * cut off when ERR is not the stream's clean end. */
 static void say_damage(const struct jpb_reader *r, int err, struct java_diag *diag)
 {
-	unsigned long long n = (unsigned long long)jpb_reader_damaged(r);
 	diag->err = err == jpb_err_eos ? jpb_err_corrupt : err;
 	diag->offset = (size_t)jpb_reader_bad_offset(r);
-	if (!n)
-		snprintf(diag->msg, sizeof(diag->msg), "%s", jpb_reader_errmsg(r));
-	else
-		snprintf(diag->msg, sizeof(diag->msg), "%s (%llu damaged record%s stepped over%s)",
-			 jpb_reader_errmsg(r), n, n == 1 ? "" : "s",
-			 err == jpb_err_eos ? "" : ", then the tail lost");
+	jpb_reader_damage(r, err, diag->msg, sizeof(diag->msg));
 }
 
 int jprog_load_bundle(struct jprog *p, struct jpb_bundle *b,

@@ -89,6 +89,8 @@ nm() { sed -n 's/^image: \([0-9]*\) compiled methods.*/\1/p' "$1"; }
 decode_mangled crc "$base" badcrc jvm.jpb 2
 t_check_sh "a jvm record's checksum fails: exit 0, a warning naming the stream and offset" \
 	'[ $rc = 0 ] && grep -Eq "warning: decode: jvm: record at offset [0-9]+ corrupt \(checksum mismatch\)" "$b.err"'
+t_check_sh "a jvm record's checksum fails: one warning, not one from decoding and one from the reconstruction" \
+	'[ "$(grep -c "record at offset" "$b.err")" = 1 ] && grep -q "^flow: " "$b.out"'
 t_check "a jvm record's checksum fails: counted in the summary" \
 	grep -q '^jvm metadata: 1 damaged record lost' "$b.out"
 t_check "a jvm record's checksum fails: only that compiled method lost ($(nm "$TESTTMP/dmg-base.out") -> $(nm "$b.out"))" \

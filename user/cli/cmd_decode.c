@@ -101,6 +101,7 @@ int cli_decode_dir(const char *dir, const struct cli_decode_opts *co)
 	cli_heap_huge(128u << 20);
 	struct progress *pf = progress_alloc(stderr, "flow", bar);
 	struct flow_opts fo = { .no_recover = (unsigned)co->no_recover,
+				.jvm_damage_said = sum.jvm_damaged > 0,
 				.progress = progress_cb, .progress_arg = pf };
 	struct flow_summary fs;
 	err[0] = '\0';

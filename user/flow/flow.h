@@ -38,6 +38,10 @@ struct flow_opts {
 	/* flow events per window (0: 1 << 19): recovery sees one window and
 	 * the window bounds the memory (RECONSTRUCTION.md, "Windows") */
 	unsigned window;
+	/* the caller has already warned of the jvm stream's damaged records
+	 * (decode does): the flow's warning then names only class files that
+	 * fail to parse, so one loss is one warning */
+	unsigned jvm_damage_said;
 	/* flow_reconstruct_bundle calls it after each thread: DONE of TOTAL
 	 * bytes of decoded streams reconstructed.  NULL: silent. */
 	void (*progress)(void *arg, uint64_t done, uint64_t total);

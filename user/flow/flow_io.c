@@ -394,7 +394,8 @@ int flow_reconstruct_bundle(struct jpb_bundle *b, const struct flow_opts *o,
 	if (!err)
 		err = run_threads(b, f, out, errmsg, size);
 	if (!err)
-		program_warning(p, n >= 0 ? &diag : NULL, out, errmsg, size);
+		program_warning(p, n >= 0 && !(o && o->jvm_damage_said) ? &diag : NULL,
+				out, errmsg, size);
 	flow_free(f);
 	jprog_free(p);
 	clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -13,11 +13,24 @@
 /* Decoded events parsed per call (jpb_decoded_events_slim). */
 #define FEED_BATCH 64u
 
+/* A hidden class's method code, kept until the program is whole: whether
+ * the program knows the method (flow_add_method_code) depends on classes
+ * that may come later in the stream. */
+struct pending_code {
+	uint64_t id;
+	uint32_t name; /* index + 1 in names */
+	uint32_t len;
+	uint8_t *code;
+};
+
 struct names {
 	struct u64map ids; /* method id -> index + 1 */
 	char **v;          /* 3 strings per method */
 	size_t n;
+	struct pending_code *code;
+	size_t ncode;
 };
+
 
 static char *dup_str(const struct jpb_str *s)
 {
@@ -50,7 +63,39 @@ static void names_free(struct names *nm)
 	for (size_t i = 0; i < nm->n * 3; i++)
 		free(nm->v[i]);
 	free(nm->v);
+	for (size_t i = 0; i < nm->ncode; i++)
+		free(nm->code[i].code);
+	free(nm->code);
 	u64map_fini(&nm->ids);
+}
+
+static int pending_add(struct names *nm, uint64_t id, uint32_t name,
+		       const struct jpb_bytes *code)
+{
+	struct pending_code *v = realloc(nm->code, (nm->ncode + 1) * sizeof(*v));
+	if (!v)
+		return jpb_err_nomem;
+	nm->code = v;
+	uint8_t *c = malloc(code->len ? code->len : 1);
+	if (!c)
+		return jpb_err_nomem;
+	memcpy(c, code->ptr, code->len);
+	v[nm->ncode++] = (struct pending_code){ id, name, (uint32_t)code->len, c };
+	return 0;
+}
+
+/* The hidden classes' methods, in the stream's order, once the program
+ * has all its classes. */
+static int add_pending_code(struct flow *f, const struct names *nm)
+{
+	for (size_t i = 0; i < nm->ncode; i++) {
+		const struct pending_code *c = &nm->code[i];
+		char **s = nm->v + (size_t)(c->name - 1) * 3;
+		if (flow_add_method_code(f, c->id, s[0], s[1], s[2], c->code,
+					 c->len) == jpb_err_nomem)
+			return jpb_err_nomem;
+	}
+	return 0;
 }
 
 static int on_jvm_record(struct flow *f, struct names *nm,
@@ -67,10 +112,7 @@ static int on_jvm_record(struct flow *f, struct names *nm,
 		if (jpb_rec_decode(t, rec->payload, rec->size, &mc) ||
 		    !u64map_get(&nm->ids, mc.method_id, &k))
 			return 0;
-		char **s = nm->v + (size_t)(k - 1) * 3;
-		int err = flow_add_method_code(f, mc.method_id, s[0], s[1], s[2],
-					       mc.bytecode.ptr, mc.bytecode.len);
-		return err == jpb_err_nomem ? err : 0;
+		return pending_add(nm, mc.method_id, k, &mc.bytecode);
 	}
 	struct jpb_rec_jvm_codelet c;
 	if (rec->type != JPB_REC_JVM_CODELET ||
@@ -84,27 +126,18 @@ static int on_jvm_record(struct flow *f, struct names *nm,
 	return flow_set_codelet(f, c.index, desc);
 }
 
-/* Codelet descriptions and hidden-class methods from the jvm stream. */
-static int load_codelets(struct flow *f, struct jpb_bundle *b, char *errmsg,
-			 size_t size)
+/* Codelet descriptions and hidden-class methods, from the jvm stream's
+ * pass that loads the program (jprog_load_bundle_visit), so the stream is
+ * read once. */
+struct jvm_visit {
+	struct flow *f;
+	struct names nm;
+};
+
+static int visit_jvm(void *arg, const struct jpb_record *rec)
 {
-	struct jpb_reader *r;
-	int err = jpb_reader_open(b, "jvm", &r);
-	if (err) {
-		snprintf(errmsg, size, "flow: jvm: %s", jpb_errstr(err));
-		return err;
-	}
-	struct names nm = { 0 };
-	struct jpb_record rec;
-	/* as the program's load: a damaged record loses only itself (the
-	 * loss is reported there) */
-	jpb_reader_skip_damaged(r);
-	while (!err && (err = jpb_reader_next(r, &rec)) == 0)
-		err = on_jvm_record(f, &nm, &rec);
-	names_free(&nm);
-	jpb_reader_free(r);
-	return err == jpb_err_eos || err == jpb_err_truncated ||
-	       err == jpb_err_corrupt ? 0 : err;
+	struct jvm_visit *v = arg;
+	return on_jvm_record(v->f, &v->nm, rec);
 }
 
 /* A thread's flow events, in records of BATCH events (the record
@@ -382,15 +415,17 @@ int flow_reconstruct_bundle(struct jpb_bundle *b, const struct flow_opts *o,
 	int err = jprog_alloc(&p);
 	if (err)
 		return jpb_err_nomem;
-	int n = jprog_load_bundle(p, b, &diag);
-	if (n < 0) {
+	int n = 0;
+	if ((err = flow_alloc(&f, p, o)))
+		snprintf(errmsg, size, "flow: %s", jpb_errstr(err));
+	struct jvm_visit jv = { .f = f };
+	if (!err && (n = jprog_load_bundle_visit(p, b, &diag, visit_jvm, &jv)) < 0) {
 		snprintf(errmsg, size, "flow: program: %s", diag.msg);
 		err = n;
 	}
-	if (!err && (err = flow_alloc(&f, p, o)))
+	if (!err && (err = add_pending_code(f, &jv.nm)))
 		snprintf(errmsg, size, "flow: %s", jpb_errstr(err));
-	if (!err)
-		err = load_codelets(f, b, errmsg, size);
+	names_free(&jv.nm);
 	if (!err)
 		err = run_threads(b, f, out, errmsg, size);
 	if (!err)

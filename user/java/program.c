@@ -285,6 +285,12 @@ static void say_damage(const struct jpb_reader *r, int err, struct java_diag *di
 int jprog_load_bundle(struct jprog *p, struct jpb_bundle *b,
 		      struct java_diag *diag)
 {
+	return jprog_load_bundle_visit(p, b, diag, NULL, NULL);
+}
+
+int jprog_load_bundle_visit(struct jprog *p, struct jpb_bundle *b,
+			    struct java_diag *diag, jprog_visit_fn visit, void *arg)
+{
 	struct jpb_reader *r;
 	struct jpb_record rec;
 	int added = 0, err = jpb_reader_open(b, "jvm", &r);
@@ -302,9 +308,16 @@ int jprog_load_bundle(struct jprog *p, struct jpb_bundle *b,
 	jpb_reader_skip_damaged(r);
 	while ((err = jpb_reader_next(r, &rec)) == 0) {
 		int n = load_record(p, &rec, diag);
-		if (n < 0) {
+		int v = n < 0 || !visit ? 0 : visit(arg, &rec);
+		if (v < 0 && diag) {
+			diag->err = v;
+			diag->offset = (size_t)rec.offset;
+			snprintf(diag->msg, sizeof(diag->msg), "jvm: record at offset %llu: %s",
+				 (unsigned long long)rec.offset, jpb_errstr(v));
+		}
+		if (n < 0 || v < 0) {
 			jpb_reader_free(r);
-			return n;
+			return n < 0 ? n : v;
 		}
 		added += n;
 	}

@@ -49,6 +49,14 @@ int jprog_add_method_id(struct jprog *p, uint64_t id, const char *class_sig,
 int jprog_load_bundle(struct jprog *p, struct jpb_bundle *b,
 		      struct java_diag *diag);
 
+/* jprog_load_bundle, handing each record of the stream (of any type, the
+ * program's own after it took them) to VISIT(ARG, REC) too, so that a
+ * caller needing other records reads the stream once.  A negative return
+ * from VISIT (a jpb_error) ends the load with it, named in DIAG. */
+typedef int (*jprog_visit_fn)(void *arg, const struct jpb_record *rec);
+int jprog_load_bundle_visit(struct jprog *p, struct jpb_bundle *b,
+			    struct java_diag *diag, jprog_visit_fn visit, void *arg);
+
 struct jhier *jprog_hier(struct jprog *p);
 size_t jprog_bad_classes(const struct jprog *p);
 /* The first bad class's diagnostic, or NULL if none. */

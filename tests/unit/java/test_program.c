@@ -103,6 +103,49 @@ static void make_bundle(void)
 	jpb_bundle_free(b);
 }
 
+/* Counts the records it is handed; fails with jpb_err_nomem at STOP. */
+struct visit_count {
+	int n, stop;
+	uint16_t types[16];
+};
+
+static int count_visit(void *arg, const struct jpb_record *rec)
+{
+	struct visit_count *v = arg;
+	if (v->n < 16)
+		v->types[v->n] = rec->type;
+	return ++v->n == v->stop ? jpb_err_nomem : 0;
+}
+
+/* One pass serves the program and a caller's own records (the flow's
+ * codelets): every record is handed over, in the stream's order, and the
+ * caller's failure ends the load with it, named with its record. */
+static void test_load_bundle_visit(void **state)
+{
+	(void)state;
+	make_bundle();
+	struct jpb_bundle *b;
+	struct jprog *p;
+	struct java_diag d = { 0 };
+	struct visit_count v = { 0 };
+	assert_int_equal(jpb_bundle_open(&b, dir), 0);
+	assert_int_equal(jprog_alloc(&p), 0);
+	assert_int_equal(jprog_load_bundle_visit(p, b, &d, count_visit, &v), 2);
+	assert_int_equal(v.n, 7); /* 4 class records, 3 method records */
+	assert_int_equal(v.types[0], JPB_REC_JVM_CLASS);
+	assert_int_equal(v.types[6], JPB_REC_JVM_METHOD);
+	assert_string_equal(d.msg, "");
+	jprog_free(p);
+
+	v = (struct visit_count){ .stop = 2 };
+	assert_int_equal(jprog_alloc(&p), 0);
+	assert_int_equal(jprog_load_bundle_visit(p, b, &d, count_visit, &v), jpb_err_nomem);
+	assert_int_equal(v.n, 2);
+	assert_non_null(strstr(d.msg, "jvm: record at offset "));
+	jprog_free(p);
+	jpb_bundle_free(b);
+}
+
 static void test_load_bundle(void **state)
 {
 	(void)state;
@@ -342,6 +385,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_call_cache),
 		cmocka_unit_test(test_load_bundle),
+		cmocka_unit_test(test_load_bundle_visit),
 		cmocka_unit_test(test_load_bundle_skips_damaged_record),
 		cmocka_unit_test(test_cfg_cache_growth),
 		cmocka_unit_test(test_has_cfg),

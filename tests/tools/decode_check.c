@@ -10,10 +10,19 @@
  * A compiled event followed by the interpreter re-executing the same
  * bytecode (deoptimization) counts as `reexec`.
  *
+ * Two kinds of bytecodes run but have no truth event, as JVMTI SingleStep
+ * posts none for them (docs/RECONSTRUCTION.md, docs/SIMULATOR.md):
+ * `fused`, a compiled event at the second instruction of a pair HotSpot's
+ * interpreter fused (aload_0+getfield, iload+iload, iload+caload) right
+ * after its first, where the truth's next bytecode is not that second one;
+ * `restored`, a return the simulator put back where the truth lost it
+ * (same-location step: a frame exited right after an invoke whose next
+ * bytecode is a return at the location posted last).
+ *
  * Prints one line per thread and a total line:
  *   total threads=N truth=T decoded=D matched=M skipped=S unexplained=U
- *         reexec=R frames_bad=F gaps=G unattributed=X foreign=Y
- *         lost_skipped=L gap_missing=Z gap_bounds_bad=B
+ *         reexec=R fused=Q restored=P frames_bad=F gaps=G unattributed=X
+ *         foreign=Y lost_skipped=L gap_missing=Z gap_bounds_bad=B
  * With sim/lost (the simulator's list of bytecodes in dropped trace), those
  * are skipped as lost_skipped (gap_missing if no gap record came first);
  * `skipped` then counts only truth that was neither decoded nor lost.
@@ -26,6 +35,7 @@
 #include "records.h"
 #include "records_decoded.h"
 #include "records_truth.h"
+#include "java/bytecodes.h"
 
 struct tev { uint32_t m; uint16_t bci; uint8_t op, kind; };
 
@@ -35,6 +45,11 @@ struct thr {
 	size_t n, cap;
 	uint8_t *lost; /* per truth event: in trace the simulator dropped */
 };
+
+/* truth_method bytecode by method id (dense from 1) */
+struct mcode { uint8_t *code; uint32_t len; };
+static struct mcode *mcode;
+static size_t nmcode;
 
 static struct thr thr[4096];
 static unsigned long gap_bounds_bad;
@@ -57,6 +72,43 @@ static void die(const char *what)
 	exit(1);
 }
 
+static void read_method(const struct jpb_record *rec)
+{
+	struct jpb_rec_truth_method m;
+	if (jpb_rec_decode(jpb_rectype_find(rec->type), rec->payload, rec->size, &m))
+		die("bad truth_method");
+	if (m.method_id >= nmcode) {
+		size_t n = (size_t)m.method_id * 2 + 16;
+		mcode = realloc(mcode, n * sizeof(*mcode));
+		if (!mcode)
+			die("no memory for truth_method code");
+		memset(mcode + nmcode, 0, (n - nmcode) * sizeof(*mcode));
+		nmcode = n;
+	}
+	struct mcode *mc = &mcode[m.method_id];
+	free(mc->code);
+	mc->code = malloc(m.bytecode.len + 1);
+	if (!mc->code)
+		die("no memory for truth_method code");
+	memcpy(mc->code, m.bytecode.ptr, m.bytecode.len);
+	mc->len = m.bytecode.len;
+}
+
+/* The opcode at (M, BCI), -1 if the truth has no code there. */
+static int op_at(uint32_t m, uint32_t bci)
+{
+	return m < nmcode && bci < mcode[m].len ? mcode[m].code[bci] : -1;
+}
+
+/* The bci after (M, BCI)'s instruction, -1 if unparsable. */
+static long next_bci(uint32_t m, uint32_t bci)
+{
+	if (op_at(m, bci) < 0)
+		return -1;
+	int len = jbc_length(mcode[m].code, mcode[m].len, bci);
+	return len > 0 ? (long)bci + len : -1;
+}
+
 static void read_truth(struct jpb_bundle *b)
 {
 	struct jpb_reader *r;
@@ -64,6 +116,10 @@ static void read_truth(struct jpb_bundle *b)
 		die("no truth stream");
 	struct jpb_record rec;
 	while (!jpb_reader_next(r, &rec)) {
+		if (rec.type == JPB_REC_TRUTH_METHOD) {
+			read_method(&rec);
+			continue;
+		}
 		if (rec.type != JPB_REC_TRUTH_EVENTS)
 			continue;
 		struct jpb_rec_truth_events e;
@@ -129,9 +185,39 @@ struct cmp {
 	int depth;
 	int gap_since_match, prev_compiled;
 	int64_t last_match; /* truth index */
-	unsigned long matched, skipped, unexplained, reexec, frames_bad, gaps,
-		decoded, lost_skipped, gap_missing;
+	int64_t prev_match; /* truth index the previous decoded event matched, or -1 */
+	int64_t last_bc;    /* truth index of the last bytecode walked past, or -1 */
+	/* returns the truth lost to same-location steps (restored_return) */
+	uint32_t lost_ret_m, lost_ret_bci, lost_rets;
+	unsigned long matched, skipped, unexplained, reexec, fused, restored,
+		frames_bad, gaps, decoded, lost_skipped, gap_missing;
 };
+
+/* JVMTI posts no SingleStep at the location it posted last (HotSpot
+ * compares with the thread's last location): when the top frame exits
+ * standing at an invoke whose next bytecode is a return at exactly that
+ * location (its callee, the same method, returned there), the truth lost
+ * the frame's return, which ran; the simulator runs it too
+ * (docs/SIMULATOR.md, same-location steps). */
+static void note_lost_return(struct cmp *c)
+{
+	if (c->depth <= 0 || c->last_bc < 0)
+		return;
+	const struct tev *last = &c->t->t[c->last_bc];
+	uint32_t m = c->stack[c->depth - 1].m;
+	int32_t bci = c->stack[c->depth - 1].bci;
+	int op = op_at(m, (uint32_t)bci);
+	long next = next_bci(m, (uint32_t)bci);
+	if (op < 0 || !jbc_is_invoke(jbc_info((uint8_t)op)->kind) || last->m != m ||
+	    next != last->bci || op_at(m, last->bci) < 0 ||
+	    jbc_info((uint8_t)op_at(m, last->bci))->kind != JBC_RETURN)
+		return;
+	if (!c->lost_rets || c->lost_ret_m != m || c->lost_ret_bci != last->bci)
+		c->lost_rets = 0;
+	c->lost_ret_m = m;
+	c->lost_ret_bci = last->bci;
+	c->lost_rets++;
+}
 
 /* Advance the truth over non-bytecode events, keeping the call stack. */
 static void step_meta(struct cmp *c)
@@ -143,6 +229,8 @@ static void step_meta(struct cmp *c)
 			c->stack[c->depth++].bci = 0;
 		} else if ((e->kind == JPB_TRUTH_EXIT || e->kind == JPB_TRUTH_EXIT_EXC) &&
 			   c->depth > 0) {
+			if (e->kind == JPB_TRUTH_EXIT)
+				note_lost_return(c);
 			c->depth--;
 		}
 	}
@@ -180,9 +268,43 @@ static void advance_to(struct cmp *c, size_t k)
 			c->stack[c->depth - 1].bci = t->bci;
 		if (c->i == k)
 			return;
-		c->i++;
+		c->last_bc = (int64_t)c->i++;
 		c->skipped++;
 	}
+}
+
+/* E is a return the truth lost to a same-location step (note_lost_return). */
+static int restored_return(struct cmp *c, const struct jpb_decoded_event *e)
+{
+	if (!c->lost_rets)
+		return 0;
+	int ok = e->kind == JPB_DEV_INTERP
+		 ? e->opcode == op_at(c->lost_ret_m, c->lost_ret_bci)
+		 : e->nframes && e->frames[0].method_id == c->lost_ret_m &&
+			   e->frames[0].bci == (int32_t)c->lost_ret_bci;
+	c->lost_rets -= (uint32_t)ok;
+	return ok;
+}
+
+enum { OP_ILOAD = 0x15, OP_ALOAD_0 = 0x2a, OP_CALOAD = 0x34, OP_GETFIELD = 0xb4 };
+
+/* E is compiled code's run of the second instruction of a pair whose
+ * first the previous decoded event matched at truth index PREV, and the
+ * truth's next bytecode is not that second one: HotSpot's interpreter
+ * fused the pair (fast_Xaccess_0, fast_iload2, fast_icaload) into one
+ * dispatch, and SingleStep posted only its first.  The first never
+ * branches nor throws, so nothing else skips the second. */
+static int fused_second(const struct cmp *c, const struct jpb_decoded_event *e,
+			int64_t prev)
+{
+	if (e->kind != JPB_DEV_COMPILED || !e->nframes || prev < 0)
+		return 0;
+	const struct tev *f = &c->t->t[prev];
+	if (e->frames[0].method_id != f->m || next_bci(f->m, f->bci) != e->frames[0].bci)
+		return 0;
+	int op = op_at(f->m, f->bci), next = op_at(f->m, e->frames[0].bci);
+	return op == OP_ALOAD_0 ? next == OP_GETFIELD
+				: op == OP_ILOAD && (next == OP_ILOAD || next == OP_CALOAD);
 }
 
 static void on_event(struct cmp *c, const struct jpb_decoded_event *e)
@@ -191,6 +313,20 @@ static void on_event(struct cmp *c, const struct jpb_decoded_event *e)
 	step_meta(c);
 	int was_compiled = c->prev_compiled;
 	c->prev_compiled = e->kind == JPB_DEV_COMPILED;
+	int64_t prev = c->prev_match;
+	c->prev_match = -1;
+	/* both next to the last match: after a gap, the lost truth explains */
+	if (!c->gap_since_match && !(c->i < c->t->n && matches(&c->t->t[c->i], e))) {
+		if (restored_return(c, e)) {
+			c->restored++;
+			return;
+		}
+		if (fused_second(c, e, prev)) {
+			check_frames(c, e);
+			c->fused++;
+			return;
+		}
+	}
 	size_t l0 = c->i;
 	while (l0 < c->t->n && l0 < c->i + 4 && !c->t->lost[l0])
 		l0++; /* a boundary event or two may be lost without being listed */
@@ -263,7 +399,8 @@ match:
 		c->stack[c->depth - 1].bci = c->t->t[c->i].bci;
 	if (e->kind == JPB_DEV_COMPILED)
 		check_frames(c, e);
-	c->last_match = (int64_t)c->i;
+	c->last_match = c->prev_match = c->last_bc = (int64_t)c->i;
+	c->lost_rets = 0;
 	c->i++;
 	c->matched++;
 	c->gap_since_match = 0;
@@ -349,12 +486,12 @@ int main(int argc, char **argv)
 	read_truth(b);
 	read_threads(b);
 	read_lost(b);
-	unsigned long tot[10] = { 0 }, truth_total = 0;
+	unsigned long tot[11] = { 0 }, truth_total = 0;
 	static struct cmp c;
 	for (size_t i = 0; i < nthr; i++) {
 		memset(&c, 0, sizeof(c));
 		c.t = &thr[i];
-		c.last_match = -1;
+		c.last_match = c.prev_match = c.last_bc = -1;
 		unsigned long nb = count_bytecodes(&thr[i]);
 		truth_total += nb;
 		walk_stream(b, thr[i].tid, &c);
@@ -372,15 +509,15 @@ int main(int argc, char **argv)
 		if (rest && !c.gap_since_match)
 			c.unexplained++;
 		printf("tid=%u nstid=%u truth=%lu decoded=%lu matched=%lu skipped=%lu "
-		       "unexplained=%lu reexec=%lu frames_bad=%lu gaps=%lu "
-		       "lost_skipped=%lu gap_missing=%lu\n",
+		       "unexplained=%lu reexec=%lu fused=%lu restored=%lu frames_bad=%lu "
+		       "gaps=%lu lost_skipped=%lu gap_missing=%lu\n",
 		       thr[i].tid, thr[i].nstid, nb, c.decoded, c.matched, c.skipped,
-		       c.unexplained, c.reexec, c.frames_bad, c.gaps, c.lost_skipped,
-		       c.gap_missing);
+		       c.unexplained, c.reexec, c.fused, c.restored, c.frames_bad, c.gaps,
+		       c.lost_skipped, c.gap_missing);
 		unsigned long v[] = { c.decoded, c.matched, c.skipped, c.unexplained,
 				      c.reexec, c.frames_bad, c.gaps, c.lost_skipped,
-				      c.gap_missing };
-		for (int k = 0; k < 9; k++)
+				      c.gap_missing, c.fused, c.restored };
+		for (int k = 0; k < 11; k++)
 			tot[k] += v[k];
 	}
 	unsigned long unattr = walk_stream(b, 0, NULL);
@@ -400,10 +537,11 @@ int main(int argc, char **argv)
 				foreign += walk_stream(b, tid, NULL);
 		}
 	printf("total threads=%zu truth=%lu decoded=%lu matched=%lu skipped=%lu "
-	       "unexplained=%lu reexec=%lu frames_bad=%lu gaps=%lu unattributed=%lu "
-	       "foreign=%lu lost_skipped=%lu gap_missing=%lu gap_bounds_bad=%lu\n",
-	       nthr, truth_total, tot[0], tot[1], tot[2], tot[3], tot[4], tot[5],
-	       tot[6], unattr, foreign, tot[7], tot[8], gap_bounds_bad);
+	       "unexplained=%lu reexec=%lu fused=%lu restored=%lu frames_bad=%lu "
+	       "gaps=%lu unattributed=%lu foreign=%lu lost_skipped=%lu gap_missing=%lu "
+	       "gap_bounds_bad=%lu\n",
+	       nthr, truth_total, tot[0], tot[1], tot[2], tot[3], tot[4], tot[9],
+	       tot[10], tot[5], tot[6], unattr, foreign, tot[7], tot[8], gap_bounds_bad);
 	jpb_bundle_free(b);
 	return 0;
 }

@@ -5,7 +5,8 @@
 # (every interpreted opcode, every compiled (method, bci) with its inline
 # frames, no gap); 4 threads on 2 and 3 CPUs with migration are attributed
 # to the right thread; deoptimization and code-cache reuse; injected loss
-# gives gaps with time bounds and no invented event; interrupts in the
+# gives gaps with time bounds and no invented event, also for a thread
+# back from another CPU before its CPU's trace resumed; interrupts in the
 # middle of codelets change nothing; -j 1 and -j 2 give
 # identical output.
 . "$(dirname "$0")/lib.sh"
@@ -138,6 +139,21 @@ if run loss "--cpus 2 --jit-invoke 5 --loss 10 --seed 5"; then
 		'BEGIN { x = d + l - t; if (x < 0) x = -x; exit !(d <= t && x <= t / 200) }'
 	t_check "loss: summary counts overflow gaps" grep -q 'overflow=' "$b.out"
 fi
+
+# One thread that blocks half its slices on 2 CPUs, 40% lost: it leaves
+# cpu0 in an overflow, runs on cpu1, and is back on cpu0 before the trace
+# resumes (seed 2).  The trace from the resume is its, after what it ran on
+# cpu1, and it lost what it ran since its return: a second gap.
+late=$TESTTMP/dec-late
+"$SIM" scenario -o "$late" --threads 1 --iters 3000 >/dev/null 2>&1
+"$SIM" synth "$late" --cpus 2 --jit-invoke 5 --quantum-us 100 --block-prob 0.5 \
+	--loss 40 --seed 2 >/dev/null 2>&1
+"$JPBPF" decode "$late" >"$late.out" 2>&1
+"$DCHECK" "$late" >"$late.chk" 2>&1
+t_check "back from another CPU in an overflow: nothing unattributed, every event in order, gaps bounded" \
+	[ "$(decode_field "$late.chk" unattributed)" = 0 -a "$(decode_field "$late.chk" decoded)" -gt 0 \
+	  -a "$(decode_field "$late.chk" matched)" = "$(decode_field "$late.chk" decoded)" \
+	  -a "$(decode_field "$late.chk" gap_bounds_bad)" = 0 ]
 
 b=$TESTTMP/dec-loss
 if [ -d "$b/decoded" ]; then

@@ -40,6 +40,8 @@ static size_t gap_of(const struct jpd_stream *st, const struct jpd_switch *w)
 
 static void put_in(const struct jpd_stream *st, struct jpd_switch *w, size_t g)
 {
+	if (g != gap_of(st, w))
+		w->late = 0; /* out of the overflow it was marked in */
 	w->apply_tsc = st->en[g];
 	w->apply_k = (uint32_t)(g - jpd_gap_lower(st, st->en[g]));
 }

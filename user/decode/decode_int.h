@@ -136,6 +136,10 @@ struct jpd_switch {
 	uint64_t apply_tsc; /* the enable time of the gap it is placed in */
 	uint32_t apply_k;   /* which of the gaps ending at apply_tsc (0..) */
 	int preempt;        /* prev was runnable: taken by an interrupt */
+	/* An arrival put in the overflow its task left in, the task having
+	 * run on another CPU meanwhile: the trace after it is no earlier than
+	 * tsc, whatever libipt's stale time says (jpd_sched_overflow). */
+	int late;
 };
 
 struct jpd_sched {
@@ -162,12 +166,13 @@ void jpd_sched_place(struct jpd_switch *sw, size_t n, const uint64_t *dis,
 		     const uint64_t *en, const uint8_t *async, size_t ngaps,
 		     uint64_t window);
 /* A task that left this CPU in an overflow and came back before the trace
- * resumed at the latest (the next gap's disable), without running on
- * another CPU meanwhile, blocked and woke in the lost trace: it comes back
- * in the overflow too.  An overflow is named by the last time before it,
- * so the nearest gap to the wake-up is often a later one, and the trace
- * between was on no thread.  (Had it run elsewhere, its trace after the
- * overflow, timed before that, would be merged out of order.) */
+ * resumed at the latest (the next gap's disable) comes back in the
+ * overflow too: the trace from the resume to that disable is one task's,
+ * and that task was on the CPU then.  An overflow is named by the last
+ * time before it, so the nearest gap to the return is often a later one,
+ * and the trace between was on no thread.  Had the task run on another
+ * CPU meanwhile, the return is marked late: its trace after the overflow,
+ * timed before what it ran there, must be merged after it. */
 void jpd_sched_overflow(const struct jpd_sched *sc, uint32_t cpu, const uint64_t *dis,
 			const uint64_t *en, const uint8_t *async, size_t ngaps);
 

@@ -295,6 +295,27 @@ static int gap_for(struct sdec *s, uint32_t tid, uint32_t *given, size_t *ngiven
 	return rc;
 }
 
+/* The task that a switch applied since FROM brought back from another
+ * CPU in the overflow just closed (jpd_sched_overflow), or NULL. */
+static const struct jpd_switch *late_return(const struct sdec *s, size_t from)
+{
+	const struct jpd_switch *w = s->a.swpos > from ? &s->sw[s->a.swpos - 1] : NULL;
+	return w && w->late && w->next_tid == s->a.tid ? w : NULL;
+}
+
+/* libipt's time may still be the one before the loss, but the trace resumed
+ * after the task came back, and it lost what it ran from then on: that
+ * gap and its next events go after what it ran elsewhere. */
+static int gap_at_return(struct sdec *s, uint64_t back)
+{
+	if (back > s->now)
+		s->now = back;
+	struct jpb_decoded_event g = s->gap;
+	g.tsc = back;
+	g.end_tsc = s->now;
+	return emit_gap(s, &g);
+}
+
 static int close_gap(struct sdec *s)
 {
 	if (!s->gap_open)
@@ -320,8 +341,13 @@ static int close_gap(struct sdec *s)
 	for (; !rc && lo < s->nsw && s->sw[lo].tsc <= s->gap.end_tsc; lo++)
 		if (s->sw[lo].next_tid)
 			rc = gap_for(s, s->sw[lo].next_tid, given, &ngiven);
+	size_t from = s->a.swpos;
 	if (!rc)
 		rc = apply_switches(s);
+	const struct jpd_switch *late =
+		!rc && s->gap.what == JPB_GAP_OVERFLOW ? late_return(s, from) : NULL;
+	if (late)
+		return gap_at_return(s, late->tsc);
 	return rc ? rc : gap_for(s, s->a.tid, given, &ngiven);
 }
 

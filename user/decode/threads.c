@@ -332,11 +332,11 @@ void jpd_sched_overflow(const struct jpd_sched *sc, uint32_t cpu, const uint64_t
 		size_t g = first_ending_at(en, ngaps, d->apply_tsc) + d->apply_k;
 		/* trace followed the overflow by the next disable at the latest */
 		if (g >= ngaps || async[g] != JPD_GAP_OVERFLOW ||
-		    (g + 1 < ngaps && a->tsc > dis[g + 1]) ||
-		    ran_elsewhere(sc, cpu, a->next_tid, d->tsc, a->tsc))
+		    (g + 1 < ngaps && a->tsc > dis[g + 1]))
 			continue;
 		a->apply_tsc = d->apply_tsc;
 		a->apply_k = d->apply_k;
+		a->late = ran_elsewhere(sc, cpu, a->next_tid, d->tsc, a->tsc);
 	}
 }
 

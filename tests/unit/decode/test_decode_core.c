@@ -139,10 +139,11 @@ static void test_switch_placement(void **state)
 	assert_int_equal(pre.apply_tsc, 600);
 }
 
-/* A task that blocks and wakes while the trace is lost: it comes back in
- * the overflow it left in, named by the last time before it, although its
- * wake-up is stamped long after that, nearer the runtime call that follows;
- * not if it ran on another CPU meanwhile, or woke after the trace resumed. */
+/* A task that leaves while the trace is lost and is back before it
+ * resumes: it comes back in the overflow it left in, named by the last
+ * time before it, although its return is stamped long after that, nearer
+ * the runtime call that follows; marked late if it ran on another CPU
+ * meanwhile; not put there if it came back after the trace resumed. */
 static void test_switch_in_overflow(void **state)
 {
 	(void)state;
@@ -153,7 +154,7 @@ static void test_switch_in_overflow(void **state)
 	struct jpd_switch *sw[] = { sw0, sw1 };
 	size_t nsw[] = { 2, 1 };
 	struct jpd_sched sc = { .sw = sw, .nsw = nsw, .ncpus = 2 };
-	uint64_t wake[] = { 700, 1000, 700 }, want[] = { 100, 950, 950 };
+	uint64_t wake[] = { 700, 1000, 700 }, want[] = { 100, 950, 100 };
 	for (int k = 0; k < 3; k++) {
 		sw0[0] = (struct jpd_switch){ .tsc = 110, .prev_tid = 7, .next_tid = 0 };
 		sw0[1] = (struct jpd_switch){ .tsc = wake[k], .prev_tid = 0, .next_tid = 7 };
@@ -164,6 +165,8 @@ static void test_switch_in_overflow(void **state)
 		jpd_sched_overflow(&sc, 0, dis, en, async, 3);
 		assert_int_equal(sw0[0].apply_tsc, 100);
 		assert_int_equal(sw0[1].apply_tsc, want[k]);
+		assert_int_equal(sw0[1].late, k == 2);
+		assert_int_equal(sw0[0].late, 0);
 	}
 }
 

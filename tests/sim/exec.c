@@ -87,8 +87,11 @@ static void truth_ip(struct sim *s, struct sim_cpu *c, uint64_t ip)
 {
 	if (!s->o.itruth)
 		return;
-	uint64_t v = ip | (c->mark_resume ? 1ull << 63 : 0);
-	c->mark_resume = 0;
+	/* a loss that began again before this instruction (a window still
+	 * open at a switch-in's OVF) moves the resume to its own OVF */
+	int mark = c->mark_resume && !ptenc_dropping(c->pe);
+	uint64_t v = ip | (mark ? 1ull << 63 : 0);
+	c->mark_resume &= !mark;
 	if (jpb_buf_u64(&c->itruth, v))
 		die_nomem();
 }
@@ -1004,6 +1007,7 @@ void exec_switch_out(struct sim *s, struct sim_cpu *c, struct sim_thr *th)
 void exec_switch_in(struct sim *s, struct sim_cpu *c, struct sim_thr *th)
 {
 	(void)s;
+	ptenc_switch_in(c->pe);
 	if (th->traced) {
 		ptenc_pge(c->pe, th->ip);
 		note_resume(c);

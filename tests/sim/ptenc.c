@@ -389,6 +389,11 @@ void ptenc_force_drop(struct ptenc *e, int on)
 	}
 }
 
+void ptenc_switch_in(struct ptenc *e)
+{
+	e->forced = 0;
+}
+
 int ptenc_enabled(const struct ptenc *e)
 {
 	return e->enabled;

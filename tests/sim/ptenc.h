@@ -79,6 +79,11 @@ int ptenc_take_resumed(struct ptenc *e);
 /* Force data loss on/off (the --loss planner). */
 void ptenc_force_drop(struct ptenc *e, int on);
 int ptenc_dropping(const struct ptenc *e);
+/* The CPU leaves the kernel's context switch, where nothing was traced:
+ * an overflow the planner forced has drained there (OVF at the next
+ * TIP.PGE, after the time the CPU ran no traced code), and a window not
+ * yet over drops again from its next bytecode (ptenc_force_drop). */
+void ptenc_switch_in(struct ptenc *e);
 /* Tracing is on (between TIP.PGE and TIP.PGD). */
 int ptenc_enabled(const struct ptenc *e);
 /* Time of the last TSC packet in the stream (0 if none). */

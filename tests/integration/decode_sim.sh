@@ -150,6 +150,26 @@ if run losswin "--cpus 2 --jit-invoke 5 --loss 40 --seed 12"; then
 		[ "$(decode_field "$c" matched)" = "$(decode_field "$c" decoded)" \
 		  -a "$(decode_field "$c" gap_bounds_bad)" = 0 ]
 fi
+# One thread on 2 CPUs: it leaves a CPU in an overflow, runs on the
+# other, and comes back while the first CPU idled (OVF, then its
+# switch-in's TSC + TIP.PGE).  Its gap ends when it left (before: the gap
+# ran to the switch-in and held its events from the other CPU), and a
+# loss right after the TIP.PGE starts at the enable's time (before: at
+# the last block's, before the thread left).
+mig=$TESTTMP/dec-mig
+"$SIM" scenario -o "$mig" --threads 1 --iters 400 >/dev/null 2>&1
+"$SIM" synth "$mig" --cpus 2 --jit-invoke 5 --loss 40 --quantum-us 200 \
+	--block-prob 0.5 --seed 7 >/dev/null 2>&1
+"$JPBPF" decode "$mig" >/dev/null 2>&1
+"$DCHECK" "$mig" >"$mig.chk" 2>&1
+t_check "loss while a thread runs elsewhere: no event inside its gap, all in order" \
+	[ "$(decode_field "$mig.chk" gap_bounds_bad)" = 0 -a "$(decode_field "$mig.chk" gaps)" -gt 0 \
+	  -a "$(decode_field "$mig.chk" matched)" = "$(decode_field "$mig.chk" decoded)" ]
+# each thread's raw events (seq, tsc, kind) never go back in time
+t_check "loss while a thread runs elsewhere: the gap events are in time order too" \
+	[ "$("$JPBPF" report "$mig" --format raw -q |
+	     awk '/^thread/ { p = 0 } $2 ~ /^[0-9]+$/ { n += $2 + 0 < p; p = $2 + 0 }
+		  END { print n + 0 }')" = 0 ]
 
 # One thread that blocks half its slices on 2 CPUs, 40% lost: it leaves
 # cpu0 in an overflow, runs on cpu1, and is back on cpu0 before the trace

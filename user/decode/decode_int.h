@@ -165,6 +165,9 @@ void jpd_sched_fini(struct jpd_sched *s);
 void jpd_sched_place(struct jpd_switch *sw, size_t n, const uint64_t *dis,
 		     const uint64_t *en, const uint8_t *async, size_t ngaps,
 		     uint64_t window);
+/* Whether TID was switched in on a CPU other than CPU between FROM and TO. */
+int jpd_sched_ran_elsewhere(const struct jpd_sched *sc, uint32_t cpu, uint32_t tid,
+			    uint64_t from, uint64_t to);
 /* A task that left this CPU in an overflow and came back before the trace
  * resumed at the latest (the next gap's disable) comes back in the
  * overflow too: the trace from the resume to that disable is one task's,

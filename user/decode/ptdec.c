@@ -274,6 +274,36 @@ static int open_gap(struct sdec *s, uint8_t cause, int err, uint64_t offset)
 	return rc;
 }
 
+/* The first of this CPU's switches at or after T. */
+static size_t switch_at(const struct sdec *s, uint64_t t)
+{
+	size_t lo = 0, hi = s->nsw;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (s->sw[mid].tsc < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Where TID's share of the open gap ends: a thread that left during the
+ * loss and ran on another CPU before the trace resumed here lost trace
+ * here only until it left (an overflow lasts while the CPU runs no traced
+ * code); ending its gap at the trace's resumption would put its events
+ * from the other CPU inside its own gap. */
+static uint64_t gap_end_for(const struct sdec *s, uint32_t tid)
+{
+	for (size_t i = switch_at(s, s->gap.tsc); i < s->nsw &&
+						   s->sw[i].tsc <= s->gap.end_tsc; i++)
+		if (s->sw[i].prev_tid == tid)
+			return jpd_sched_ran_elsewhere(&s->ctx->sched, s->st->cpu, tid,
+						       s->sw[i].tsc, s->gap.end_tsc)
+				       ? s->sw[i].tsc : s->gap.end_tsc;
+	return s->gap.end_tsc;
+}
+
 /* The gap ends where trace resumes: the time known there.  It belongs to
  * the thread that lost it; if the CPU changed threads meanwhile, the next
  * thread lost its start too. */
@@ -284,14 +314,20 @@ static int gap_for(struct sdec *s, uint32_t tid, uint32_t *given, size_t *ngiven
 			return 0;
 	if (*ngiven < 64)
 		given[(*ngiven)++] = tid;
-	if (tid == s->a.tid)
-		return emit_gap(s, &s->gap);
-	uint32_t cur = s->a.tid;
-	close_piece(s);
-	s->a.tid = tid;
-	int rc = emit_gap(s, &s->gap);
-	close_piece(s);
-	s->a.tid = cur;
+	uint64_t end = s->gap.end_tsc;
+	s->gap.end_tsc = gap_end_for(s, tid);
+	int rc;
+	if (tid == s->a.tid) {
+		rc = emit_gap(s, &s->gap);
+	} else {
+		uint32_t cur = s->a.tid;
+		close_piece(s);
+		s->a.tid = tid;
+		rc = emit_gap(s, &s->gap);
+		close_piece(s);
+		s->a.tid = cur;
+	}
+	s->gap.end_tsc = end;
 	return rc;
 }
 
@@ -330,15 +366,8 @@ static int close_gap(struct sdec *s)
 	size_t ngiven = 0;
 	int rc = gap_for(s, s->a.tid, given, &ngiven);
 	/* Every thread the scheduler ran here during the loss lost trace. */
-	size_t lo = 0, hi = s->nsw;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (s->sw[mid].tsc < s->gap.tsc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; !rc && lo < s->nsw && s->sw[lo].tsc <= s->gap.end_tsc; lo++)
+	for (size_t lo = switch_at(s, s->gap.tsc);
+	     !rc && lo < s->nsw && s->sw[lo].tsc <= s->gap.end_tsc; lo++)
 		if (s->sw[lo].next_tid)
 			rc = gap_for(s, s->sw[lo].next_tid, given, &ngiven);
 	size_t from = s->a.swpos;
@@ -711,6 +740,8 @@ static int on_event(struct sdec *s, const struct pt_event *ev)
 		close_gap(s);
 		int rc = apply_switches(s);
 		s->prev_isid = -1;
+		/* traced at this time: a loss right after it starts no earlier */
+		s->last_tsc = s->now;
 		return rc ? rc : transition(s, JPB_TR_ENABLED, ev->variant.enabled.ip, 0);
 	}
 	case ptev_disabled:

@@ -297,9 +297,8 @@ static size_t nearest(uint64_t t, int leaving, int need_async, const uint64_t *d
 	return leaving ? r : l - 1;
 }
 
-/* Whether TID was switched in on a CPU other than CPU between FROM and TO. */
-static int ran_elsewhere(const struct jpd_sched *sc, uint32_t cpu, uint32_t tid,
-			 uint64_t from, uint64_t to)
+int jpd_sched_ran_elsewhere(const struct jpd_sched *sc, uint32_t cpu, uint32_t tid,
+			    uint64_t from, uint64_t to)
 {
 	for (uint32_t c = 0; c < sc->ncpus; c++) {
 		if (c == cpu)
@@ -336,7 +335,7 @@ void jpd_sched_overflow(const struct jpd_sched *sc, uint32_t cpu, const uint64_t
 			continue;
 		a->apply_tsc = d->apply_tsc;
 		a->apply_k = d->apply_k;
-		a->late = ran_elsewhere(sc, cpu, a->next_tid, d->tsc, a->tsc);
+		a->late = jpd_sched_ran_elsewhere(sc, cpu, a->next_tid, d->tsc, a->tsc);
 	}
 }
 

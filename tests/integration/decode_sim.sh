@@ -112,6 +112,16 @@ if run irq3 "--cpus 3 --quantum-us 20 --jit-invoke 5 --irq-every 100 --seed 4"; 
 		[ "$(decode_field "$c" matched)" = "$(decode_field "$c" truth)" \
 		  -a "$(decode_field "$c" decoded)" = "$(decode_field "$c" truth)" ]
 fi
+# A thread stopped on compiled code that moves to another CPU and faults
+# there before it runs a block (resuming at the handler, not at the
+# instruction): only the disable shows that bytecode, on a CPU whose last
+# compiled block was another method's.
+if run irqmove "--cpus 3 --quantum-us 20 --jit-invoke 5 --irq-every 100 --seed 2"; then
+	c=$TESTTMP/dec-irqmove.chk
+	t_check "interrupts, a thread moved and faulting before it ran: exact" \
+		[ "$(decode_field "$c" matched)" = "$(decode_field "$c" truth)" \
+		  -a "$(decode_field "$c" decoded)" = "$(decode_field "$c" truth)" ]
+fi
 if run deopt "--cpus 1 --jit-invoke 5 --jit-backedge 20 --seed 2"; then
 	c=$TESTTMP/dec-deopt.chk
 	t_check "deoptimization: exact, the re-executed bytecode counted once as reexec" \

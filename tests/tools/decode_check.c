@@ -353,6 +353,9 @@ static void on_event(struct cmp *c, const struct jpb_decoded_event *e)
 		goto match;
 	if (was_compiled && e->kind == JPB_DEV_INTERP && c->last_match >= 0 &&
 	    matches(&c->t->t[c->last_match], e)) {
+		if (getenv("DC_DEBUG"))
+			fprintf(stderr, "reexec: tid %u #%lu op %u at truth %zu\n", c->t->tid,
+				c->decoded, e->opcode, c->i);
 		c->reexec++;
 		return;
 	}

@@ -87,6 +87,8 @@ struct jpd_image {
 	uint32_t dmask;
 	struct jpd_nmethod *nm; /* in load order */
 	size_t nnm;
+	struct jpd_nmref { uint64_t begin; size_t i; } *nm_by_begin; /* sorted */
+	uint64_t nm_maxlen;    /* the longest nmethod's bytes */
 	struct jpd_sect *sects; /* indexed by isid */
 	size_t nsects;
 	int *static_isids; /* blobs and files, mapped from the start */
@@ -126,6 +128,11 @@ const struct jpd_codelet *jpd_find_codelet(const struct jpd_image *im,
  * backward conditional jump inside the code is not a short loop with a
  * push (entryloop.c).  Returns 0, or jpb_err_internal if Capstone fails. */
 int jpd_entry_loop(const uint8_t *code, size_t len, uint64_t addr, uint64_t *jcc);
+/* The nmethod at IP in a decoder's image that holds the first NADDED (in
+ * load order): the latest of them holding IP (libipt maps a new section
+ * over older ones), or NULL. */
+const struct jpd_nmethod *jpd_find_nmethod(const struct jpd_image *im, uint64_t ip,
+					   size_t nadded);
 /* First pc map entry at or after pc, or npcs. */
 uint32_t jpd_pc_lower(const struct jpd_nmethod *nm, uint64_t pc);
 

@@ -387,6 +387,30 @@ static int mark_reuse(struct jpd_image *im)
 	return 0;
 }
 
+static int cmp_nmref(const void *a, const void *b)
+{
+	const struct jpd_nmref *x = a, *y = b;
+	if (x->begin != y->begin)
+		return x->begin < y->begin ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+/* The nmethods by address, for jpd_find_nmethod. */
+static int index_nmethods(struct jpd_image *im)
+{
+	im->nm_by_begin = malloc((im->nnm + 1) * sizeof(*im->nm_by_begin));
+	if (!im->nm_by_begin)
+		return jpb_err_nomem;
+	for (size_t i = 0; i < im->nnm; i++) {
+		im->nm_by_begin[i] = (struct jpd_nmref){ im->nm[i].begin, i };
+		if (im->nm[i].end - im->nm[i].begin > im->nm_maxlen)
+			im->nm_maxlen = im->nm[i].end - im->nm[i].begin;
+	}
+	if (im->nnm)
+		qsort(im->nm_by_begin, im->nnm, sizeof(*im->nm_by_begin), cmp_nmref);
+	return 0;
+}
+
 static int add_sections(struct loader *l)
 {
 	struct jpd_image *im = l->im;
@@ -544,6 +568,8 @@ int jpd_image_load(struct jpd_image *im, struct jpb_bundle *b,
 			rc = jpd_image_hash_dispatch(im);
 		if (!rc)
 			rc = mark_reuse(im);
+		if (!rc)
+			rc = index_nmethods(im);
 	}
 	/* Keep every section mapped (with its block cache): the default
 	 * limit of 0 unmaps a section after each use. */
@@ -567,6 +593,7 @@ void jpd_image_fini(struct jpd_image *im)
 		free(im->nm[i].tail_off);
 	}
 	free(im->nm);
+	free(im->nm_by_begin);
 	free(im->codelets);
 	free(im->dispatch);
 	free(im->dhash);
@@ -653,6 +680,28 @@ const struct jpd_codelet *jpd_find_codelet(const struct jpd_image *im,
 	if (!lo || ip >= im->codelets[lo - 1].end)
 		return NULL;
 	return &im->codelets[lo - 1];
+}
+
+const struct jpd_nmethod *jpd_find_nmethod(const struct jpd_image *im, uint64_t ip,
+					   size_t nadded)
+{
+	size_t lo = 0, hi = im->nnm;
+	while (lo < hi) { /* past the last nmethod beginning at or before ip */
+		size_t mid = (lo + hi) / 2;
+		if (im->nm_by_begin[mid].begin <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* code reused over time overlaps: any beginning less than the
+	 * longest nmethod before ip may hold it */
+	const struct jpd_nmethod *best = NULL;
+	for (size_t k = lo; k-- > 0 && ip - im->nm_by_begin[k].begin < im->nm_maxlen;) {
+		const struct jpd_nmethod *nm = &im->nm[im->nm_by_begin[k].i];
+		if (ip < nm->end && im->nm_by_begin[k].i < nadded && (!best || nm > best))
+			best = nm;
+	}
+	return best;
 }
 
 uint32_t jpd_pc_lower(const struct jpd_nmethod *nm, uint64_t pc)

@@ -693,6 +693,18 @@ static int switch_follows(const struct sdec *s)
 	return w->apply_tsc < st->en[g] || (w->apply_tsc == st->en[g] && w->apply_k <= k);
 }
 
+/* The compiled code at IP: the last compiled block's, unless the thread
+ * came from elsewhere (another CPU, the interpreter, a stub) and stopped
+ * before it ran a block here.  A fault there resumes in its handler, so
+ * the disable is the only place that bytecode is seen. */
+static const struct jpd_nmethod *nmethod_at(const struct sdec *s, uint64_t ip)
+{
+	const struct jpd_nmethod *nm = s->last_nm;
+	if (nm && ip >= nm->begin && ip < nm->end)
+		return nm;
+	return jpd_find_nmethod(&s->ctx->img, ip, s->nm_added);
+}
+
 /* The instruction at AT did not complete (interrupt, fault, switch).  If
  * it starts a bytecode, that bytecode began: report it now, since a fault
  * never resumes there. */
@@ -712,8 +724,7 @@ static int async_disabled(struct sdec *s, uint64_t at, int prev_op)
 	else if (d) {
 		rc = emit_interp(s, d);
 		s->skip_armed = 1;
-	} else if (!switch_follows(s) && s->last_nm && at >= s->last_nm->begin &&
-		   at < s->last_nm->end) {
+	} else if ((s->last_nm = nmethod_at(s, at))) {
 		uint32_t k = jpd_pc_lower(s->last_nm, at);
 		if (k < s->last_nm->npcs && s->last_nm->pcs[k].pc == at) {
 			struct pt_block b = { .ip = at, .end_ip = at };

@@ -127,6 +127,23 @@ t_check "a PT record's checksum fails: events after the hole on the right thread
 t_check_sh "a PT record's checksum fails, --attribution=time: the hole's gap between its neighbours' times" \
 	'[ "$(decode_field "$b.chk" gap_bounds_bad)" = 0 ] && grep -q "^gaps: 1 aux_hole=1\$" "$b.out"'
 
+# Many switches (20 us slices, an interrupt every ~300 instructions: cpu0
+# has 4522 tracing gaps before its 6th AUX record, so the scan has written
+# the first 4096 of its table out when the hole is patched) and a hole
+# there.  The switches stamped in the hole apply at the run after it, all
+# together: by the nearest gap the late ones went to the run's first gaps,
+# one more arrival applied at each, and the threads that ran in the hole
+# took the trace after it (33 300 of 689 881 events on the wrong thread).
+many=$TESTTMP/dmg-many
+"$SIM" scenario -o "$many" --threads 4 --iters 1500 >/dev/null 2>&1
+"$SIM" synth "$many" --cpus 2 --jit-invoke 5 --quantum-us 20 --irq-every 300 --seed 1 >/dev/null 2>&1
+decode_mangled holemany "$many" badcrcpt pt/cpu0.jpb 6
+"$DCHECK" "$b" >"$b.chk" 2>&1
+t_check_sh "a PT record lost after 4096 gaps and many switches: an aux_hole gap, every event on its thread" \
+	'[ $rc = 0 ] && grep -q "aux_hole=" "$b.out" &&
+	 [ "$(decode_field "$b.chk" matched)" = "$(decode_field "$b.chk" decoded)" ] &&
+	 [ "$(decode_field "$b.chk" decoded)" -gt $(( $(decode_field "$b.chk" truth) * 3 / 4 )) ]'
+
 # The first AUX data record damaged: full trace starts at offset 0, so the
 # next one follows a hole too (no gap was reported: the first run had
 # nothing before it to jump from).

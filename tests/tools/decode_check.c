@@ -439,8 +439,13 @@ static unsigned long walk_stream(struct jpb_bundle *b, uint32_t tid, struct cmp 
 				die("bad decoded_gap");
 			/* no event inside a gap: the one before it ends by its
 			 * start, the one after it starts at its end or later */
-			if (g.first_tsc > g.last_tsc || last_tsc > g.first_tsc)
+			if (g.first_tsc > g.last_tsc || last_tsc > g.first_tsc) {
 				gap_bounds_bad++;
+				if (getenv("DC_DEBUG"))
+					fprintf(stderr, "gap bounds: tid %u gap %llu..%llu after an event at %llu\n",
+						tid, (unsigned long long)g.first_tsc,
+						(unsigned long long)g.last_tsc, (unsigned long long)last_tsc);
+			}
 			gap_end = g.last_tsc;
 			if (c) {
 				c->gaps++;
@@ -462,8 +467,12 @@ static unsigned long walk_stream(struct jpb_bundle *b, uint32_t tid, struct cmp 
 					tid, e.kind, e.opcode, e.what, (unsigned long long)e.ip,
 					(unsigned long long)(e.nframes ? e.frames[0].method_id : 0),
 					e.nframes ? e.frames[0].bci : -1, (unsigned long long)e.tsc);
-			if (e.tsc < gap_end)
+			if (e.tsc < gap_end) {
 				gap_bounds_bad++;
+				if (getenv("DC_DEBUG"))
+					fprintf(stderr, "gap bounds: tid %u event at %llu before its gap's end %llu\n",
+						tid, (unsigned long long)e.tsc, (unsigned long long)gap_end);
+			}
 			gap_end = 0;
 			last_tsc = e.tsc;
 			if (e.kind != JPB_DEV_INTERP && e.kind != JPB_DEV_COMPILED)

@@ -186,7 +186,7 @@ static int clock_right(const struct jpd_stream *sts, size_t n)
 		for (size_t i = 0; sts[k].ngaps && i < sts[k].nsw; i++) {
 			const struct jpd_switch *w = &sts[k].sw[i];
 			size_t g = gap_of(&sts[k], w);
-			in += dist(w->tsc, sts[k].dis[g], sts[k].en[g]) == 0;
+			in += w->hole || dist(w->tsc, sts[k].dis[g], sts[k].en[g]) == 0;
 			all++;
 		}
 	return in >= all - all / 20;

@@ -147,6 +147,7 @@ struct jpd_switch {
 	 * run on another CPU meanwhile: the trace after it is no earlier than
 	 * tsc, whatever libipt's stale time says (jpd_sched_overflow). */
 	int late;
+	int hole;           /* stamped in an AUX hole (jpd_sched_hole) */
 };
 
 struct jpd_sched {
@@ -185,6 +186,15 @@ int jpd_sched_ran_elsewhere(const struct jpd_sched *sc, uint32_t cpu, uint32_t t
  * timed before what it ran there, must be merged after it. */
 void jpd_sched_overflow(const struct jpd_sched *sc, uint32_t cpu, const uint64_t *dis,
 			const uint64_t *en, const uint8_t *async, size_t ngaps);
+/* A run after an AUX hole starts with gap G, named by the hole's start
+ * (the previous run's last time); its trace resumes by its first disable,
+ * dis[G + 1].  The switches stamped in between all happened in the hole:
+ * they go to G and apply there together (jpd_attr_apply), however many;
+ * the nearest gap by time put the late ones in the run's first gaps, one
+ * more arrival applied at each (a thread that ran in the hole took the
+ * trace after it). */
+void jpd_sched_hole(struct jpd_switch *sw, size_t n, const uint64_t *dis,
+		    const uint64_t *en, size_t ngaps, size_t g);
 
 /* ---- streams and chunks (stream.c, ptdec.c) ---- */
 struct jpd_counts {

@@ -507,7 +507,9 @@ int jpd_attr_apply(const struct jpd_stream *st, struct jpd_attr_state *a,
 			break;
 		tid = w->next_tid;
 		a->swpos++;
-		if (tid && !by_time)
+		/* a hole hides any number of enables */
+		int hole_goes_on = w->hole && a->swpos < st->nsw && st->sw[a->swpos].hole;
+		if (tid && !by_time && !hole_goes_on)
 			break;
 	}
 	*napplied = a->swpos - first;
@@ -607,6 +609,27 @@ int jpd_stream_scan(struct jpd_ctx *ctx, struct jpd_stream *st)
 
 /* ---- the stream ------------------------------------------------------ */
 
+/* Each run after an AUX hole: the switches in the hole go to its first
+ * gap, the last of those at the run's start offset (the previous run's
+ * end gap has that offset too). */
+static void place_in_holes(struct jpd_stream *st)
+{
+	for (size_t r = 1; r < st->nruns; r++) {
+		if (!st->runs[r].after_hole)
+			continue;
+		size_t lo = 0, hi = st->ngaps;
+		while (lo < hi) { /* the first gap past the run's start */
+			size_t mid = (lo + hi) / 2;
+			if (st->goff[mid] <= st->runs[r].begin)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo > 0)
+			jpd_sched_hole(st->sw, st->nsw, st->dis, st->en, st->ngaps, lo - 1);
+	}
+}
+
 int jpd_stream_prepare(struct jpd_ctx *ctx, struct jpd_stream *st)
 {
 	char ptpath[4200];
@@ -641,6 +664,7 @@ int jpd_stream_prepare(struct jpd_ctx *ctx, struct jpd_stream *st)
 				st->ngaps, ctx->window);
 		jpd_sched_overflow(&ctx->sched, st->cpu, st->dis, st->en, st->async,
 				   st->ngaps);
+		place_in_holes(st);
 	}
 	for (uint32_t r = 0; r < st->nruns && !rc && st->buf; r++)
 		rc = split_run(ctx, st, r, &st->capchunks);

@@ -339,6 +339,18 @@ void jpd_sched_overflow(const struct jpd_sched *sc, uint32_t cpu, const uint64_t
 	}
 }
 
+/* Keep the order of the switches on the CPU. */
+static void keep_order(struct jpd_switch *sw, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (sw[i].apply_tsc < sw[i - 1].apply_tsc ||
+		    (sw[i].apply_tsc == sw[i - 1].apply_tsc &&
+		     sw[i].apply_k < sw[i - 1].apply_k)) {
+			sw[i].apply_tsc = sw[i - 1].apply_tsc;
+			sw[i].apply_k = sw[i - 1].apply_k;
+		}
+}
+
 void jpd_sched_place(struct jpd_switch *sw, size_t n, const uint64_t *dis,
 		     const uint64_t *en, const uint8_t *async, size_t ngaps,
 		     uint64_t window)
@@ -374,12 +386,19 @@ void jpd_sched_place(struct jpd_switch *sw, size_t n, const uint64_t *dis,
 		 * gap by its rank among them, as the decoder counts them. */
 		sw[i].apply_k = (uint32_t)(g - first_ending_at(en, g, en[g]));
 	}
-	/* Keep the order of the switches on the CPU. */
-	for (size_t i = 1; i < n; i++)
-		if (sw[i].apply_tsc < sw[i - 1].apply_tsc ||
-		    (sw[i].apply_tsc == sw[i - 1].apply_tsc &&
-		     sw[i].apply_k < sw[i - 1].apply_k)) {
-			sw[i].apply_tsc = sw[i - 1].apply_tsc;
-			sw[i].apply_k = sw[i - 1].apply_k;
+	keep_order(sw, n);
+}
+
+void jpd_sched_hole(struct jpd_switch *sw, size_t n, const uint64_t *dis,
+		    const uint64_t *en, size_t ngaps, size_t g)
+{
+	uint64_t end = g + 1 < ngaps ? dis[g + 1] : UINT64_MAX;
+	uint32_t k = (uint32_t)(g - first_ending_at(en, g, en[g]));
+	for (size_t i = 0; i < n; i++)
+		if (sw[i].tsc > en[g] && sw[i].tsc < end) {
+			sw[i].apply_tsc = en[g];
+			sw[i].apply_k = k;
+			sw[i].hole = 1;
 		}
+	keep_order(sw, n);
 }

@@ -29,9 +29,13 @@ static struct pt_errata errata; /* per test */
 static int mtc;                 /* MTC timing configured */
 static char what[64];           /* the damage being tried */
 
-static int scan(const uint8_t *bytes, size_t len, int mode, struct table *t)
+/* A stream of LEN bytes, two runs if CUT (the second after a hole). */
+static struct jpd_stream *scan_stream(const uint8_t *bytes, size_t len, size_t cut, int mode,
+				      int *rc)
 {
-	char dir[] = "/tmp/test_gapscan-XXXXXX", path[64];
+	static char dir[64];
+	char path[96];
+	snprintf(dir, sizeof(dir), "/tmp/test_gapscan-XXXXXX");
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/pt.bin", dir);
 	FILE *f = fopen(path, "w+");
@@ -53,25 +57,34 @@ static int scan(const uint8_t *bytes, size_t len, int mode, struct table *t)
 	}
 	snprintf(ctx.tmpdir, sizeof(ctx.tmpdir), "%s", dir);
 	ctx.scan = mode;
-	struct jpd_stream st = { .name = "pt/cpu0", .buf = map, .size = len };
-	st.runs = calloc(1, sizeof(*st.runs));
+	static struct jpd_stream st;
+	st = (struct jpd_stream){ .name = "pt/cpu0", .buf = map, .size = len };
+	st.runs = calloc(2, sizeof(*st.runs));
 	assert_non_null(st.runs);
-	st.runs[0] = (struct jpd_run){ 0, len, 0 };
-	st.nruns = 1;
-	int rc = jpd_stream_scan(&ctx, &st);
+	st.runs[0] = (struct jpd_run){ 0, cut ? cut : len, 0, 0 };
+	st.runs[1] = (struct jpd_run){ cut, len, 1, 0 };
+	st.nruns = cut ? 2 : 1;
+	*rc = jpd_stream_scan(&ctx, &st);
+	rmdir(dir);
+	return &st;
+}
+
+static int scan(const uint8_t *bytes, size_t len, int mode, struct table *t)
+{
+	int rc;
+	struct jpd_stream *st = scan_stream(bytes, len, 0, mode, &rc);
 	memset(t, 0, sizeof(*t));
 	if (!rc) {
-		assert_true(st.ngaps <= 256);
-		t->n = st.ngaps;
-		t->fallbacks = st.scan_fallbacks;
-		for (size_t i = 0; i < st.ngaps; i++) {
-			const uint64_t row[6] = { st.dis[i], st.en[i], st.goff[i],
-						  st.dis_ip[i], st.en_ip[i], st.async[i] };
+		assert_true(st->ngaps <= 256);
+		t->n = st->ngaps;
+		t->fallbacks = st->scan_fallbacks;
+		for (size_t i = 0; i < st->ngaps; i++) {
+			const uint64_t row[6] = { st->dis[i], st->en[i], st->goff[i],
+						  st->dis_ip[i], st->en_ip[i], st->async[i] };
 			memcpy(t->v[i], row, sizeof(row));
 		}
 	}
-	jpd_stream_fini(&st);
-	rmdir(dir);
+	jpd_stream_fini(st);
 	return rc;
 }
 
@@ -102,7 +115,7 @@ static size_t same(const uint8_t *bytes, size_t len, size_t *ngaps)
 /* ---- packet sequences -------------------------------------------------- */
 
 struct seq {
-	uint8_t buf[1024];
+	uint8_t buf[1u << 17];
 	struct pt_encoder *e;
 };
 
@@ -390,6 +403,52 @@ static void test_gives_up(void **state)
 	errata.skd010 = 0;
 }
 
+/* N enables (each with its TSC) after the run's start, then a hole and a
+ * second run from *CUT: the first run's end is gap N + 1. */
+static size_t seq_hole(struct seq *s, unsigned n, size_t *cut)
+{
+	seq_init(s);
+	header(s, 1000, 0, 0);
+	for (unsigned i = 0; i < n; i++) {
+		put(s, tsc(2000 + 10 * i));
+		put(s, ipk(ppt_tip_pge, pt_ipc_full, 0x401000 + i));
+		put(s, tnt(1, 1));
+		put(s, ipk(ppt_tip_pgd, pt_ipc_suppressed, 0));
+	}
+	pt_enc_get_offset(s->e, cut);
+	header(s, 900000, 0, 0);
+	put(s, ipk(ppt_tip_pge, pt_ipc_full, 0x405000));
+	put(s, tnt(1, 1));
+	return seq_len(s);
+}
+
+/* The end of a run is patched when a run follows a hole (its trace
+ * ended at its last time); the scan keeps 4096 gaps in memory and writes
+ * the rest out, so the gap it patches may already be in the file: with
+ * the run's end the 4095th, 4096th or 4097th gap, the same table. */
+static void test_run_end_after_flush(void **state)
+{
+	(void)state;
+	static struct seq s;
+	for (unsigned n = 4093; n <= 4095; n++) {
+		size_t cut, len = seq_hole(&s, n, &cut);
+		for (int mode = JPD_SCAN_AUTO; mode <= JPD_SCAN_QUERY; mode++) {
+			int rc;
+			struct jpd_stream *st = scan_stream(s.buf, len, cut, mode, &rc);
+			uint64_t last = 2000 + 10 * (n - 1);
+			assert_int_equal(rc, 0);
+			assert_int_equal(st->ngaps, n + 5); /* + 2 starts, 2 ends, 1 enable */
+			assert_int_equal(st->en[n + 1], last);
+			assert_int_equal(st->runs[1].hole_tsc, last);
+			assert_int_equal(st->en[n + 3], 900000);
+			assert_int_equal(st->en[n + 4], JPD_RUN_END);
+			for (size_t i = 1; i < st->ngaps; i++)
+				assert_true(st->en[i - 1] <= st->en[i]);
+			jpd_stream_fini(st);
+		}
+	}
+}
+
 /* A run cut anywhere, and one bit flipped anywhere. */
 static void test_cut_and_flipped(void **state)
 {
@@ -423,6 +482,7 @@ int main(void)
 		cmocka_unit_test(test_bdm70),
 		cmocka_unit_test(test_gives_up),
 		cmocka_unit_test(test_cut_and_flipped),
+		cmocka_unit_test(test_run_end_after_flush),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

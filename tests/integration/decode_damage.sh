@@ -143,6 +143,11 @@ t_check_sh "a PT record lost after 4096 gaps and many switches: an aux_hole gap,
 	'[ $rc = 0 ] && grep -q "aux_hole=" "$b.out" &&
 	 [ "$(decode_field "$b.chk" matched)" = "$(decode_field "$b.chk" decoded)" ] &&
 	 [ "$(decode_field "$b.chk" decoded)" -gt $(( $(decode_field "$b.chk" truth) * 3 / 4 )) ]'
+# ... and each thread's gaps there span its stays on this CPU, not the
+# whole hole: three threads ran on cpu1 in between (their gap ended after
+# those events).
+t_check "a PT record lost after many switches: no gap covers a thread's events on the other CPU" \
+	[ "$(decode_field "$b.chk" gap_bounds_bad)" = 0 ]
 
 # The first AUX data record damaged: full trace starts at offset 0, so the
 # next one follows a hole too (no gap was reported: the first run had

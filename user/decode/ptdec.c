@@ -288,47 +288,56 @@ static size_t switch_at(const struct sdec *s, uint64_t t)
 	return lo;
 }
 
-/* Where TID's share of the open gap ends: a thread that left during the
- * loss and ran on another CPU before the trace resumed here lost trace
- * here only until it left (an overflow lasts while the CPU runs no traced
- * code); ending its gap at the trace's resumption would put its events
- * from the other CPU inside its own gap. */
-static uint64_t gap_end_for(const struct sdec *s, uint32_t tid)
+/* Emit the gap E as TID's. */
+static int emit_gap_of(struct sdec *s, uint32_t tid, const struct jpb_decoded_event *e)
 {
-	for (size_t i = switch_at(s, s->gap.tsc); i < s->nsw &&
-						   s->sw[i].tsc <= s->gap.end_tsc; i++)
-		if (s->sw[i].prev_tid == tid)
-			return jpd_sched_ran_elsewhere(&s->ctx->sched, s->st->cpu, tid,
-						       s->sw[i].tsc, s->gap.end_tsc)
-				       ? s->sw[i].tsc : s->gap.end_tsc;
-	return s->gap.end_tsc;
+	if (tid == s->a.tid)
+		return emit_gap(s, e);
+	uint32_t cur = s->a.tid;
+	close_piece(s);
+	s->a.tid = tid;
+	int rc = emit_gap(s, e);
+	close_piece(s);
+	s->a.tid = cur;
+	return rc;
 }
 
 /* The gap ends where trace resumes: the time known there.  It belongs to
- * the thread that lost it; if the CPU changed threads meanwhile, the next
- * thread lost its start too. */
-static int gap_for(struct sdec *s, uint32_t tid, uint32_t *given, size_t *ngiven)
+ * the thread that lost it (HERE: it ran when the loss began); if the CPU
+ * changed threads meanwhile, each thread it ran lost trace, from its
+ * arrival to its departure: one gap per stay, so that none covers what the
+ * thread ran on another CPU in between.  FIRST: the first switch stamped
+ * in the loss. */
+static int gap_for(struct sdec *s, uint32_t tid, int here, size_t first, uint32_t *given,
+		   size_t *ngiven)
 {
 	for (size_t i = 0; i < *ngiven; i++)
 		if (given[i] == tid)
 			return 0;
 	if (*ngiven < 64)
 		given[(*ngiven)++] = tid;
-	uint64_t end = s->gap.end_tsc;
-	s->gap.end_tsc = gap_end_for(s, tid);
-	int rc;
-	if (tid == s->a.tid) {
-		rc = emit_gap(s, &s->gap);
-	} else {
-		uint32_t cur = s->a.tid;
-		close_piece(s);
-		s->a.tid = tid;
-		rc = emit_gap(s, &s->gap);
-		close_piece(s);
-		s->a.tid = cur;
+	struct jpb_decoded_event e = s->gap;
+	int rc = 0, stays = 0;
+	for (size_t i = first; !rc && i < s->nsw && s->sw[i].tsc <= s->gap.end_tsc; i++) {
+		const struct jpd_switch *w = &s->sw[i];
+		if (w->prev_tid == tid && w->next_tid != tid) {
+			if (!here) /* here from the start, not known so */
+				e.tsc = stays ? e.end_tsc : s->gap.tsc;
+			e.end_tsc = w->tsc > e.tsc ? w->tsc : e.tsc;
+			rc = emit_gap_of(s, tid, &e);
+			stays++;
+			here = 0;
+		} else if (w->next_tid == tid && !here) {
+			e.tsc = w->tsc > s->gap.tsc ? w->tsc : s->gap.tsc;
+			here = 1;
+		}
 	}
-	s->gap.end_tsc = end;
-	return rc;
+	if (rc || (!here && stays))
+		return rc;
+	if (!here)
+		e.tsc = s->gap.tsc;
+	e.end_tsc = s->gap.end_tsc > e.tsc ? s->gap.end_tsc : e.tsc;
+	return emit_gap_of(s, tid, &e);
 }
 
 /* The task that a switch applied since FROM brought back from another
@@ -362,14 +371,14 @@ static int close_gap(struct sdec *s)
 	if (!s->silent && (s->gap.what == JPB_GAP_DECODE_ERROR ||
 			   s->gap.what == JPB_GAP_STREAM_END))
 		s->n->errors++;
+	size_t first = switch_at(s, s->gap.tsc);
 	uint32_t given[64];
 	size_t ngiven = 0;
-	int rc = gap_for(s, s->a.tid, given, &ngiven);
+	int rc = gap_for(s, s->a.tid, 1, first, given, &ngiven);
 	/* Every thread the scheduler ran here during the loss lost trace. */
-	for (size_t lo = switch_at(s, s->gap.tsc);
-	     !rc && lo < s->nsw && s->sw[lo].tsc <= s->gap.end_tsc; lo++)
-		if (s->sw[lo].next_tid)
-			rc = gap_for(s, s->sw[lo].next_tid, given, &ngiven);
+	for (size_t i = first; !rc && i < s->nsw && s->sw[i].tsc <= s->gap.end_tsc; i++)
+		if (s->sw[i].next_tid)
+			rc = gap_for(s, s->sw[i].next_tid, 0, first, given, &ngiven);
 	size_t from = s->a.swpos;
 	if (!rc)
 		rc = apply_switches(s);
@@ -377,7 +386,7 @@ static int close_gap(struct sdec *s)
 		!rc && s->gap.what == JPB_GAP_OVERFLOW ? late_return(s, from) : NULL;
 	if (late)
 		return gap_at_return(s, late->tsc);
-	return rc ? rc : gap_for(s, s->a.tid, given, &ngiven);
+	return rc ? rc : gap_for(s, s->a.tid, 0, first, given, &ngiven);
 }
 
 static void update_time(struct sdec *s)

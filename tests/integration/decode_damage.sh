@@ -148,6 +148,13 @@ t_check_sh "a PT record lost after 4096 gaps and many switches: an aux_hole gap,
 # those events).
 t_check "a PT record lost after many switches: no gap covers a thread's events on the other CPU" \
 	[ "$(decode_field "$b.chk" gap_bounds_bad)" = 0 ]
+# The same on cpu1: the hole's gap opens at the next run's start, after
+# the switches in it were applied; the thread that lost the trace is the
+# one before them (the last arrival got a gap from the hole's start).
+decode_mangled holemany1 "$many" badcrcpt pt/cpu1.jpb 6
+"$DCHECK" "$b" >"$b.chk" 2>&1
+t_check "a PT record of cpu1 lost after many switches: every event on its thread, no gap over another CPU's events" \
+	all_placed "$b.chk"
 
 # The first AUX data record damaged: full trace starts at offset 0, so the
 # next one follows a hole too (no gap was reported: the first run had

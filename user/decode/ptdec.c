@@ -89,6 +89,7 @@ struct sdec {
 	int by_time;   /* JPD_ATTR_TIME: cut at switch times, not gaps */
 	int prev_isid;
 	int gap_open;
+	uint32_t gap_tid;  /* the thread running when the trace was lost */
 	uint64_t gap_item; /* offset of the item that opened the gap */
 	/* an async disable at a bytecode's first instruction reports that
 	 * bytecode; the enable at the same ip must not report it again */
@@ -264,6 +265,7 @@ static int open_gap(struct sdec *s, uint8_t cause, int err, uint64_t offset)
 	/* an entry held across lost trace: its loop's count is not known */
 	int rc = s->held.c ? flush_held(s, 0) : 0;
 	s->gap_open = 1;
+	s->gap_tid = s->a.tid;
 	s->gap_item = dec_offset(s);
 	s->gap.kind = JPB_DEV_GAP;
 	s->gap.what = cause;
@@ -374,7 +376,9 @@ static int close_gap(struct sdec *s)
 	size_t first = switch_at(s, s->gap.tsc);
 	uint32_t given[64];
 	size_t ngiven = 0;
-	int rc = gap_for(s, s->a.tid, 1, first, given, &ngiven);
+	/* at a run's start, the switches in the hole before it were applied
+	 * after it opened (by time, with no gaps walked, none was known) */
+	int rc = gap_for(s, s->by_time ? s->a.tid : s->gap_tid, 1, first, given, &ngiven);
 	/* Every thread the scheduler ran here during the loss lost trace. */
 	for (size_t i = first; !rc && i < s->nsw && s->sw[i].tsc <= s->gap.end_tsc; i++)
 		if (s->sw[i].next_tid)

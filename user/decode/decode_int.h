@@ -128,6 +128,8 @@ const struct jpd_codelet *jpd_find_codelet(const struct jpd_image *im,
  * backward conditional jump inside the code is not a short loop with a
  * push (entryloop.c).  Returns 0, or jpb_err_internal if Capstone fails. */
 int jpd_entry_loop(const uint8_t *code, size_t len, uint64_t addr, uint64_t *jcc);
+/* Index im->nm by address (nm_by_begin, nm_maxlen) for jpd_find_nmethod. */
+int jpd_image_index_nmethods(struct jpd_image *im);
 /* The nmethod at IP in a decoder's image that holds the first NADDED (in
  * load order): the latest of them holding IP (libipt maps a new section
  * over older ones), or NULL. */

@@ -395,8 +395,7 @@ static int cmp_nmref(const void *a, const void *b)
 	return (x->i > y->i) - (x->i < y->i);
 }
 
-/* The nmethods by address, for jpd_find_nmethod. */
-static int index_nmethods(struct jpd_image *im)
+int jpd_image_index_nmethods(struct jpd_image *im)
 {
 	im->nm_by_begin = malloc((im->nnm + 1) * sizeof(*im->nm_by_begin));
 	if (!im->nm_by_begin)
@@ -569,7 +568,7 @@ int jpd_image_load(struct jpd_image *im, struct jpb_bundle *b,
 		if (!rc)
 			rc = mark_reuse(im);
 		if (!rc)
-			rc = index_nmethods(im);
+			rc = jpd_image_index_nmethods(im);
 	}
 	/* Keep every section mapped (with its block cache): the default
 	 * limit of 0 unmaps a section after each use. */

@@ -202,6 +202,29 @@ static void test_lookups(void **state)
 	free(im.dhash);
 }
 
+/* The nmethod a decoder runs at an ip: the latest it mapped holding it
+ * (code reused over time overlaps; a long method's start lies far back). */
+static void test_find_nmethod(void **state)
+{
+	(void)state;
+	struct jpd_nmethod nm[] = { { .begin = 0x1000, .end = 0x1400 },
+				    { .begin = 0x1400, .end = 0x1480 },
+				    { .begin = 0x1000, .end = 0x1100 }, /* over nm[0] */
+				    { .begin = 0x2000, .end = 0x2010 } };
+	struct jpd_image im = { .nm = nm, .nnm = 4 };
+	assert_int_equal(jpd_image_index_nmethods(&im), 0);
+	assert_ptr_equal(jpd_find_nmethod(&im, 0x1050, 4), &nm[2]);
+	assert_ptr_equal(jpd_find_nmethod(&im, 0x1050, 2), &nm[0]);
+	assert_ptr_equal(jpd_find_nmethod(&im, 0x1200, 4), &nm[0]);
+	assert_ptr_equal(jpd_find_nmethod(&im, 0x13ff, 4), &nm[0]);
+	assert_ptr_equal(jpd_find_nmethod(&im, 0x1420, 4), &nm[1]);
+	assert_null(jpd_find_nmethod(&im, 0x1480, 4));
+	assert_null(jpd_find_nmethod(&im, 0x2005, 3)); /* not mapped yet */
+	assert_ptr_equal(jpd_find_nmethod(&im, 0x2005, 4), &nm[3]);
+	assert_null(jpd_find_nmethod(&im, 0xfff, 4));
+	free(im.nm_by_begin);
+}
+
 /* The decoder encodes each pc's compiled-event tail once and copies it:
  * the bytes must be those jpb_decoded_event_put writes. */
 static void test_event_tail(void **state)
@@ -281,6 +304,7 @@ int main(void)
 		cmocka_unit_test(test_switch_placement),
 		cmocka_unit_test(test_switch_in_overflow),
 		cmocka_unit_test(test_lookups),
+		cmocka_unit_test(test_find_nmethod),
 		cmocka_unit_test(test_event_tail),
 		cmocka_unit_test(test_continuity),
 	};

@@ -358,8 +358,13 @@ static int on_ovf(struct pscan *p, uint64_t after)
 	if (fup < 0 || (fup == 0 && (e->skd010 || e->apl11)) || (fup > 0 && e->apl12))
 		return JPD_SCAN_UNSURE;
 	p->enabled = fup;
-	if (!fup)
-		return overflow(p, now(p)); /* resolved while disabled */
+	if (!fup) { /* resolved while disabled: off until the next enable */
+		uint64_t t = now(p);
+		p->off = 1;
+		p->dis = t;
+		p->dis_ip = 0;
+		return overflow(p, t);
+	}
 	p->ovf_fup = 1;
 	p->ovf_has_tsc = p->have_tsc;
 	p->ovf_tsc = p->tsc;

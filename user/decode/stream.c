@@ -338,6 +338,14 @@ static int scan_events(struct jpd_stream *st, struct pt_query_decoder *q,
 			break;
 		case ptev_overflow: /* switches may hide in lost trace */
 			rc = jpd_add_gap(st, t, t, JPD_GAP_OVERFLOW, qry_off(q, sc), 0, 0);
+			/* resolved with tracing off (no FUP): the CPU ran
+			 * untraced code from somewhere in the loss to the
+			 * next enable, and the switches there lie in it */
+			if (ev.ip_suppressed) {
+				sc->off = 1;
+				sc->dis = t;
+				sc->dis_ip = 0;
+			}
 			break;
 		default:
 			break;

@@ -348,6 +348,30 @@ static void test_overflow(void **state)
 	assert_true(n >= 6); /* start, 4 overflows, end */
 }
 
+/* An overflow that resolved with tracing off (OVF, then TSC + TIP.PGE):
+ * the CPU ran untraced code from the loss to the enable, so the enable's
+ * gap starts at the overflow's time (a switch in between lies in it), and
+ * both scans say so. */
+static void test_overflow_then_enable(void **state)
+{
+	(void)state;
+	static struct seq s;
+	static struct table t;
+	size_t len = seq_ovf(&s);
+	assert_int_equal(same(s.buf, len, NULL), 0);
+	assert_int_equal(scan(s.buf, len, JPD_SCAN_AUTO, &t), 0);
+	size_t i = 0;
+	while (i < t.n && t.v[i][4] != 0x401070) /* the TIP.PGE */
+		i++;
+	assert_true(i > 0 && i < t.n);
+	assert_int_equal(t.v[i - 1][5], JPD_GAP_OVERFLOW);
+	assert_int_equal(t.v[i - 1][1], 1100);
+	assert_int_equal(t.v[i][0], 1100); /* was 1200: the stretch in no gap */
+	assert_int_equal(t.v[i][1], 1200);
+	assert_int_equal(t.v[i][5], 1); /* the kernel ran: asynchronous */
+	assert_int_equal(t.v[i][3], 0); /* where it stopped is lost */
+}
+
 static void test_mtc(void **state)
 {
 	(void)state;
@@ -478,6 +502,7 @@ int main(void)
 		cmocka_unit_test(test_flow),
 		cmocka_unit_test(test_psb_after_events),
 		cmocka_unit_test(test_overflow),
+		cmocka_unit_test(test_overflow_then_enable),
 		cmocka_unit_test(test_mtc),
 		cmocka_unit_test(test_bdm70),
 		cmocka_unit_test(test_gives_up),

@@ -464,7 +464,9 @@ static unsigned long walk_stream(struct jpb_bundle *b, uint32_t tid, struct cmp 
 		while ((rc = jpb_decoded_event_get(&cur, &e, &prev)) == 0) {
 			if (getenv("DC_DUMP"))
 				fprintf(stderr, "ev %u k%u op%u what%u ip %llx m %llu bci %d tsc %llu\n",
-					tid, e.kind, e.opcode, e.what, (unsigned long long)e.ip,
+					tid, e.kind, e.opcode, e.what,
+					/* an interpreted event has none: the field is the last one's */
+					e.kind == JPB_DEV_INTERP ? 0ull : (unsigned long long)e.ip,
 					(unsigned long long)(e.nframes ? e.frames[0].method_id : 0),
 					e.nframes ? e.frames[0].bci : -1, (unsigned long long)e.tsc);
 			if (e.tsc < gap_end) {

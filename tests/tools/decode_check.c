@@ -286,8 +286,6 @@ static int restored_return(struct cmp *c, const struct jpb_decoded_event *e)
 	return ok;
 }
 
-enum { OP_ILOAD = 0x15, OP_ALOAD_0 = 0x2a, OP_CALOAD = 0x34, OP_GETFIELD = 0xb4 };
-
 /* E is compiled code's run of the second instruction of a pair whose
  * first the previous decoded event matched at truth index PREV, and the
  * truth's next bytecode is not that second one: HotSpot's interpreter
@@ -303,8 +301,7 @@ static int fused_second(const struct cmp *c, const struct jpb_decoded_event *e,
 	if (e->frames[0].method_id != f->m || next_bci(f->m, f->bci) != e->frames[0].bci)
 		return 0;
 	int op = op_at(f->m, f->bci), next = op_at(f->m, e->frames[0].bci);
-	return op == OP_ALOAD_0 ? next == OP_GETFIELD
-				: op == OP_ILOAD && (next == OP_ILOAD || next == OP_CALOAD);
+	return op >= 0 && next >= 0 && jbc_fused_pair((uint8_t)op, (uint8_t)next);
 }
 
 static void on_event(struct cmp *c, const struct jpb_decoded_event *e)

@@ -632,8 +632,7 @@ static uint32_t host_tid(struct jpb_bundle *b, uint32_t nstid)
 }
 
 /* (key, bci) values of instructions JVMTI single-stepping cannot report:
- * the second of a pair HotSpot runs as one dispatch (aload_0 + getfield,
- * iload + iload, iload + caload; see user/flow/reconstruct.c). */
+ * the second of a pair HotSpot runs as one dispatch (jbc_fused_pair). */
 struct vset {
 	uint64_t *v;
 	size_t n, cap;
@@ -672,8 +671,7 @@ static int add_fused(struct vset *s, struct vset *s1, uint32_t key,
 		if (len <= 0)
 			break;
 		uint8_t op = code->ptr[bci];
-		int second = (prev_op == 0x2a && op == 0xb4) ||
-			     (prev_op == 0x15 && (op == 0x15 || op == 0x34));
+		int second = prev_op >= 0 && jbc_fused_pair((uint8_t)prev_op, op);
 		if (second && vset_add(s, (uint64_t)key << 32 | bci))
 			return -1;
 		if (second && prev_op == 0x2a && vset_add(s1, (uint64_t)key << 32 | bci))

@@ -760,14 +760,6 @@ static inline int flow_pushed(struct flow *f, size_t n)
 
 /* ---- the automaton (reconstruct/) ---- */
 
-/* Does HotSpot's rewriter fuse opcode OP with the NEXT one into one
- * dispatch: aload_0 + getfield (fast_Xaccess_0), iload + iload
- * (fast_iload2), iload + caload (fast_icaload)? */
-static inline int flow_fused_pair(uint8_t op, uint8_t next)
-{
-	return op == 0x2a ? next == 0xb4 : op == 0x15 && (next == 0x15 || next == 0x34);
-}
-
 #define MAX_UNWIND 64
 #define MAX_PENDING_STEPS (1u << 16)
 /* Frames (24 bytes) allocated before the one state's stack is copied to a

@@ -71,6 +71,15 @@ static inline int jbc_length(const uint8_t *code, size_t len, size_t bci)
  * the operand runs past LEN. */
 long jbc_branch_target(const uint8_t *code, size_t len, size_t bci);
 
+/* Does HotSpot's rewriter fuse opcode OP with the NEXT one into one
+ * interpreter dispatch: aload_0 + getfield (fast_Xaccess_0), iload +
+ * iload (fast_iload2), iload + caload (fast_icaload)?  JVMTI single
+ * stepping then posts the first alone. */
+static inline int jbc_fused_pair(uint8_t op, uint8_t next)
+{
+	return op == 0x2a ? next == 0xb4 : op == 0x15 && (next == 0x15 || next == 0x34);
+}
+
 #define JBC_WIDE 0xc4
 #define JBC_TABLESWITCH 0xaa
 #define JBC_LOOKUPSWITCH 0xab

@@ -26,7 +26,7 @@ size_t flow_lookahead_ops(const struct flow *f, uint32_t i, uint8_t *ops, size_t
 }
 
 /* Does HotSpot run the instruction at POS (opcode OP) and the next one as
- * one dispatch (flow_fused_pair, its only successor)?  The dispatch then
+ * one dispatch (jbc_fused_pair, its only successor)?  The dispatch then
  * shows the first opcode (or the fused one, mapped back), and JVMTI steps
  * report the first instruction only. */
 int flow_fuses(uint8_t op, const struct jcfg *g, uint32_t pos)
@@ -35,7 +35,7 @@ int flow_fuses(uint8_t op, const struct jcfg *g, uint32_t pos)
 		return 0;
 	uint32_t n;
 	const uint32_t *s = jcfg_succs(g, pos, &n);
-	return n == 1 && flow_fused_pair(op, jcfg_insn(g, s[0])->op);
+	return n == 1 && jbc_fused_pair(op, jcfg_insn(g, s[0])->op);
 }
 
 /* Can the code from instruction POS (which ran OPS[0]) go on to run
@@ -102,7 +102,7 @@ static unsigned raw_succs(const uint8_t *code, size_t len, size_t bci, size_t *s
 			s[ns++] = (size_t)t;
 	}
 	/* getfield, iload and caload fall through: one successor */
-	if (ns == 1 && s[0] < len && flow_fused_pair(op, code[s[0]])) {
+	if (ns == 1 && s[0] < len && jbc_fused_pair(op, code[s[0]])) {
 		int l2 = jbc_length(code, len, s[0]);
 		s[ns++] = l2 > 0 ? s[0] + (size_t)l2 : len;
 	}
@@ -134,7 +134,7 @@ int flow_raw_explains(const uint8_t *code, size_t len, size_t bci, const uint8_t
 		if (l && jbc_table[op].kind == JBC_OTHER) {
 			if (bci + l >= len)
 				return 1;
-			if (!flow_fused_pair(op, code[bci + l])) {
+			if (!jbc_fused_pair(op, code[bci + l])) {
 				bci += l;
 				if (code[bci] != ops[1])
 					return 0;
@@ -305,7 +305,7 @@ static unsigned next_ops(struct flow *f, uint32_t m, size_t bci, size_t l, uint8
 		if (t >= 0 && (size_t)t < len)
 			nx[n++] = code[t];
 		/* a fused pair: what follows its second instruction */
-		if (kind == JBC_OTHER && n == 1 && flow_fused_pair(op, nx[0])) {
+		if (kind == JBC_OTHER && n == 1 && jbc_fused_pair(op, nx[0])) {
 			int l2 = jbc_length(code, len, next);
 			if (l2 > 0 && next + (size_t)l2 < len)
 				nx[n++] = code[next + (size_t)l2];
@@ -340,7 +340,7 @@ static inline int plain_next(const uint8_t *code, size_t len, size_t bci, uint8_
 	*l = pk & ~PLAIN_ENDS;
 	if (pk & PLAIN_ENDS)
 		return *l <= len - bci ? 0xff : -1;
-	if (*l >= len - bci || flow_fused_pair(op, code[bci + *l]))
+	if (*l >= len - bci || jbc_fused_pair(op, code[bci + *l]))
 		return -1;
 	return code[bci + *l];
 }

@@ -128,7 +128,7 @@ static int interp_from(struct flow *f, uint32_t i, struct frame *t, uint8_t op,
 	const uint32_t *s = jcfg_hot_succs(hot, t->pos, &ns);
 	int err = add_running(f, t, hot, s, ns, op, from);
 	/* flow_fuses: t->pos and its successor were one dispatch */
-	if (!err && ns == 1 && flow_fused_pair(in.op, hot[s[0]].op)) {
+	if (!err && ns == 1 && jbc_fused_pair(in.op, hot[s[0]].op)) {
 		s = jcfg_hot_succs(hot, s[0], &ns);
 		err = add_running(f, t, hot, s, ns, op, from);
 	}
@@ -763,7 +763,7 @@ static int one_successor(struct flow *f, const struct frame *t, uint8_t op, uint
 		return 0;
 	const uint32_t *sc = jcfg_hot_succs(hot, t->pos, &ns);
 	/* flow_fuses, inline */
-	if (ns == 1 && flow_fused_pair(in.op, hot[sc[0]].op))
+	if (ns == 1 && jbc_fused_pair(in.op, hot[sc[0]].op))
 		return 0; /* a fused pair: two ways to match */
 	for (uint32_t k = 0; k < ns; k++) {
 		if (hot[sc[k]].op == op) {

@@ -43,7 +43,7 @@ static void put_in(const struct jpd_stream *st, struct jpd_switch *w, size_t g)
 	if (g != gap_of(st, w))
 		w->late = 0; /* out of the overflow it was marked in */
 	w->apply_tsc = st->en[g];
-	w->apply_k = (uint32_t)(g - jpd_gap_lower(st, st->en[g]));
+	w->apply_k = jpd_gap_rank(st->en, g);
 }
 
 static uint64_t dist(uint64_t t, uint64_t a, uint64_t b)

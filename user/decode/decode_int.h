@@ -172,6 +172,17 @@ void jpd_sched_fini(struct jpd_sched *s);
  * such a gap unless none lies within WINDOW (TSC ticks: how far a BPF
  * timestamp may be off) of the nearest gap of any kind. */
 #define JPD_GAP_OVERFLOW 2
+/* The first of the N gaps (sorted by their enable times EN) that ends at
+ * or after T: N if none. */
+size_t jpd_gaps_ending_at(const uint64_t *en, size_t n, uint64_t t);
+/* Gap G's rank among the gaps ending at EN[G]: coarse timing makes
+ * several end at one TSC, and a switch names its gap by (time, rank). */
+static inline uint32_t jpd_gap_rank(const uint64_t *en, size_t g)
+{
+	return (uint32_t)(g - jpd_gaps_ending_at(en, g, en[g]));
+}
+/* The first of the N switches SW (sorted by tsc) at or after T: N if none. */
+size_t jpd_switch_at(const struct jpd_switch *sw, size_t n, uint64_t t);
 void jpd_sched_place(struct jpd_switch *sw, size_t n, const uint64_t *dis,
 		     const uint64_t *en, const uint8_t *async, size_t ngaps,
 		     uint64_t window);

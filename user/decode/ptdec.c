@@ -276,20 +276,6 @@ static int open_gap(struct sdec *s, uint8_t cause, int err, uint64_t offset)
 	return rc;
 }
 
-/* The first of this CPU's switches at or after T. */
-static size_t switch_at(const struct sdec *s, uint64_t t)
-{
-	size_t lo = 0, hi = s->nsw;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (s->sw[mid].tsc < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* Emit the gap E as TID's. */
 static int emit_gap_of(struct sdec *s, uint32_t tid, const struct jpb_decoded_event *e)
 {
@@ -373,7 +359,7 @@ static int close_gap(struct sdec *s)
 	if (!s->silent && (s->gap.what == JPB_GAP_DECODE_ERROR ||
 			   s->gap.what == JPB_GAP_STREAM_END))
 		s->n->errors++;
-	size_t first = switch_at(s, s->gap.tsc);
+	size_t first = jpd_switch_at(s->sw, s->nsw, s->gap.tsc);
 	uint32_t given[64];
 	size_t ngiven = 0;
 	/* at a run's start, the switches in the hole before it were applied
@@ -702,7 +688,7 @@ static int switch_follows(const struct sdec *s)
 	size_t g = s->a.gaps_seen ? jpd_gap_lower(st, s->a.gap_tsc) + s->a.gap_k + 1 : 0;
 	if (g >= st->ngaps)
 		return 0;
-	uint32_t k = (uint32_t)(g - jpd_gap_lower(st, st->en[g]));
+	uint32_t k = jpd_gap_rank(st->en, g);
 	return w->apply_tsc < st->en[g] || (w->apply_tsc == st->en[g] && w->apply_k <= k);
 }
 

@@ -528,15 +528,7 @@ int jpd_attr_apply(const struct jpd_stream *st, struct jpd_attr_state *a,
 
 size_t jpd_gap_lower(const struct jpd_stream *st, uint64_t t)
 {
-	size_t lo = 0, hi = st->ngaps;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (st->en[mid] < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return jpd_gaps_ending_at(st->en, st->ngaps, t);
 }
 
 void jpd_attr_gap(struct jpd_attr_state *a, uint64_t tsc)

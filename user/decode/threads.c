@@ -256,9 +256,7 @@ static uint64_t dist(uint64_t t, uint64_t a, uint64_t b)
 	return t < a ? a - t : t > b ? t - b : 0;
 }
 
-/* The first of the N gaps (sorted by their enable times EN) that ends at
- * or after T: N if none. */
-static size_t first_ending_at(const uint64_t *en, size_t n, uint64_t t)
+size_t jpd_gaps_ending_at(const uint64_t *en, size_t n, uint64_t t)
 {
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
@@ -276,7 +274,7 @@ static size_t first_ending_at(const uint64_t *en, size_t n, uint64_t t)
 static size_t nearest(uint64_t t, int leaving, int need_async, const uint64_t *dis,
 		      const uint64_t *en, const uint8_t *async, size_t ngaps)
 {
-	size_t r = first_ending_at(en, ngaps, t), l = r; /* r going up, l - 1 down */
+	size_t r = jpd_gaps_ending_at(en, ngaps, t), l = r; /* r going up, l - 1 down */
 	while (r < ngaps && need_async && !async[r])
 		r++;
 	while (l > 0 && need_async && !async[l - 1])
@@ -297,6 +295,19 @@ static size_t nearest(uint64_t t, int leaving, int need_async, const uint64_t *d
 	return leaving ? r : l - 1;
 }
 
+size_t jpd_switch_at(const struct jpd_switch *sw, size_t n, uint64_t t)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (sw[mid].tsc < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 int jpd_sched_ran_elsewhere(const struct jpd_sched *sc, uint32_t cpu, uint32_t tid,
 			    uint64_t from, uint64_t to)
 {
@@ -304,14 +315,8 @@ int jpd_sched_ran_elsewhere(const struct jpd_sched *sc, uint32_t cpu, uint32_t t
 		if (c == cpu)
 			continue;
 		const struct jpd_switch *w = sc->sw[c];
-		size_t lo = 0, hi = sc->nsw[c];
-		while (lo < hi) { /* the first switch after FROM */
-			size_t mid = (lo + hi) / 2;
-			if (w[mid].tsc <= from)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		/* the first switch after FROM */
+		size_t lo = from == UINT64_MAX ? sc->nsw[c] : jpd_switch_at(w, sc->nsw[c], from + 1);
 		for (size_t k = lo; k < sc->nsw[c] && w[k].tsc < to; k++)
 			if (w[k].next_tid == tid)
 				return 1;
@@ -328,7 +333,7 @@ void jpd_sched_overflow(const struct jpd_sched *sc, uint32_t cpu, const uint64_t
 		struct jpd_switch *a = &sw[i];
 		if (a->prev_tid || a->next_tid != d->prev_tid || d->next_tid)
 			continue;
-		size_t g = first_ending_at(en, ngaps, d->apply_tsc) + d->apply_k;
+		size_t g = jpd_gaps_ending_at(en, ngaps, d->apply_tsc) + d->apply_k;
 		/* trace followed the overflow by the next disable at the latest */
 		if (g >= ngaps || async[g] != JPD_GAP_OVERFLOW ||
 		    (g + 1 < ngaps && a->tsc > dis[g + 1]))
@@ -384,7 +389,7 @@ void jpd_sched_place(struct jpd_switch *sw, size_t n, const uint64_t *dis,
 		sw[i].apply_tsc = en[g];
 		/* Coarse timing makes several gaps end at one TSC: name the
 		 * gap by its rank among them, as the decoder counts them. */
-		sw[i].apply_k = (uint32_t)(g - first_ending_at(en, g, en[g]));
+		sw[i].apply_k = jpd_gap_rank(en, g);
 	}
 	keep_order(sw, n);
 }
@@ -393,7 +398,7 @@ void jpd_sched_hole(struct jpd_switch *sw, size_t n, const uint64_t *dis,
 		    const uint64_t *en, size_t ngaps, size_t g)
 {
 	uint64_t end = g + 1 < ngaps ? dis[g + 1] : UINT64_MAX;
-	uint32_t k = (uint32_t)(g - first_ending_at(en, g, en[g]));
+	uint32_t k = jpd_gap_rank(en, g);
 	for (size_t i = 0; i < n; i++)
 		if (sw[i].tsc > en[g] && sw[i].tsc < end) {
 			sw[i].apply_tsc = en[g];

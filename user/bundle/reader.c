@@ -183,6 +183,16 @@ int jpb_reader_open(struct jpb_bundle *b, const char *name,
 /* A record stepped over (jpb_reader_skip_damaged): read on. */
 #define STEPPED_OVER 1
 
+/* Whether record header H (its checksum field zeroed here) and PAYLOAD
+ * give the checksum H holds.  libdeflate: zlib's CRC-32, much faster on
+ * short records. */
+static int crc_holds(uint8_t h[JPB_REC_HDR_SIZE], const uint8_t *payload, uint32_t size)
+{
+	uint32_t stored = jpb_le32(h + 16);
+	jpb_st32(h + 16, 0);
+	return libdeflate_crc32(libdeflate_crc32(0, h, JPB_REC_HDR_SIZE), payload, size) == stored;
+}
+
 /* Whether a whole record whose checksum matches starts at AT (KNOWN: and
  * is of a known type, which spares a search most checksums).  Read with
  * pread: the reader's buffer and file position stay as they are. */
@@ -198,10 +208,7 @@ static int record_at(const struct jpb_reader *r, uint64_t at, int known)
 		return 0;
 	uint8_t *payload = malloc(size ? size : 1);
 	int ok = payload && pread(r->fd, payload, size, (off_t)(at + sizeof(h))) ==
-				    (ssize_t)size;
-	uint32_t stored = jpb_le32(h + 16);
-	jpb_st32(h + 16, 0);
-	ok = ok && libdeflate_crc32(libdeflate_crc32(0, h, sizeof(h)), payload, size) == stored;
+				    (ssize_t)size && crc_holds(h, payload, size);
 	free(payload);
 	return ok;
 }
@@ -276,12 +283,7 @@ static int read_record(struct jpb_reader *r, struct jpb_record *rec)
 	if (avail < JPB_REC_HDR_SIZE + size)
 		return reader_fail(r, jpb_err_truncated, off, "truncated");
 	const uint8_t *payload = r->buf + r->buf_pos + JPB_REC_HDR_SIZE;
-	uint32_t stored = jpb_le32(h + 16);
-	jpb_st32(h + 16, 0);
-	/* libdeflate: zlib's CRC-32, much faster on short records. */
-	uint32_t crc = libdeflate_crc32(libdeflate_crc32(0, h, sizeof(h)),
-					payload, size);
-	if (crc != stored) {
+	if (!crc_holds(h, payload, size)) {
 		if (!r->skip_damaged)
 			return reader_fail(r, jpb_err_corrupt, off,
 					   "corrupt (checksum mismatch)");

@@ -68,12 +68,6 @@ t_check "a compiled method's metadata missing: nothing invented (all decoded eve
 # decode_mangled NAME FROM MODE FILE ARG: copy bundle FROM to $b
 # ($TESTTMP/dmg-NAME), pt_mangle MODE its FILE with ARG, decode it into
 # $b.out and $b.err; $rc gets the exit status.
-# all_placed CHK: decode_check found every decoded event on its thread and
-# every gap between its neighbours' times.
-all_placed() {
-	[ "$(decode_field "$1" matched)" = "$(decode_field "$1" decoded)" ] &&
-		[ "$(decode_field "$1" gap_bounds_bad)" = 0 ]
-}
 decode_mangled() {
 	b=$TESTTMP/dmg-$1
 	rm -rf "$b"; cp -r "$2" "$b"

@@ -1,6 +1,8 @@
 # Helpers for the decode_*.sh suites (sourced after lib.sh and sim_lib.sh).
 #   decode_setup          checks that decode_check is built (else bails out)
 #   decode_field OUT KEY  the number after KEY= in decode_check's total line
+#   decode_exact CHK      every truth bytecode decoded and matched, no other
+#   all_placed CHK        every decoded event matched, every gap bounded
 #   pt_mangle MODE FILE   damages a stream file in place, keeping it readable
 #                         by the bundle library (CRCs recomputed):
 #                         flip SEED: flips 3 random bits in each pt_aux_data
@@ -20,6 +22,20 @@ decode_setup() {
 
 decode_field() {
 	sed -n "s/^total .*[ ]$2=\([0-9]*\).*/\1/p" "$1" | head -1
+}
+
+# decode_exact CHK: decode_check found every truth bytecode decoded, each
+# on its thread, in order, and nothing else.
+decode_exact() {
+	[ "$(decode_field "$1" matched)" = "$(decode_field "$1" truth)" ] &&
+		[ "$(decode_field "$1" decoded)" = "$(decode_field "$1" truth)" ]
+}
+
+# all_placed CHK: decode_check found every decoded event on its thread and
+# every gap between its neighbours' times.
+all_placed() {
+	[ "$(decode_field "$1" matched)" = "$(decode_field "$1" decoded)" ] &&
+		[ "$(decode_field "$1" gap_bounds_bad)" = 0 ]
 }
 
 pt_mangle() {

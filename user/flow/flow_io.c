@@ -31,7 +31,6 @@ struct names {
 	size_t ncode;
 };
 
-
 static char *dup_str(const struct jpb_str *s)
 {
 	char *d = malloc(s->len + 1);

@@ -116,6 +116,21 @@ static size_t recovered(const struct th *t, size_t *at)
 	return n;
 }
 
+/* Recover T's gap and free T: the events recovered, which the output
+ * gained, the last of them a filler. */
+static size_t recover_and_free(struct th *t)
+{
+	size_t before = t->f.nout, at = 0;
+	assert_int_equal(flow_recover(&t->f), 0);
+	size_t n = recovered(t, &at);
+	assert_int_equal(t->f.nout, before + n);
+	if (n)
+		assert_int_equal(t->f.out[at].bci, FILLER);
+	free(t->f.out);
+	free(t);
+	return n;
+}
+
 /* The best candidate fills NFILL events (20000 at most). */
 static void best_fills(int nfill)
 {
@@ -146,13 +161,7 @@ static void test_best_fills_20000(void **state)
 
 static void declined(int good_rank, int nfill)
 {
-	struct th *t = thread(good_rank, nfill);
-	size_t before = t->f.nout, at = 0;
-	assert_int_equal(flow_recover(&t->f), 0);
-	assert_int_equal(t->f.nout, before);
-	assert_int_equal(recovered(t, &at), 0);
-	free(t->f.out);
-	free(t);
+	assert_int_equal(recover_and_free(thread(good_rank, nfill)), 0);
 }
 
 static void test_second_best_declined(void **state)
@@ -172,15 +181,11 @@ static void test_longer_than_20000_declined(void **state)
 static size_t reconnect_differing(int nfill, int at)
 {
 	struct th *t = thread(0, nfill);
-	size_t i = 0, n = 0;
+	size_t i = 0;
 	while (t->f.out[i].bci != FILLER)
 		i++;
 	t->f.out[i + (size_t)nfill + (size_t)at].bci = 999;
-	assert_int_equal(flow_recover(&t->f), 0);
-	n = recovered(t, &i);
-	free(t->f.out);
-	free(t);
-	return n;
+	return recover_and_free(t);
 }
 
 /* A continuation must repeat 8 events after the gap (3 recur by chance
@@ -201,16 +206,7 @@ static void test_reconnection_must_agree(void **state)
  * events. */
 static size_t fills_on_suffix(int ctx, int nfill)
 {
-	struct th *t = thread_ctx(0, nfill, ctx);
-	size_t before = t->f.nout, at = 0, n;
-	assert_int_equal(flow_recover(&t->f), 0);
-	n = recovered(t, &at);
-	assert_int_equal(t->f.nout, before + n);
-	if (n)
-		assert_int_equal(t->f.out[at].bci, FILLER);
-	free(t->f.out);
-	free(t);
-	return n;
+	return recover_and_free(thread_ctx(0, nfill, ctx));
 }
 
 /* A suffix of 64 events may copy up to 20000; one of 16-63 at most as
@@ -350,14 +346,7 @@ static size_t loop_elsewhere(int nelse, int nis)
 		put(t, AFTER + k);
 	t->f.gaps = &t->gap;
 	t->f.ngaps = 1;
-	size_t at = 0, n;
-	assert_int_equal(flow_recover(&t->f), 0);
-	n = recovered(t, &at);
-	if (n)
-		assert_int_equal(t->f.out[at].bci, FILLER);
-	free(t->f.out);
-	free(t);
-	return n;
+	return recover_and_free(t);
 }
 
 /* The loop's previous periods before the gap (own candidates) rank

@@ -50,8 +50,11 @@ struct flow_sink {
 /* Reconstruct one thread event by event (reconstruct/thread.c): the
  * events kept are the pending steps' and the lookahead's, the flow kept
  * is one window (flow_opts.window), so memory does not grow with the
- * thread.  flow_push copies E. */
-int flow_begin(struct flow *f, const struct flow_sink *sink);
+ * thread.  GAPLESS: the thread's events are known to hold no gap (its
+ * decoded/summary record): nothing will be recovered, and the default
+ * window is a smaller one, which gives the same flow (flow_window.sh).
+ * flow_push copies E. */
+int flow_begin(struct flow *f, const struct flow_sink *sink, int gapless);
 int flow_push(struct flow *f, const struct jpb_decoded_event *e);
 /* flow_push in two halves, for a reader that parses an event's frames in
  * place (jpb_decoded_event_next): the room for the next event's frames
@@ -462,6 +465,7 @@ struct flow {
 	struct jpb_flow_event *all;
 	size_t nall, capall;
 	int win_trunc; /* a pending step was truncated */
+	int gapless;   /* flow_begin's GAPLESS */
 	/* a step's states before the cap (flow_stage_end) */
 	struct staged *stage;
 	size_t nstage, capstage;

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "flow/flow_int.h"
+#include "records_decoded.h"
 #include "records_jvm.h"
 
 #define BATCH 4096u
@@ -247,9 +248,50 @@ static int feed_thread(struct jpb_bundle *b, struct flow *f, const char *name,
 	return 0;
 }
 
-/* Thread TID: decoded/tidTID in, flow/tidTID and its summary out. */
+/* The threads whose decoded stream holds no gap, by decoded/summary
+ * (decode.c counts a thread's gap events there), into *TIDS (malloc'd,
+ * *N of them).  A summary that cannot be read names none: every thread
+ * then gets the usual window. */
+static void gapless_tids(struct jpb_bundle *b, uint32_t **tids, size_t *n)
+{
+	struct jpb_reader *r;
+	size_t cap = 0;
+	*tids = NULL;
+	*n = 0;
+	if (jpb_reader_open(b, "decoded/summary", &r))
+		return;
+	const struct jpb_rectype *t = jpb_rectype_find(JPB_REC_DECODED_THREAD);
+	struct jpb_record rec;
+	int err = 0;
+	while (!err && jpb_reader_next(r, &rec) == 0) {
+		struct jpb_rec_decoded_thread th;
+		if (rec.type != JPB_REC_DECODED_THREAD ||
+		    jpb_rec_decode(t, rec.payload, rec.size, &th) || th.gaps)
+			continue;
+		err = JPB_GROW(*tids, *n, cap);
+		if (!err)
+			(*tids)[(*n)++] = th.tid;
+	}
+	jpb_reader_free(r);
+	if (err) { /* out of memory: none named, as without a summary */
+		free(*tids);
+		*tids = NULL;
+		*n = 0;
+	}
+}
+
+static int tid_in(const uint32_t *tids, size_t n, uint32_t tid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (tids[i] == tid)
+			return 1;
+	return 0;
+}
+
+/* Thread TID: decoded/tidTID in, flow/tidTID and its summary out;
+ * GAPLESS: decoded/summary says its stream holds no gap. */
 static int do_thread(struct jpb_bundle *b, struct flow *f, const char *dname,
-		     struct flow_summary *s, struct jpb_writer *sum,
+		     int gapless, struct flow_summary *s, struct jpb_writer *sum,
 		     struct jpb_buf *scratch, char *errmsg, size_t size)
 {
 	uint32_t tid = (uint32_t)strtoul(dname + 11, NULL, 10);
@@ -270,7 +312,7 @@ static int do_thread(struct jpb_bundle *b, struct flow *f, const char *dname,
 	t->tid = tid;
 	t->scratch = scratch;
 	struct flow_sink sk = { tsink_put, t };
-	err = flow_begin(f, &sk);
+	err = flow_begin(f, &sk, gapless);
 	if (!err)
 		err = feed_thread(b, f, dname, errmsg, size);
 	int ferr = flow_finish(f, s);
@@ -343,6 +385,9 @@ static int run_threads(struct jpb_bundle *b, struct flow *f,
 	for (size_t i = 0; tids && i < count; i++)
 		if (!strncmp(names[i], "decoded/tid", 11) && strcmp(names[i], "decoded/tid0"))
 			tids[ntid++] = strdup(names[i]);
+	uint32_t *gapless;
+	size_t ngapless;
+	gapless_tids(b, &gapless, &ngapless);
 	struct jpb_writer *sum = NULL;
 	struct jpb_buf scratch = { 0 };
 	err = tids ? jpb_writer_open(b, "flow/summary", &sum) : jpb_err_nomem;
@@ -351,7 +396,9 @@ static int run_threads(struct jpb_bundle *b, struct flow *f,
 		all += jpb_bundle_stream_size(b, tids[i]);
 	for (size_t i = 0; i < ntid && !err; i++) {
 		struct flow_summary s = { 0 };
-		err = do_thread(b, f, tids[i], &s, sum, &scratch, errmsg, size);
+		uint32_t tid = (uint32_t)strtoul(tids[i] + 11, NULL, 10);
+		err = do_thread(b, f, tids[i], tid_in(gapless, ngapless, tid), &s, sum,
+				&scratch, errmsg, size);
 		total->threads++;
 		total->events += s.events;
 		for (int k = 0; k < 6; k++)
@@ -374,6 +421,7 @@ static int run_threads(struct jpb_bundle *b, struct flow *f,
 	for (size_t i = 0; i < ntid; i++)
 		free(tids[i]);
 	free(tids);
+	free(gapless);
 	jpb_buf_fini(&scratch);
 	return err;
 }

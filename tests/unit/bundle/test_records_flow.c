@@ -218,6 +218,33 @@ static void test_usual_event_size(void **state)
 	jpb_buf_fini(&pk);
 }
 
+/* A call or a return at the same tsc: flags with the method bit, opcode,
+ * bci step, then the method index as LEB128 (1 or 2 bytes inline; 3
+ * bytes, 0x4000, through the general packer), as the format says. */
+static void test_method_change_bytes(void **state)
+{
+	(void)state;
+	struct jpb_flow_event v[] = {
+		{ 5, 10, 0xb6, 2, 1, 0, 1000 },     /* first: all fields */
+		{ 200, 0, 0x2a, 2, 1, 0, 1000 },    /* call, 2-byte index */
+		{ 7, 3, 0x57, 3, 1, 0, 1000 },      /* return, 1 byte */
+		{ 0x4000, 3, 0x2a, 2, 1, 0, 1000 }, /* 3 bytes */
+		{ 0x4000, 4, 0x04, 2, 1, 0, 1000 }, /* same method: 3 bytes */
+	};
+	static const uint8_t want[] = {
+		2 | 0x08 | 0x20, 0xb6, 20, 5, 0xd0, 0x0f, /* tsc 1000 from 0 */
+		2 | 0x08, 0x2a, 19, 0xc8, 0x01,
+		3 | 0x08, 0x57, 6, 7,
+		2 | 0x08, 0x2a, 0, 0x80, 0x80, 0x01,
+		2, 0x04, 2,
+	};
+	struct jpb_buf pk = { 0 };
+	assert_int_equal(jpb_flow_events_pack(&pk, v, 5), 0);
+	assert_int_equal(pk.len, sizeof(want));
+	assert_memory_equal(pk.data, want, sizeof(want));
+	jpb_buf_fini(&pk);
+}
+
 /* A payload of a packed record of COUNT events over BYTES, in a block of
  * exactly its size so that ASan sees any read past it. */
 static struct jpb_record mkrec(const uint8_t *bytes, size_t len, uint32_t count)
@@ -342,6 +369,7 @@ int main(void)
 		cmocka_unit_test(test_random_roundtrip),
 		cmocka_unit_test(test_old_format_reads),
 		cmocka_unit_test(test_usual_event_size),
+		cmocka_unit_test(test_method_change_bytes),
 		cmocka_unit_test(test_damaged_packed),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -133,9 +133,11 @@ static size_t pack_any(uint8_t *p, const struct jpb_flow_event *e,
 	return n;
 }
 
-/* Inline for most events (~80% on SimLoop): a small step in the same
- * method at the same tsc, ncand 1 and reserved 0 (one load of bytes
- * 8-15: opcode, status, ncand, reserved, little-endian), 3 bytes. */
+/* Inline for most events (~80% on SimLoop, 85% on jython): a small
+ * step at the same tsc, ncand 1 and reserved 0 (one load of bytes 8-15:
+ * opcode, status, ncand, reserved, little-endian), 3 bytes in the same
+ * method, 4 or 5 into another (a call or a return: 11% on jython, which
+ * took pack_any's ~70 instructions). */
 static inline size_t pack_one(uint8_t *p, const struct jpb_flow_event *e,
 			      const struct jpb_flow_event *prev)
 {
@@ -143,12 +145,26 @@ static inline size_t pack_one(uint8_t *p, const struct jpb_flow_event *e,
 	uint64_t w;
 	memcpy(&w, &e->opcode, sizeof(w));
 	if (JPB_LE_HOST && (w >> 16) == 1 && e->status < PK_STATUS_ESC &&
-	    e->method == prev->method && e->tsc == prev->tsc &&
-	    zigzag32(db) < 0x80) {
-		p[0] = e->status;
+	    e->tsc == prev->tsc && zigzag32(db) < 0x80) {
 		p[1] = e->opcode;
 		p[2] = (uint8_t)zigzag32(db);
-		return 3;
+		if (e->method == prev->method) {
+			p[0] = e->status;
+			return 3;
+		}
+		/* a call or a return: the new method's index follows, in
+		 * one or two bytes */
+		if (e->method < 0x80) {
+			p[0] = (uint8_t)(e->status | PK_METHOD);
+			p[3] = (uint8_t)e->method;
+			return 4;
+		}
+		if (e->method < 0x4000) {
+			p[0] = (uint8_t)(e->status | PK_METHOD);
+			p[3] = (uint8_t)(e->method | 0x80);
+			p[4] = (uint8_t)(e->method >> 7);
+			return 5;
+		}
 	}
 	return pack_any(p, e, prev, db);
 }

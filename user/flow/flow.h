@@ -35,8 +35,10 @@ struct flow_opts {
 	unsigned max_resync; /* candidates a resynchronisation may keep (0: 64) */
 	unsigned lookahead;  /* opcodes a resync candidate must explain (0: 8) */
 	unsigned no_recover; /* leave gaps unfilled */
-	/* flow events per window (0: 1 << 19): recovery sees one window and
-	 * the window bounds the memory (RECONSTRUCTION.md, "Windows") */
+	/* flow events per window (0: 1 << 19, and 1 << 15 on a thread that
+	 * decoded/summary says has no gap, where nothing is recovered):
+	 * recovery sees one window and the window bounds the memory
+	 * (RECONSTRUCTION.md, "Windows") */
 	unsigned window;
 	/* the caller has already warned of the jvm stream's damaged records
 	 * (decode does): the flow's warning then names only class files that

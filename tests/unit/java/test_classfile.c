@@ -295,6 +295,18 @@ static void test_cpool_errors(void **state)
 	d = simple(&j, &len);
 	expect_err(d, len, java_err_bad_cpool, off);
 
+	/* A Class naming a Long, after a Methodref and the Long's two
+	 * slots: the message's offset is found again by walking entries
+	 * of every size up to it. */
+	jb_init(&j, "A", "java/lang/Object", 0x21);
+	jb_ref(&j, 10, "A", "m", "()V");
+	uint8_t l2[] = { 5, 0, 0, 0, 0, 0, 0, 0, 2 };
+	uint16_t li = jb_cp_raw(&j, l2, 9, 2);
+	off = 10 + j.cp.n;
+	jb_cp2(&j, 7, li, -1);
+	d = simple(&j, &len);
+	expect_err(d, len, java_err_bad_cpool, off);
+
 	/* A Utf8 with a NUL byte. */
 	jb_init(&j, "A", "java/lang/Object", 0x21);
 	off = 10 + j.cp.n;

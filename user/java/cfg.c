@@ -24,14 +24,14 @@ struct vec {
 #define MAX_CODE 65535u
 #define NO_INSN JCFG_NO_INSN
 
-/* One allocation holds the struct, at[] and the code (their sizes are
- * the code's), a second the instructions and their normal successors
+/* One allocation holds the struct and at[] (its size is the code's), a
+ * second the instructions and their normal successors
  * (room for the most they can have, known after the first walk), a third
  * the blocks and their successors.  Only methods with exception handlers
  * grow the vectors. */
 struct jcfg {
 	struct jcfg_lookup l; /* first: the inline lookups read it */
-	const uint8_t *code; /* a copy, for the switch operands */
+	const uint8_t *code; /* the method's, for the switch operands */
 	uint32_t nblock;
 	struct jcfg_block *block;
 	uint32_t *bsucc;
@@ -539,20 +539,18 @@ static int finish(struct builder *b)
 	return err;
 }
 
-/* The struct, at[] and the code in one allocation, laid out in that
- * order (alignments decreasing). */
+/* The struct and at[] in one allocation.  The code is read where the
+ * method keeps it (a copy was the code's size again for every CFG). */
 static struct jcfg *jcfg_alloc(const struct jcf_method *m)
 {
 	size_t len = m->code_length;
-	struct jcfg *g = malloc(sizeof(*g) + len * sizeof(*g->l.at) + len);
+	struct jcfg *g = malloc(sizeof(*g) + len * sizeof(*g->l.at));
 	if (!g)
 		return NULL;
 	*g = (struct jcfg){ .l = { .code_length = m->code_length } };
 	g->l.at = (uint16_t *)(g + 1);
-	uint8_t *code = (uint8_t *)(g->l.at + len);
-	memcpy(code, m->code, len);
 	memset(g->l.at, 0xff, len * sizeof(*g->l.at));
-	g->code = code;
+	g->code = m->code;
 	return g;
 }
 
@@ -703,7 +701,7 @@ void jcfg_free(struct jcfg *g)
 	free(g->xsucc.v);
 	free(g->bxsucc.v);
 	free(g->l.insn); /* with the leader bits and succ */
-	free(g); /* with at and code */
+	free(g); /* with at */
 }
 
 int32_t jcfg_index_covering(const struct jcfg *g, uint32_t bci)

@@ -70,7 +70,8 @@ struct jcfg_block {
 struct jcfg;
 
 /* Build the CFG of M (declared in CF, used for its exception table and
- * line numbers).  java_err_no_code if M has no code. */
+ * line numbers).  java_err_no_code if M has no code.  The CFG reads M's
+ * code (jcfg_switch_*), which must outlive it. */
 int jcfg_build(struct jcfg **out, const struct jcf_method *m,
 	       struct java_diag *diag);
 void jcfg_free(struct jcfg *g);

@@ -37,6 +37,9 @@ struct jcfg {
 	uint32_t *bsucc;
 	uint32_t nsucc, nbsucc;
 	struct vec xsucc, bxsucc;
+	/* Where each instruction's exception handlers start in xsucc;
+	 * only for a method with an exception table. */
+	uint32_t *xfirst;
 };
 
 /* Per-build scratch state. */
@@ -378,7 +381,7 @@ static int fill(struct builder *b)
 		lines_at(&l, bci);
 		/* field by field (a compound literal was built aside and
 		 * copied); block is make_blocks' */
-		in->bci = bci;
+		in->bci = (uint16_t)bci;
 		in->len = (uint16_t)jbc_length(code, len, bci);
 		in->op = op;
 		in->kind = (uint8_t)kind_at(code, bci);
@@ -386,7 +389,6 @@ static int fill(struct builder *b)
 		in->can_throw = (uint8_t)can_throw(op);
 		in->cp_index = cp_operand(code, bci, op);
 		in->line = l.line;
-		in->xsucc = 0;
 		in->nxsucc = 0;
 		err = normal_succs(b, i);
 		g->l.hot[i] = (struct jcfg_hot){ hsucc + in->succ, in->nsucc, op, in->kind };
@@ -424,18 +426,18 @@ static int exc_succs(struct builder *b, uint32_t i, uint32_t lo, uint32_t hi)
 	const struct jcf_exc *exc = b->m->exc;
 	unsigned nexc = b->m->nexc;
 	int err = java_ok;
-	in->xsucc = g->xsucc.n;
+	uint32_t first = g->xfirst[i] = g->xsucc.n;
 	if (!in->can_throw || in->bci < lo || in->bci >= hi)
 		return java_ok; /* nxsucc stays 0 */
 	for (unsigned k = 0; k < nexc && !err; k++) {
 		const struct jcf_exc *x = &exc[k];
 		if (in->bci < x->start_pc || in->bci >= x->end_pc)
 			continue;
-		err = vec_add_unique(&g->xsucc, in->xsucc, g->l.at[x->handler_pc]);
+		err = vec_add_unique(&g->xsucc, first, g->l.at[x->handler_pc]);
 		if (x->catch_type == 0)
 			break; /* catches everything: later entries never match */
 	}
-	in->nxsucc = (uint16_t)(g->xsucc.n - in->xsucc);
+	in->nxsucc = (uint16_t)(g->xsucc.n - first);
 	return err;
 }
 
@@ -451,6 +453,9 @@ static int all_exc_succs(struct builder *b)
 		if (b->m->exc[k].end_pc > hi)
 			hi = b->m->exc[k].end_pc;
 	}
+	b->g->xfirst = malloc(b->g->l.ninsn * sizeof(*b->g->xfirst));
+	if (!b->g->xfirst)
+		return java_err_nomem;
 	for (uint32_t i = 0; i < b->g->l.ninsn && !err; i++)
 		err = exc_succs(b, i, lo, hi);
 	return err;
@@ -492,7 +497,7 @@ static int make_blocks(struct builder *b)
 			.start_bci = insn[i].bci,
 			.end_bci = insn[next - 1].bci + insn[next - 1].len };
 		for (uint32_t j = i; j < next; j++)
-			insn[j].block = k;
+			insn[j].block = (uint16_t)k;
 	}
 	return java_ok;
 }
@@ -512,7 +517,7 @@ static int block_succs(struct jcfg *g, uint32_t k)
 		const struct jcfg_insn *in = &g->l.insn[i];
 		for (uint32_t s = 0; s < in->nxsucc && !err; s++)
 			err = vec_add_unique(&g->bxsucc, bl->xsucc,
-				g->l.insn[g->xsucc.v[in->xsucc + s]].block);
+				g->l.insn[g->xsucc.v[g->xfirst[i] + s]].block);
 	}
 	bl->nxsucc = g->bxsucc.n - bl->xsucc;
 	return err;
@@ -700,6 +705,7 @@ void jcfg_free(struct jcfg *g)
 	free(g->block); /* with bsucc */
 	free(g->xsucc.v);
 	free(g->bxsucc.v);
+	free(g->xfirst);
 	free(g->l.insn); /* with the leader bits and succ */
 	free(g); /* with at */
 }
@@ -723,7 +729,7 @@ int32_t jcfg_index_covering(const struct jcfg *g, uint32_t bci)
 const uint32_t *jcfg_xsuccs(const struct jcfg *g, uint32_t i, uint32_t *n)
 {
 	*n = i < g->l.ninsn ? g->l.insn[i].nxsucc : 0;
-	return *n ? g->xsucc.v + g->l.insn[i].xsucc : NULL;
+	return *n ? g->xsucc.v + g->xfirst[i] : NULL;
 }
 
 uint32_t jcfg_block_count(const struct jcfg *g) { return g->nblock; }

@@ -647,21 +647,22 @@ switch_ok(const uint8_t *code, uint32_t len, const uint64_t *starts,
 	return 1;
 }
 
-/* Do the branch, switch and handler targets all start instructions? */
-static int targets_ok(const struct jcf_method *m, const uint64_t *starts)
+/* Does the instruction at BCI, of KIND (jbc_info's), jump only to the
+ * starts of instructions?  True of any that is no branch or switch. */
+static inline int jump_ok(const uint8_t *code, uint32_t len,
+			  const uint64_t *starts, uint32_t bci, unsigned kind)
 {
-	const uint8_t *code = m->code;
+	if (kind == JBC_SWITCH)
+		return switch_ok(code, len, starts, bci);
+	return !branches(kind) ||
+	       starts_at(starts, len, (uint32_t)branch_target(
+				 code, bci, jbc_table[code[bci]].length));
+}
+
+/* Do the handler table's bcis all start instructions? */
+static int handlers_ok(const struct jcf_method *m, const uint64_t *starts)
+{
 	uint32_t len = m->code_length;
-	for (uint32_t bci = 0; bci < len;
-	     bci += (uint32_t)jbc_length(code, len, bci)) {
-		unsigned kind = jbc_info(code[bci])->kind;
-		if (kind == JBC_SWITCH && !switch_ok(code, len, starts, bci))
-			return 0;
-		if (branches(kind) &&
-		    !starts_at(starts, len, (uint32_t)branch_target(
-					code, bci, jbc_table[code[bci]].length)))
-			return 0;
-	}
 	for (unsigned k = 0; k < m->nexc; k++) {
 		const struct jcf_exc *x = &m->exc[k];
 		if (!starts_at(starts, len, x->handler_pc) ||
@@ -672,18 +673,53 @@ static int targets_ok(const struct jcf_method *m, const uint64_t *starts)
 	return 1;
 }
 
+/* Do the branch and switch targets all start instructions?  A second
+ * walk of every instruction, for code with more jumps than check
+ * lists. */
+static int targets_ok(const struct jcf_method *m, const uint64_t *starts)
+{
+	const uint8_t *code = m->code;
+	uint32_t len = m->code_length;
+	for (uint32_t bci = 0; bci < len;
+	     bci += (uint32_t)jbc_length(code, len, bci))
+		if (!jump_ok(code, len, starts, bci, jbc_info(code[bci])->kind))
+			return 0;
+	return 1;
+}
+
+/* The jumps check lists as it walks the code: their targets are
+ * checked once every start is known, without a second walk of the
+ * code (most methods have a few; jcfg_check is asked of every
+ * candidate callee). */
+#define CHECK_JUMPS 256
+
 static int check(const struct jcf_method *m, uint64_t *starts)
 {
-	uint32_t len = m->code_length;
+	const uint8_t *code = m->code;
+	uint32_t len = m->code_length, njumps = 0;
+	uint16_t jumps[CHECK_JUMPS];
 	memset(starts, 0, ((len + 63) / 64) * sizeof(*starts));
 	for (uint32_t bci = 0; bci < len;) {
 		int n;
-		if (!insn_ok(m->code, len, bci, &n))
+		if (!insn_ok(code, len, bci, &n))
 			return java_err_bad_code;
 		starts[bci >> 6] |= 1ull << (bci & 63);
+		unsigned kind = jbc_info(code[bci])->kind;
+		if (kind == JBC_SWITCH || branches(kind)) {
+			if (njumps < CHECK_JUMPS)
+				jumps[njumps] = (uint16_t)bci;
+			njumps++;
+		}
 		bci += (uint32_t)n;
 	}
-	return targets_ok(m, starts) ? java_ok : java_err_bad_code;
+	int ok = 1;
+	if (njumps > CHECK_JUMPS)
+		ok = targets_ok(m, starts);
+	else
+		for (uint32_t k = 0; k < njumps && ok; k++)
+			ok = jump_ok(code, len, starts, jumps[k],
+				     jbc_info(code[jumps[k]])->kind);
+	return ok && handlers_ok(m, starts) ? java_ok : java_err_bad_code;
 }
 
 int jcfg_check(const struct jcf_method *m)

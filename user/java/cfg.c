@@ -24,19 +24,22 @@ struct vec {
 #define MAX_CODE 65535u
 #define NO_INSN JCFG_NO_INSN
 
-/* One allocation holds the struct, at[] and the code (their sizes are
- * the code's), a second the instructions and their normal successors
+/* One allocation holds the struct and at[] (its size is the code's), a
+ * second the instructions and their normal successors
  * (room for the most they can have, known after the first walk), a third
  * the blocks and their successors.  Only methods with exception handlers
  * grow the vectors. */
 struct jcfg {
 	struct jcfg_lookup l; /* first: the inline lookups read it */
-	const uint8_t *code; /* a copy, for the switch operands */
+	const uint8_t *code; /* the method's, for the switch operands */
 	uint32_t nblock;
 	struct jcfg_block *block;
 	uint32_t *bsucc;
 	uint32_t nsucc, nbsucc;
 	struct vec xsucc, bxsucc;
+	/* Where each instruction's exception handlers start in xsucc;
+	 * only for a method with an exception table. */
+	uint32_t *xfirst;
 };
 
 /* Per-build scratch state. */
@@ -378,7 +381,7 @@ static int fill(struct builder *b)
 		lines_at(&l, bci);
 		/* field by field (a compound literal was built aside and
 		 * copied); block is make_blocks' */
-		in->bci = bci;
+		in->bci = (uint16_t)bci;
 		in->len = (uint16_t)jbc_length(code, len, bci);
 		in->op = op;
 		in->kind = (uint8_t)kind_at(code, bci);
@@ -386,7 +389,6 @@ static int fill(struct builder *b)
 		in->can_throw = (uint8_t)can_throw(op);
 		in->cp_index = cp_operand(code, bci, op);
 		in->line = l.line;
-		in->xsucc = 0;
 		in->nxsucc = 0;
 		err = normal_succs(b, i);
 		g->l.hot[i] = (struct jcfg_hot){ hsucc + in->succ, in->nsucc, op, in->kind };
@@ -424,18 +426,18 @@ static int exc_succs(struct builder *b, uint32_t i, uint32_t lo, uint32_t hi)
 	const struct jcf_exc *exc = b->m->exc;
 	unsigned nexc = b->m->nexc;
 	int err = java_ok;
-	in->xsucc = g->xsucc.n;
+	uint32_t first = g->xfirst[i] = g->xsucc.n;
 	if (!in->can_throw || in->bci < lo || in->bci >= hi)
 		return java_ok; /* nxsucc stays 0 */
 	for (unsigned k = 0; k < nexc && !err; k++) {
 		const struct jcf_exc *x = &exc[k];
 		if (in->bci < x->start_pc || in->bci >= x->end_pc)
 			continue;
-		err = vec_add_unique(&g->xsucc, in->xsucc, g->l.at[x->handler_pc]);
+		err = vec_add_unique(&g->xsucc, first, g->l.at[x->handler_pc]);
 		if (x->catch_type == 0)
 			break; /* catches everything: later entries never match */
 	}
-	in->nxsucc = (uint16_t)(g->xsucc.n - in->xsucc);
+	in->nxsucc = (uint16_t)(g->xsucc.n - first);
 	return err;
 }
 
@@ -451,6 +453,9 @@ static int all_exc_succs(struct builder *b)
 		if (b->m->exc[k].end_pc > hi)
 			hi = b->m->exc[k].end_pc;
 	}
+	b->g->xfirst = malloc(b->g->l.ninsn * sizeof(*b->g->xfirst));
+	if (!b->g->xfirst)
+		return java_err_nomem;
 	for (uint32_t i = 0; i < b->g->l.ninsn && !err; i++)
 		err = exc_succs(b, i, lo, hi);
 	return err;
@@ -492,7 +497,7 @@ static int make_blocks(struct builder *b)
 			.start_bci = insn[i].bci,
 			.end_bci = insn[next - 1].bci + insn[next - 1].len };
 		for (uint32_t j = i; j < next; j++)
-			insn[j].block = k;
+			insn[j].block = (uint16_t)k;
 	}
 	return java_ok;
 }
@@ -512,7 +517,7 @@ static int block_succs(struct jcfg *g, uint32_t k)
 		const struct jcfg_insn *in = &g->l.insn[i];
 		for (uint32_t s = 0; s < in->nxsucc && !err; s++)
 			err = vec_add_unique(&g->bxsucc, bl->xsucc,
-				g->l.insn[g->xsucc.v[in->xsucc + s]].block);
+				g->l.insn[g->xsucc.v[g->xfirst[i] + s]].block);
 	}
 	bl->nxsucc = g->bxsucc.n - bl->xsucc;
 	return err;
@@ -539,20 +544,18 @@ static int finish(struct builder *b)
 	return err;
 }
 
-/* The struct, at[] and the code in one allocation, laid out in that
- * order (alignments decreasing). */
+/* The struct and at[] in one allocation.  The code is read where the
+ * method keeps it (a copy was the code's size again for every CFG). */
 static struct jcfg *jcfg_alloc(const struct jcf_method *m)
 {
 	size_t len = m->code_length;
-	struct jcfg *g = malloc(sizeof(*g) + len * sizeof(*g->l.at) + len);
+	struct jcfg *g = malloc(sizeof(*g) + len * sizeof(*g->l.at));
 	if (!g)
 		return NULL;
 	*g = (struct jcfg){ .l = { .code_length = m->code_length } };
 	g->l.at = (uint16_t *)(g + 1);
-	uint8_t *code = (uint8_t *)(g->l.at + len);
-	memcpy(code, m->code, len);
 	memset(g->l.at, 0xff, len * sizeof(*g->l.at));
-	g->code = code;
+	g->code = m->code;
 	return g;
 }
 
@@ -644,21 +647,22 @@ switch_ok(const uint8_t *code, uint32_t len, const uint64_t *starts,
 	return 1;
 }
 
-/* Do the branch, switch and handler targets all start instructions? */
-static int targets_ok(const struct jcf_method *m, const uint64_t *starts)
+/* Does the instruction at BCI, of KIND (jbc_info's), jump only to the
+ * starts of instructions?  True of any that is no branch or switch. */
+static inline int jump_ok(const uint8_t *code, uint32_t len,
+			  const uint64_t *starts, uint32_t bci, unsigned kind)
 {
-	const uint8_t *code = m->code;
+	if (kind == JBC_SWITCH)
+		return switch_ok(code, len, starts, bci);
+	return !branches(kind) ||
+	       starts_at(starts, len, (uint32_t)branch_target(
+				 code, bci, jbc_table[code[bci]].length));
+}
+
+/* Do the handler table's bcis all start instructions? */
+static int handlers_ok(const struct jcf_method *m, const uint64_t *starts)
+{
 	uint32_t len = m->code_length;
-	for (uint32_t bci = 0; bci < len;
-	     bci += (uint32_t)jbc_length(code, len, bci)) {
-		unsigned kind = jbc_info(code[bci])->kind;
-		if (kind == JBC_SWITCH && !switch_ok(code, len, starts, bci))
-			return 0;
-		if (branches(kind) &&
-		    !starts_at(starts, len, (uint32_t)branch_target(
-					code, bci, jbc_table[code[bci]].length)))
-			return 0;
-	}
 	for (unsigned k = 0; k < m->nexc; k++) {
 		const struct jcf_exc *x = &m->exc[k];
 		if (!starts_at(starts, len, x->handler_pc) ||
@@ -669,18 +673,53 @@ static int targets_ok(const struct jcf_method *m, const uint64_t *starts)
 	return 1;
 }
 
+/* Do the branch and switch targets all start instructions?  A second
+ * walk of every instruction, for code with more jumps than check
+ * lists. */
+static int targets_ok(const struct jcf_method *m, const uint64_t *starts)
+{
+	const uint8_t *code = m->code;
+	uint32_t len = m->code_length;
+	for (uint32_t bci = 0; bci < len;
+	     bci += (uint32_t)jbc_length(code, len, bci))
+		if (!jump_ok(code, len, starts, bci, jbc_info(code[bci])->kind))
+			return 0;
+	return 1;
+}
+
+/* The jumps check lists as it walks the code: their targets are
+ * checked once every start is known, without a second walk of the
+ * code (most methods have a few; jcfg_check is asked of every
+ * candidate callee). */
+#define CHECK_JUMPS 256
+
 static int check(const struct jcf_method *m, uint64_t *starts)
 {
-	uint32_t len = m->code_length;
+	const uint8_t *code = m->code;
+	uint32_t len = m->code_length, njumps = 0;
+	uint16_t jumps[CHECK_JUMPS];
 	memset(starts, 0, ((len + 63) / 64) * sizeof(*starts));
 	for (uint32_t bci = 0; bci < len;) {
 		int n;
-		if (!insn_ok(m->code, len, bci, &n))
+		if (!insn_ok(code, len, bci, &n))
 			return java_err_bad_code;
 		starts[bci >> 6] |= 1ull << (bci & 63);
+		unsigned kind = jbc_info(code[bci])->kind;
+		if (kind == JBC_SWITCH || branches(kind)) {
+			if (njumps < CHECK_JUMPS)
+				jumps[njumps] = (uint16_t)bci;
+			njumps++;
+		}
 		bci += (uint32_t)n;
 	}
-	return targets_ok(m, starts) ? java_ok : java_err_bad_code;
+	int ok = 1;
+	if (njumps > CHECK_JUMPS)
+		ok = targets_ok(m, starts);
+	else
+		for (uint32_t k = 0; k < njumps && ok; k++)
+			ok = jump_ok(code, len, starts, jumps[k],
+				     jbc_info(code[jumps[k]])->kind);
+	return ok && handlers_ok(m, starts) ? java_ok : java_err_bad_code;
 }
 
 int jcfg_check(const struct jcf_method *m)
@@ -702,8 +741,9 @@ void jcfg_free(struct jcfg *g)
 	free(g->block); /* with bsucc */
 	free(g->xsucc.v);
 	free(g->bxsucc.v);
+	free(g->xfirst);
 	free(g->l.insn); /* with the leader bits and succ */
-	free(g); /* with at and code */
+	free(g); /* with at */
 }
 
 int32_t jcfg_index_covering(const struct jcfg *g, uint32_t bci)
@@ -725,7 +765,7 @@ int32_t jcfg_index_covering(const struct jcfg *g, uint32_t bci)
 const uint32_t *jcfg_xsuccs(const struct jcfg *g, uint32_t i, uint32_t *n)
 {
 	*n = i < g->l.ninsn ? g->l.insn[i].nxsucc : 0;
-	return *n ? g->xsucc.v + g->l.insn[i].xsucc : NULL;
+	return *n ? g->xsucc.v + g->xfirst[i] : NULL;
 }
 
 uint32_t jcfg_block_count(const struct jcfg *g) { return g->nblock; }

@@ -30,8 +30,10 @@
 
 #include "java/classfile.h"
 
+/* 24 bytes: code is under 64 KiB, so a bci, a block index and a count
+ * of successors fit 16 bits. */
 struct jcfg_insn {
-	uint32_t bci;
+	uint16_t bci;
 	uint16_t len;
 	uint8_t op;        /* the opcode byte (0xc4 for wide forms) */
 	uint8_t kind;      /* enum jbc_kind; a wide ret is JBC_RET */
@@ -40,13 +42,12 @@ struct jcfg_insn {
 	uint16_t cp_index; /* constant pool operand (invoke*, get/put*, new,
 			    * checkcast, instanceof, ldc*, anewarray,
 			    * multianewarray), else 0 */
-	uint32_t block;    /* index of its basic block */
-	int32_t line;      /* source line, -1 if unknown */
-	/* First of its normal successors and of its exception handlers
-	 * (instruction indices, see jcfg_succs and jcfg_xsuccs), and how
-	 * many: 16 bits hold either, as code is under 64 KiB. */
-	uint32_t succ, xsucc;
+	uint16_t block;    /* index of its basic block */
+	/* How many normal successors and exception handlers it has (see
+	 * jcfg_succs and jcfg_xsuccs). */
 	uint16_t nsucc, nxsucc;
+	int32_t line;      /* source line, -1 if unknown */
+	uint32_t succ;     /* the first of its normal successors */
 };
 
 /* What reconstruction reads of an instruction for every state and for
@@ -70,7 +71,8 @@ struct jcfg_block {
 struct jcfg;
 
 /* Build the CFG of M (declared in CF, used for its exception table and
- * line numbers).  java_err_no_code if M has no code. */
+ * line numbers).  java_err_no_code if M has no code.  The CFG reads M's
+ * code (jcfg_switch_*), which must outlive it. */
 int jcfg_build(struct jcfg **out, const struct jcf_method *m,
 	       struct java_diag *diag);
 void jcfg_free(struct jcfg *g);

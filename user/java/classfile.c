@@ -207,7 +207,7 @@ static inline bytes16 utf8_forbidden(const uint8_t *s, size_t n)
 
 /* The N bytes of a Utf8 text at the cursor, byte by byte (read_entries
  * has the fast check). */
-static void read_utf8_text(struct cursor *c, struct jcf_cpe *e, size_t n)
+static void read_utf8_text(struct cursor *c, size_t n)
 {
 	if (!need(c, n, "Utf8 bytes"))
 		return;
@@ -218,7 +218,6 @@ static void read_utf8_text(struct cursor *c, struct jcf_cpe *e, size_t n)
 		     "Utf8 byte 0x%02x not allowed", s[bad]);
 		return;
 	}
-	e->a = (uint16_t)n;
 	c->pos += n;
 }
 
@@ -247,21 +246,41 @@ int jcf_cp_entry_size(unsigned tag)
 	return cpe_size(tag);
 }
 
+/* A Utf8 or number entry whose tag is AT bytes into the pool (see
+ * struct jcf_cpe): the pool's offset in the entry's two fields, as
+ * such an entry has no indices.  Four bytes an entry, not eight. */
+static inline struct jcf_cpe at_entry(size_t at)
+{
+	struct jcf_cpe e;
+	uint32_t v = (uint32_t)at;
+	memcpy(&e, &v, sizeof(e));
+	return e;
+}
+
+static inline uint32_t entry_at(const struct jcf_cpe *e)
+{
+	uint32_t v;
+	memcpy(&v, e, sizeof(v));
+	return v;
+}
+
 /* Read one entry, field by field, each read checked (read_entries has
  * the fast walk); returns the number of slots it takes (2 for Long and
  * Double), 0 on error. */
 static int read_cpe(struct cursor *c, struct jcf *cf, unsigned i)
 {
 	struct jcf_cpe *e = &cf->cp[i];
-	*e = (struct jcf_cpe){ .offset = (uint32_t)c->pos };
+	size_t off = c->pos;
+	*e = at_entry(off - CP_START); /* kept by a Utf8 and a number */
 	uint8_t tag = u1(c, "constant pool tag");
 	cf->tags[i] = tag;
 	switch (cpe_size(tag)) {
 	case -1:
-		read_utf8_text(c, e, u2(c, "Utf8 length"));
+		read_utf8_text(c, u2(c, "Utf8 length"));
 		return 1;
 	case 2:
 		e->a = u2(c, "constant index");
+		e->b = 0;
 		return 1;
 	case 3:
 		e->a = u1(c, "reference kind");
@@ -284,7 +303,7 @@ static int read_cpe(struct cursor *c, struct jcf *cf, unsigned i)
 		return 2;
 	}
 	if (!c->err)
-		fail(c, java_err_bad_cpool, e->offset,
+		fail(c, java_err_bad_cpool, off,
 		     "constant pool entry %u: unknown tag %u", i, tag);
 	return 0;
 }
@@ -294,10 +313,33 @@ static int cp_tag(const struct jcf *cf, unsigned idx)
 	return idx > 0 && idx < cf->ncp ? cf->tags[idx] : 0;
 }
 
-/* The pool's copy of the entry IDX after its tag. */
+/* The pool's copy of the entry IDX after its tag, for a Utf8 or a
+ * number. */
 static const char *after_tag(const struct jcf *cf, unsigned idx)
 {
-	return cf->pool + (cf->cp[idx].offset - CP_START) + 1;
+	return cf->pool + entry_at(&cf->cp[idx]) + 1;
+}
+
+/* The length of the Utf8 IDX, before its text in the pool's copy. */
+static unsigned utf8_len(const struct jcf *cf, unsigned idx)
+{
+	return be16((const uint8_t *)after_tag(cf, idx));
+}
+
+/* The file offset of the entry I, for a message: entries other than a
+ * Utf8 or a number do not keep theirs, so the pool's copy is walked up
+ * to it (its tag bytes may be NULs by then: cf->tags has them). */
+static size_t entry_offset(const struct jcf *cf, unsigned i)
+{
+	size_t at = 0;
+	for (unsigned j = 1; j < i; j++) {
+		int size = cpe_size(cf->tags[j]);
+		if (size < 0)
+			at += 3 + (size_t)be16((const uint8_t *)cf->pool + at + 1);
+		else
+			at += size ? 1 + (size_t)size : 0; /* 0: after a Long */
+	}
+	return CP_START + at;
 }
 
 /* The NUL-terminated text of the Utf8 entry IDX, after its tag and
@@ -313,7 +355,7 @@ static int check_ref(struct cursor *c, const struct jcf *cf, unsigned i,
 {
 	if (cp_tag(cf, idx) == want)
 		return 1;
-	fail(c, java_err_bad_cpool, cf->cp[i].offset,
+	fail(c, java_err_bad_cpool, entry_offset(cf, i),
 	     "constant pool entry %u (tag %u) refers to #%u (tag %d), "
 	     "expected tag %d", i, cf->tags[i], idx, cp_tag(cf, idx), want);
 	return 0;
@@ -340,12 +382,12 @@ static int check_method_handle(struct cursor *c, const struct jcf *cf,
 		ok = t == JCF_CONSTANT_InterfaceMethodref;
 		break;
 	default:
-		fail(c, java_err_bad_cpool, e->offset,
+		fail(c, java_err_bad_cpool, entry_offset(cf, i),
 		     "constant pool entry %u: MethodHandle kind %u", i, e->a);
 		return 0;
 	}
 	if (!ok)
-		fail(c, java_err_bad_cpool, e->offset,
+		fail(c, java_err_bad_cpool, entry_offset(cf, i),
 		     "constant pool entry %u: MethodHandle kind %u refers to "
 		     "#%u (tag %d)", i, e->a, e->b, t);
 	return ok;
@@ -428,7 +470,8 @@ static void keep_pool(struct cursor *c, struct jcf *cf)
 	for (unsigned i = 1; i < ncp; i++) {
 		unsigned t = tags[i], a = cp[i].a, b = cp[i].b;
 		if (t == JCF_CONSTANT_Utf8) {
-			pool[cp[i].offset - CP_START + 3 + a] = 0;
+			size_t at = entry_at(&cp[i]);
+			pool[at + 3 + be16((const uint8_t *)pool + at + 1)] = 0;
 			continue;
 		}
 		if ((ref_a[t] && (a < ncp ? tags[a] : 0) != ref_a[t]) ||
@@ -445,9 +488,10 @@ static void keep_pool(struct cursor *c, struct jcf *cf)
 static void read_entries_checked(struct cursor *c, struct jcf *cf)
 {
 	for (unsigned i = 1; i < cf->ncp && !c->err;) {
+		size_t off = c->pos;
 		int n = read_cpe(c, cf, i);
 		if (n == 2 && i + 1 >= cf->ncp)
-			fail(c, java_err_bad_cpool, cf->cp[i].offset,
+			fail(c, java_err_bad_cpool, off,
 			     "constant pool entry %u: 8-byte constant in the "
 			     "last slot", i);
 		else if (n == 2) { /* the slot after a Long or Double */
@@ -459,18 +503,18 @@ static void read_entries_checked(struct cursor *c, struct jcf *cf)
 }
 
 /* One entry other than a Utf8, of SIZE bytes after its tag (2, 3, 4 or
- * 8), from P. */
-static inline void fixed_entry(struct jcf_cpe *e, unsigned tag, int size,
-			       const uint8_t *p)
+ * 8), from P, AT bytes into the pool. */
+static inline struct jcf_cpe fixed_entry(unsigned tag, int size,
+					 const uint8_t *p, size_t at)
 {
-	if (size == 3) {
-		e->a = p[1];
-		e->b = be16(p + 2);
-	} else if (size == 2 || (size == 4 && tag != JCF_CONSTANT_Integer &&
-				 tag != JCF_CONSTANT_Float)) {
-		e->a = be16(p + 1);
-		e->b = size == 4 ? be16(p + 3) : 0;
-	} /* numbers stay in the class bytes (jcf_cp_value) */
+	if (size == 3)
+		return (struct jcf_cpe){ p[1], be16(p + 2) };
+	if (size == 2)
+		return (struct jcf_cpe){ be16(p + 1), 0 };
+	if (size == 4 && tag != JCF_CONSTANT_Integer &&
+	    tag != JCF_CONSTANT_Float)
+		return (struct jcf_cpe){ be16(p + 1), be16(p + 3) };
+	return at_entry(at); /* numbers stay in the class bytes */
 }
 
 /* The pool's entries from the bytes, with the cursor in locals: entries
@@ -496,19 +540,18 @@ static int read_entries(struct cursor *c, struct jcf *cf)
 		int size = cpe_size(tag);
 		if (!size)
 			return 0;
-		cp[i] = (struct jcf_cpe){ .offset = (uint32_t)pos };
 		tags[i] = (uint8_t)tag;
 		if (size < 0) {
 			size_t n = be16(p + 1);
+			cp[i] = at_entry(pos - CP_START);
 			pos += 3;
 			if (n > len - pos || pos + n < 16)
 				return 0;
 			bad |= utf8_forbidden(bytes + pos, n);
-			cp[i].a = (uint16_t)n;
 			pos += n;
 			continue;
 		}
-		fixed_entry(&cp[i], tag, size, p);
+		cp[i] = fixed_entry(tag, size, p, pos - CP_START);
 		ndynamic += tag == JCF_CONSTANT_Dynamic ||
 			    tag == JCF_CONSTANT_InvokeDynamic;
 		pos += 1 + (size_t)size;
@@ -717,12 +760,13 @@ static void read_exc_table(struct cursor *c, struct jcf *cf,
 	}
 }
 
-/* Is the Utf8 at IDX NAME, of LEN bytes?  The lengths differ for most
- * attribute names. */
-static int attr_is(const struct jcf *cf, uint16_t idx, const char *name,
-		   size_t len)
+/* Is the Utf8 at IDX NAME, of LEN (under 256) bytes?  The lengths
+ * differ for most attribute names: their bytes are compared first. */
+static inline int attr_is(const struct jcf *cf, uint16_t idx,
+			  const char *name, size_t len)
 {
-	return cf->cp[idx].a == len && !memcmp(utf8_at(cf, idx), name, len);
+	const uint8_t *p = (const uint8_t *)after_tag(cf, idx);
+	return p[1] == len && !p[0] && !memcmp(p + 2, name, len);
 }
 #define ATTR_IS(cf, idx, lit) attr_is(cf, idx, lit, sizeof(lit) - 1)
 
@@ -806,15 +850,49 @@ static void skip_fields(struct cursor *c)
 	}
 }
 
-/* FNV-1a: cheap, and names differ early, so lookups by name (the class
+/* The last 1-7 bytes of a name of N bytes, as one word. */
+static inline uint64_t name_tail(const char *s, size_t n)
+{
+	uint32_t a, b;
+	if (n >= 4) { /* two loads that may overlap */
+		memcpy(&a, s, 4);
+		memcpy(&b, s + n - 4, 4);
+		return (uint64_t)a << 32 | b;
+	}
+	return (uint64_t)(uint8_t)s[0] << 16 | (uint64_t)(uint8_t)s[n / 2] << 8 |
+	       (uint8_t)s[n - 1];
+}
+
+/* A name's hash, eight bytes at a time: lookups by name (the class
  * hierarchy asks for the same name in every class of a chain) compare
- * mostly hashes, not strings. */
+ * mostly hashes, not strings, and every method name of a class and
+ * every class name the hierarchy looks up is hashed (a byte at a time,
+ * that was 14 M instructions on jython).  The bits are the mix of
+ * MurmurHash3's finaliser; the value stays within the process. */
+static uint32_t name_hash_n(const char *s, size_t n)
+{
+	size_t i = 0;
+	uint64_t h = n * 0x9e3779b97f4a7c15ull, w;
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, s + i, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+	}
+	if (i < n) {
+		if (n >= 8)
+			memcpy(&w, s + n - 8, 8);
+		else
+			w = name_tail(s, n);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+	}
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return (uint32_t)h;
+}
+
 static uint32_t name_hash(const char *s)
 {
-	uint32_t h = 2166136261u;
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 16777619u;
-	return h;
+	return name_hash_n(s, strlen(s));
 }
 
 static void hash_method_names(struct cursor *c, struct jcf *cf)
@@ -989,7 +1067,7 @@ static void check_bsm_refs(struct cursor *c, const struct jcf *cf)
 		if ((cf->tags[i] == JCF_CONSTANT_Dynamic ||
 		     cf->tags[i] == JCF_CONSTANT_InvokeDynamic) &&
 		    e->a >= cf->nbsm)
-			fail(c, java_err_bad_cpool, e->offset,
+			fail(c, java_err_bad_cpool, entry_offset(cf, i),
 			     "constant pool entry %u: bootstrap method %u of "
 			     "%u", i, e->a, cf->nbsm);
 	}
@@ -1205,7 +1283,7 @@ uint64_t jcf_cp_value(const struct jcf *cf, unsigned idx)
 	case JCF_CONSTANT_Double:
 		return be_bytes((const uint8_t *)after_tag(cf, idx), 8);
 	case JCF_CONSTANT_Utf8:
-		return cf->cp[idx].a;
+		return utf8_len(cf, idx);
 	}
 	return 0;
 }

@@ -92,16 +92,15 @@ enum {
 
 /* One constant pool entry; its tag is jcf_cp_tag's.  Meaning of a and b
  * by tag:
- *   Class, String, MethodType, Module, Package: a = Utf8 index
+ *   Class, String, MethodType, Module, Package: a = Utf8 index, b = 0
  *   Fieldref, Methodref, InterfaceMethodref: a = Class, b = NameAndType
  *   NameAndType: a = name Utf8, b = descriptor Utf8
  *   MethodHandle: a = reference kind (1..9), b = the referenced *ref
  *   Dynamic, InvokeDynamic: a = bootstrap method index, b = NameAndType
- *   Utf8: a = length in bytes; the text is jcf_cp_utf8's
- * Integer/Float/Long/Double: their raw bits are jcf_cp_value's.  Eight
- * bytes: jython's classes have 565 k entries. */
+ * Utf8, Integer, Float, Long, Double: a and b say where the jcf keeps
+ * the entry's bytes; its text (and length) or raw bits are jcf_cp_utf8's
+ * and jcf_cp_value's.  Four bytes: jython's classes have 565 k entries. */
 struct jcf_cpe {
-	uint32_t offset; /* of the tag byte in the file */
 	uint16_t a, b;
 };
 

@@ -84,7 +84,7 @@ static void list_push(struct list *l, uint32_t x)
 	l->v[l->n++] = x;
 }
 
-/* Class names hash as method names do (FNV-1a). */
+/* Class names hash as method names do (jcf_name_hash). */
 static uint32_t hash(const char *s)
 {
 	return jcf_name_hash(s);

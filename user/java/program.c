@@ -18,18 +18,26 @@ struct method_id {
 	char *sig;
 };
 
-/* Call-site candidates of one instruction, computed on first use. */
+/* Call-site candidates of one invoke, computed on first use. */
 struct call_entry {
+	uint16_t insn; /* its instruction index (code is under 64 KiB) */
+	uint16_t done;
 	int n; /* candidates, or a negative java_error */
-	int done;
 	struct jhier_method *v;
+};
+
+/* A CFG's invokes, by instruction index: an entry per instruction was
+ * 16 bytes for each of them, and most are no invoke (jython: 1.6 MB). */
+struct call_table {
+	uint32_t n;
+	struct call_entry e[];
 };
 
 struct cfg_slot {
 	const struct jcf_method *m;
 	struct jcfg *g;
 	int err; /* a failed build is remembered, not retried */
-	struct call_entry *calls; /* per instruction, NULL until asked */
+	struct call_table *calls; /* NULL until asked */
 };
 
 struct jprog {
@@ -47,11 +55,11 @@ struct jprog {
 static void drop_calls(struct jprog *p)
 {
 	for (size_t i = 0; i < p->cfgs_cap; i++) {
-		struct call_entry *c = p->cfgs[i].calls;
+		struct call_table *c = p->cfgs[i].calls;
 		if (!c)
 			continue;
-		for (uint32_t k = 0; k < jcfg_insn_count(p->cfgs[i].g); k++)
-			free(c[k].v);
+		for (uint32_t k = 0; k < c->n; k++)
+			free(c->e[k].v);
 		free(c);
 		p->cfgs[i].calls = NULL;
 	}
@@ -465,6 +473,38 @@ static int compute_calls(struct jprog *p, const struct jcf *cls,
 	return java_ok;
 }
 
+/* G's invokes, in instruction order, none computed. */
+static struct call_table *call_table(const struct jcfg *g)
+{
+	const struct jcfg_hot *hot = jcfg_hots(g);
+	uint32_t n = jcfg_insn_count(g), k = 0;
+	for (uint32_t i = 0; i < n; i++)
+		k += jbc_is_invoke(hot[i].kind);
+	struct call_table *t = malloc(sizeof(*t) + k * sizeof(t->e[0]));
+	if (!t)
+		return NULL;
+	t->n = k;
+	k = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (jbc_is_invoke(hot[i].kind))
+			t->e[k++] = (struct call_entry){ .insn = (uint16_t)i };
+	return t;
+}
+
+/* The entry of INSN, an invoke of T's CFG. */
+static struct call_entry *call_entry(struct call_table *t, uint32_t insn)
+{
+	uint32_t lo = 0, hi = t->n;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (t->e[mid].insn <= insn)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &t->e[lo];
+}
+
 int jprog_call_targets(struct jprog *p, const struct jcf *cls,
 		       uint64_t loader, const struct jcf_method *m,
 		       uint32_t insn, const struct jhier_method **out)
@@ -479,12 +519,9 @@ int jprog_call_targets(struct jprog *p, const struct jcf *cls,
 	const struct jcfg_insn *in = jcfg_insn(s->g, insn);
 	if (!in || !jbc_is_invoke(in->kind))
 		return java_err_invalid;
-	if (!s->calls) {
-		s->calls = calloc(jcfg_insn_count(s->g), sizeof(*s->calls));
-		if (!s->calls)
-			return java_err_nomem;
-	}
-	struct call_entry *c = &s->calls[insn];
+	if (!s->calls && !(s->calls = call_table(s->g)))
+		return java_err_nomem;
+	struct call_entry *c = call_entry(s->calls, insn);
 	if (!c->done && (err = compute_calls(p, cls, loader, in, c)))
 		return err;
 	*out = c->v;

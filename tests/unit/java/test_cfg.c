@@ -409,6 +409,37 @@ static void test_bad_code(void **state)
 	assert_int_equal(jcfg_build(NULL, &none, NULL), java_err_invalid);
 }
 
+/* jcfg_check lists the jumps it meets and checks their targets after
+ * its walk, or walks the code again when there are more than it lists:
+ * on either side of that count, a goto into the middle of an
+ * instruction, first or last, is found, and jcfg_build agrees. */
+static void test_check_many_jumps(void **state)
+{
+	(void)state;
+	static const uint32_t counts[] = { 1, 255, 256, 257, 600 };
+	for (unsigned c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+		uint32_t n = counts[c];
+		uint8_t *code = malloc(3 * n + 1);
+		for (int bad = -1; bad < 2; bad++) {
+			for (uint32_t i = 0; i < n; i++) { /* goto +3 */
+				code[3 * i] = 0xa7;
+				code[3 * i + 1] = 0;
+				code[3 * i + 2] = 3;
+			}
+			code[3 * n] = 0xb1;
+			if (bad >= 0) /* goto +1: its own operand */
+				code[3 * (bad ? n - 1 : 0) + 2] = 1;
+			struct jcf_method m = method(code, 3 * n + 1);
+			struct jcfg *g = NULL;
+			int want = bad < 0 ? java_ok : java_err_bad_code;
+			assert_int_equal(jcfg_check(&m), want);
+			assert_int_equal(jcfg_build(&g, &m, NULL), want);
+			jcfg_free(g);
+		}
+		free(code);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -420,6 +451,7 @@ int main(void)
 		cmocka_unit_test(test_bad_code),
 		cmocka_unit_test(test_lines),
 		cmocka_unit_test(test_code_size),
+		cmocka_unit_test(test_check_many_jumps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

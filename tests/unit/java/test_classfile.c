@@ -295,6 +295,18 @@ static void test_cpool_errors(void **state)
 	d = simple(&j, &len);
 	expect_err(d, len, java_err_bad_cpool, off);
 
+	/* A Class naming a Long, after a Methodref and the Long's two
+	 * slots: the message's offset is found again by walking entries
+	 * of every size up to it. */
+	jb_init(&j, "A", "java/lang/Object", 0x21);
+	jb_ref(&j, 10, "A", "m", "()V");
+	uint8_t l2[] = { 5, 0, 0, 0, 0, 0, 0, 0, 2 };
+	uint16_t li = jb_cp_raw(&j, l2, 9, 2);
+	off = 10 + j.cp.n;
+	jb_cp2(&j, 7, li, -1);
+	d = simple(&j, &len);
+	expect_err(d, len, java_err_bad_cpool, off);
+
 	/* A Utf8 with a NUL byte. */
 	jb_init(&j, "A", "java/lang/Object", 0x21);
 	off = 10 + j.cp.n;
@@ -683,6 +695,33 @@ static void test_param_slots(void **state)
 	assert_int_equal(jcf_param_slots("V", 1), -1);
 }
 
+/* jcf_name_hash reads a name a word at a time, its last 1-7 bytes by
+ * two overlapping loads or three bytes: for every length up to 24 and
+ * every position, changing that one byte changes the hash (a byte the
+ * hash skipped would leave it), and the hash follows the string, not
+ * where it lies. */
+static void test_name_hash_every_byte(void **state)
+{
+	(void)state;
+	char a[32], b[40];
+	for (size_t n = 1; n <= 24; n++) {
+		for (size_t i = 0; i < n; i++)
+			a[i] = (char)('a' + i % 26);
+		a[n] = 0;
+		uint32_t h = jcf_name_hash(a);
+		memcpy(b + 3, a, n + 1);
+		assert_int_equal(jcf_name_hash(b + 3), h);
+		for (size_t k = 0; k < n; k++) {
+			a[k] = '_';
+			assert_int_not_equal(jcf_name_hash(a), h);
+			a[k] = (char)('a' + k % 26);
+		}
+		a[n - 1] = 0; /* one byte shorter */
+		assert_int_not_equal(jcf_name_hash(a), h);
+	}
+	assert_int_not_equal(jcf_name_hash(""), jcf_name_hash("a"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -701,6 +740,7 @@ int main(void)
 		cmocka_unit_test(test_flip_everywhere),
 		cmocka_unit_test(test_errstr),
 		cmocka_unit_test(test_param_slots),
+		cmocka_unit_test(test_name_hash_every_byte),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,7 +6,9 @@
  * methods, each in other 64-byte pages of code: a search by one opcode
  * (the union of its lists), by two (a pair's list), at a method entry
  * (the lists of first instructions) and after a return must each find
- * exactly the instructions that fit, in their own methods.
+ * exactly the instructions that fit, in their own methods.  A search by
+ * three opcodes or more skips a pair's entries by their third opcode:
+ * two methods test that it keeps those that fit after a fused pair.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -36,6 +38,9 @@ static const char *src =
 	"    static int long3(int a) { " LONG_BODY " }\n"
 	"    static int neg3(int a) { return -a; }\n"
 	"    static int callNeg(int a) { int r = neg2(a, 1); return r - 5; }\n"
+	"    Rs o; int i;\n"
+	"    int fieldOfField() { return this.o.i; }\n"
+	"    int plusField(int a) { return a + this.i; }\n"
 	"}\n";
 
 enum { CL_ENTRY = 1 };
@@ -139,6 +144,56 @@ static void test_after_return(void **state)
 	expect(x, 12, names, bci, JPB_FLOW_CERTAIN, ncand);
 }
 
+/* Run X's script through a fresh flow: N events, all in method NAME, at
+ * BCI[i]. */
+static void expect_path(struct script_fx *x, size_t n, const char *name, const int32_t *bci)
+{
+	struct flow *f;
+	assert_int_equal(flow_alloc(&f, x->p, NULL), 0);
+	const struct jpb_flow_event *out;
+	size_t got;
+	assert_int_equal(flow_thread(f, x->s.ev, x->s.n, &out, &got, NULL), 0);
+	assert_int_equal(got, n);
+	for (size_t i = 0; i < n; i++) {
+		const struct flow_method_info *m = flow_method(f, out[i].method);
+		assert_non_null(m);
+		assert_string_equal(m->name, name);
+		assert_int_equal(out[i].bci, bci[i]);
+	}
+	assert_int_equal(out[0].ncand, 1);
+	flow_free(f);
+}
+
+/* aload_0 getfield ireturn, the first two one dispatch: fieldOfField's
+ * aload_0 getfield o getfield i ireturn, where what follows the pair
+ * (its third opcode) is the second getfield, the lookahead's second
+ * opcode, not its third.  plusField's aload_0 getfield i, followed by
+ * iadd, does not fit. */
+static void test_fused_third(void **state)
+{
+	struct script_fx *x = *state;
+	if (!x)
+		skip();
+	x->s.n = 0;
+	script_ops(&x->s, 0x2a, 0xb4, 0xac, -1);
+	static const int32_t bci[] = { 0, 4, 7 };
+	expect_path(x, 3, "fieldOfField", bci);
+}
+
+/* iload_1, then aload_0 getfield as one dispatch, iadd, ireturn:
+ * plusField, whose iload_1 has no third opcode, as the instruction after
+ * it starts a fused pair. */
+static void test_third_after_fused(void **state)
+{
+	struct script_fx *x = *state;
+	if (!x)
+		skip();
+	x->s.n = 0;
+	script_ops(&x->s, 0x1b, 0x2a, 0x60, 0xac, -1);
+	static const int32_t bci[] = { 0, 1, 5, 6 };
+	expect_path(x, 4, "plusField", bci);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -146,6 +201,8 @@ int main(void)
 		cmocka_unit_test(test_opcode_pair),
 		cmocka_unit_test(test_entry),
 		cmocka_unit_test(test_after_return),
+		cmocka_unit_test(test_fused_third),
+		cmocka_unit_test(test_third_after_fused),
 	};
 	return cmocka_run_group_tests(tests, setup, script_fx_teardown);
 }

@@ -319,6 +319,7 @@ void flow_free(struct flow *f)
 	free(f->opbits);
 	free(f->pairstart);
 	free(f->pairidx);
+	free(f->pairthird);
 	free(f->mscan);
 	free(f->rc);
 	free(f->rpool);

@@ -475,7 +475,9 @@ static int build_opidx(struct flow *f)
 	free(f->mscan); /* from a build that failed */
 	free(f->pairstart);
 	free(f->pairidx);
+	free(f->pairthird);
 	f->pairidx = NULL;
+	f->pairthird = NULL;
 	int err = index_methods(f);
 	size_t nm = f->nmscan;
 	struct lists ls = { 0 };
@@ -587,6 +589,67 @@ static uint32_t meth_at(const struct flow *f, uint32_t m, uint32_t off)
 	for (m = f->mpage[off >> MPAGE_SHIFT]; ms[m + 1].start <= off; m++)
 		;
 	return m;
+}
+
+/* An entry's third opcode where flow_raw_explains' walk from it has no
+ * test of one (no opcode of a lookahead is 0xff: flow_java_opcode maps
+ * none to it). */
+#define NO_THIRD 0xffu
+
+/* The third opcode of the instruction at BCI of CODE (LEN bytes; PLAIN
+ * from plain_kinds), or NO_THIRD: where the instruction runs OPS[0] and
+ * the next OPS[1], one that flow_raw_explains requires at the
+ * instruction after the next, as OPS[2] or, after a fused pair, as
+ * OPS[1] or OPS[2].  Past a plain instruction the walk takes the one
+ * successor without a test, also past a second one, whose successor
+ * must then run OPS[2].  From a fused pair it goes on at the pair's
+ * successor (OPS[1]) and, where the pair's second instruction ran OPS[1],
+ * from there, past that plain instruction (OPS[2]).  Elsewhere (a branch,
+ * a call, a switch, code that ends) it has no such test. */
+static uint8_t entry_third(const uint8_t *code, size_t len, size_t bci, const uint8_t *plain)
+{
+	unsigned l = plain[code[bci]];
+	if (!l || (l & PLAIN_ENDS) || l >= len - bci)
+		return NO_THIRD;
+	size_t at = bci + l;
+	if (jbc_fused_pair(code[bci], code[at])) {
+		/* getfield, iload or caload: fixed lengths */
+		size_t s1 = at + jbc_table[code[at]].length;
+		return s1 < len && !jbc_fused_pair(code[at], code[s1]) ? code[s1] : NO_THIRD;
+	}
+	unsigned l2 = plain[code[at]];
+	if (!l2 || (l2 & PLAIN_ENDS) || l2 >= len - at || jbc_fused_pair(code[at], code[at + l2]))
+		return NO_THIRD;
+	return code[at + l2];
+}
+
+/* The third opcodes (entry_third) of the entries of pair list KEY into
+ * f->pairthird, unless made before: 0, or jpb_err_nomem.  Made for the
+ * lists that scans read (fop: 0.x M of 1.1 M entries), once each, where
+ * made for all in the index's walk they cost more than the scans saved
+ * (jython: 18 M instructions against 10 M). */
+static int list_thirds(struct flow *f, uint32_t key)
+{
+	size_t npairs = f->pairstart[PAIR_KEYS];
+	if (!f->pairthird) {
+		if (!(f->pairthird = malloc(npairs + PAIR_KEYS / 8)))
+			return jpb_err_nomem;
+		f->thirdmade = f->pairthird + npairs;
+		memset(f->thirdmade, 0, PAIR_KEYS / 8);
+	}
+	uint8_t bit = (uint8_t)(1u << (key & 7));
+	if (f->thirdmade[key >> 3] & bit)
+		return 0;
+	uint8_t plain[256];
+	plain_kinds(plain);
+	uint32_t m = 0;
+	for (uint32_t i = f->pairstart[key]; i < f->pairstart[key + 1]; i++) {
+		m = meth_at(f, m, f->pairidx[i]);
+		const struct flow_mscan *ms = &f->mscan[m];
+		f->pairthird[i] = entry_third(ms->code, ms->len, f->pairidx[i] - ms->start, plain);
+	}
+	f->thirdmade[key >> 3] |= bit;
+	return 0;
 }
 
 /* Is the instruction before BCI (an instruction of CODE) an invoke?
@@ -709,10 +772,21 @@ static int resync_candidates(struct flow *f, uint8_t op, int lost, int want,
 	 * apart (op_lists_apart), else united (op_list). */
 	const uint32_t *la, *lb = NULL;
 	size_t na, nb = 0, ia = 0, ib = 0;
+	/* by three opcodes or more, la's third opcodes, and what they must
+	 * be beside ops[2] and NO_THIRD: ops[1] where op can start a fused
+	 * pair (entry_third) */
+	const uint8_t *ta = NULL;
+	uint8_t t1 = NO_THIRD;
 	if (n >= 2) {
 		uint32_t base = lost == LOST_AT_ENTRY ? ENTRY_BASE : 0;
 		uint32_t ka = base + ((uint32_t)op << 8 | ops[1]);
 		uint32_t kb = base + ((uint32_t)op << 8 | 0xff);
+		if (n >= 3 && !base) {
+			if (list_thirds(f, ka))
+				return jpb_err_nomem;
+			ta = f->pairthird + f->pairstart[ka];
+			t1 = op == 0x2a || op == 0x15 ? ops[1] : NO_THIRD;
+		}
 		la = f->pairidx + f->pairstart[ka];
 		na = f->pairstart[ka + 1] - f->pairstart[ka];
 		lb = f->pairidx + f->pairstart[kb];
@@ -725,7 +799,13 @@ static int resync_candidates(struct flow *f, uint8_t op, int lost, int want,
 	/* the entry lists hold methods, in the same order as their code */
 	int methods = n >= 2 && lost == LOST_AT_ENTRY;
 	uint32_t m = 0;
-	while (ia < na || ib < nb) {
+	for (;;) {
+		/* lb's entries end the lookahead: no third opcode */
+		if (ta)
+			while (ia < na && ta[ia] != ops[2] && ta[ia] != t1 && ta[ia] != NO_THIRD)
+				ia++;
+		if (ia >= na && ib >= nb)
+			break;
 		uint32_t v = ib >= nb || (ia < na && la[ia] < lb[ib]) ? la[ia++] : lb[ib++];
 		m = methods ? v : meth_at(f, m, v);
 		uint32_t bci = methods ? 0 : v - f->mscan[m].start;

@@ -382,10 +382,9 @@ struct flow {
 	int rindex_built;
 	uint32_t *pairstart; /* RESYNC_KEYS + 1 entries */
 	uint32_t *pairidx;
-	/* per entry of the (opcode, next opcode) lists, its third opcode
-	 * (resync.c, entry_third), made for a list when a scan first reads
-	 * it by three opcodes or more; per such list a bit once made (in
-	 * the same block) */
+	/* per pairidx entry, its third opcode (resync.c, entry_third), made
+	 * for a list when a scan first reads it by three opcodes or more;
+	 * per list a bit once made (in the same block) */
 	uint8_t *pairthird, *thirdmade;
 	/* a one-opcode scan's scratch: a bit per byte of code */
 	uint64_t *opbits;

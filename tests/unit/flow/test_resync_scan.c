@@ -7,8 +7,9 @@
  * (the union of its lists), by two (a pair's list), at a method entry
  * (the lists of first instructions) and after a return must each find
  * exactly the instructions that fit, in their own methods.  A search by
- * three opcodes or more skips a pair's entries by their third opcode:
- * two methods test that it keeps those that fit after a fused pair.
+ * three opcodes or more skips a list's entries by their third opcode:
+ * three methods test that it keeps those that fit after a fused pair and
+ * a branch.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -41,6 +42,7 @@ static const char *src =
 	"    Rs o; int i;\n"
 	"    int fieldOfField() { return this.o.i; }\n"
 	"    int plusField(int a) { return a + this.i; }\n"
+	"    static int square(int a) { if (a == 0) return 1; return a * a; }\n"
 	"}\n";
 
 enum { CL_ENTRY = 1 };
@@ -164,11 +166,11 @@ static void expect_path(struct script_fx *x, size_t n, const char *name, const i
 	flow_free(f);
 }
 
-/* aload_0 getfield ireturn, the first two one dispatch: fieldOfField's
- * aload_0 getfield o getfield i ireturn, where what follows the pair
- * (its third opcode) is the second getfield, the lookahead's second
- * opcode, not its third.  plusField's aload_0 getfield i, followed by
- * iadd, does not fit. */
+/* fieldOfField's aload_0 getfield o getfield i ireturn, where both the
+ * pair's second instruction and the one after the pair run getfield:
+ * aload_0 getfield ireturn, the first two one dispatch, and aload_0
+ * getfield getfield ireturn, each its own.  plusField's aload_0 getfield
+ * i, followed by iadd, fits neither. */
 static void test_fused_third(void **state)
 {
 	struct script_fx *x = *state;
@@ -176,8 +178,12 @@ static void test_fused_third(void **state)
 		skip();
 	x->s.n = 0;
 	script_ops(&x->s, 0x2a, 0xb4, 0xac, -1);
-	static const int32_t bci[] = { 0, 4, 7 };
-	expect_path(x, 3, "fieldOfField", bci);
+	static const int32_t fused[] = { 0, 4, 7 };
+	expect_path(x, 3, "fieldOfField", fused);
+	x->s.n = 0;
+	script_ops(&x->s, 0x2a, 0xb4, 0xb4, 0xac, -1);
+	static const int32_t apart[] = { 0, 1, 4, 7 };
+	expect_path(x, 4, "fieldOfField", apart);
 }
 
 /* iload_1, then aload_0 getfield as one dispatch, iadd, ireturn:
@@ -194,6 +200,19 @@ static void test_third_after_fused(void **state)
 	expect_path(x, 4, "plusField", bci);
 }
 
+/* ifne, then iload_0 iload_0 imul ireturn: square's branch taken, where
+ * the way not taken runs iconst_1 ireturn. */
+static void test_branch_third(void **state)
+{
+	struct script_fx *x = *state;
+	if (!x)
+		skip();
+	x->s.n = 0;
+	script_ops(&x->s, 0x9a, 0x1a, 0x1a, 0x68, 0xac, -1);
+	static const int32_t bci[] = { 1, 6, 7, 8, 9 };
+	expect_path(x, 5, "square", bci);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -203,6 +222,7 @@ int main(void)
 		cmocka_unit_test(test_after_return),
 		cmocka_unit_test(test_fused_third),
 		cmocka_unit_test(test_third_after_fused),
+		cmocka_unit_test(test_branch_third),
 	};
 	return cmocka_run_group_tests(tests, setup, script_fx_teardown);
 }

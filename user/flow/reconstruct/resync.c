@@ -620,56 +620,69 @@ static uint32_t meth_at(const struct flow *f, uint32_t m, uint32_t off)
 #define NO_THIRD 0xffu
 
 /* The third opcode of the instruction at BCI of CODE (LEN bytes; PLAIN
- * from plain_kinds), or NO_THIRD: where the instruction runs OPS[0] and
- * the next OPS[1], one that flow_raw_explains requires at the
- * instruction after the next, as OPS[2] or, after a fused pair, as
- * OPS[1] or OPS[2].  Past a plain instruction the walk takes the one
- * successor without a test, also past a second one, whose successor
- * must then run OPS[2].  From a fused pair it goes on at the pair's
- * successor (OPS[1]) and, where the pair's second instruction ran OPS[1],
- * from there, past that plain instruction (OPS[2]).  Elsewhere (a branch,
- * a call, a switch, code that ends) it has no such test. */
-static uint8_t entry_third(const uint8_t *code, size_t len, size_t bci, const uint8_t *plain)
+ * from plain_kinds) in the list of next opcode O1, or NO_THIRD: where the
+ * instruction runs OPS[0] and the next OPS[1] (O1), the opcode that
+ * flow_raw_explains requires the instruction after that one to run, as
+ * OPS[2].  Its walk goes on only from a successor (raw_succs) of opcode
+ * O1; where that is one instruction, and a plain one that the walk
+ * passes without a test, its own successor must run OPS[2].  Where two
+ * successors run O1 (a fused pair's second instruction and the one after
+ * the pair, a branch's two ways), the first may use up the walk's budget
+ * before the second is tested: no third opcode. */
+static uint8_t entry_third(const uint8_t *code, size_t len, size_t bci, uint8_t o1,
+			   const uint8_t *plain)
 {
-	unsigned l = plain[code[bci]];
-	if (!l || (l & PLAIN_ENDS) || l >= len - bci)
+	size_t s[3], at = len;
+	unsigned l = plain[code[bci]], ns = 1;
+	if (l & PLAIN_ENDS)
 		return NO_THIRD;
-	size_t at = bci + l;
-	if (jbc_fused_pair(code[bci], code[at])) {
-		/* getfield, iload or caload: fixed lengths */
-		size_t s1 = at + jbc_table[code[at]].length;
-		return s1 < len && !jbc_fused_pair(code[at], code[s1]) ? code[s1] : NO_THIRD;
+	/* most fall through: raw_succs' answer without its calls */
+	if (l && l < len - bci && !jbc_fused_pair(code[bci], code[bci + l]))
+		s[0] = bci + l;
+	else
+		ns = raw_succs(code, len, bci, s);
+	for (unsigned k = 0; k < ns; k++) {
+		if (s[k] >= len || (code[s[k]] == o1 && at < len))
+			return NO_THIRD;
+		if (code[s[k]] == o1)
+			at = s[k];
 	}
-	unsigned l2 = plain[code[at]];
-	if (!l2 || (l2 & PLAIN_ENDS) || l2 >= len - at || jbc_fused_pair(code[at], code[at + l2]))
+	if (at >= len)
 		return NO_THIRD;
-	return code[at + l2];
+	l = plain[code[at]];
+	if (!l || (l & PLAIN_ENDS) || l >= len - at || jbc_fused_pair(code[at], code[at + l]))
+		return NO_THIRD;
+	return code[at + l];
 }
 
-/* The third opcodes (entry_third) of the entries of pair list KEY into
- * f->pairthird, unless made before: 0, or jpb_err_nomem.  Made for the
- * lists that scans read (fop: 0.x M of 1.1 M entries), once each, where
- * made for all in the index's walk they cost more than the scans saved
- * (jython: 18 M instructions against 10 M). */
+/* The third opcodes (entry_third) of the entries of list KEY (a pair
+ * list, or one of methods' first instructions) into f->pairthird, unless
+ * made before: 0, or jpb_err_nomem.  Made for the lists that scans read
+ * (fop: 0.2 M of 1.2 M entries), once each, where made for all in the
+ * index's walk they cost more than the scans saved (jython: 18 M
+ * instructions against 10 M). */
 static int list_thirds(struct flow *f, uint32_t key)
 {
-	size_t npairs = f->pairstart[PAIR_KEYS];
+	size_t total = f->pairstart[RESYNC_KEYS];
 	if (!f->pairthird) {
-		if (!(f->pairthird = malloc(npairs + PAIR_KEYS / 8)))
+		if (!(f->pairthird = malloc(total + RESYNC_KEYS / 8 + 1)))
 			return jpb_err_nomem;
-		f->thirdmade = f->pairthird + npairs;
-		memset(f->thirdmade, 0, PAIR_KEYS / 8);
+		f->thirdmade = f->pairthird + total;
+		memset(f->thirdmade, 0, RESYNC_KEYS / 8 + 1);
 	}
 	uint8_t bit = (uint8_t)(1u << (key & 7));
 	if (f->thirdmade[key >> 3] & bit)
 		return 0;
 	uint8_t plain[256];
 	plain_kinds(plain);
+	int methods = key >= ENTRY_BASE;
 	uint32_t m = 0;
 	for (uint32_t i = f->pairstart[key]; i < f->pairstart[key + 1]; i++) {
-		m = meth_at(f, m, f->pairidx[i]);
+		uint32_t v = f->pairidx[i];
+		m = methods ? v : meth_at(f, m, v);
 		const struct flow_mscan *ms = &f->mscan[m];
-		f->pairthird[i] = entry_third(ms->code, ms->len, f->pairidx[i] - ms->start, plain);
+		f->pairthird[i] = entry_third(ms->code, ms->len, methods ? 0 : v - ms->start,
+					      (uint8_t)key, plain);
 	}
 	f->thirdmade[key >> 3] |= bit;
 	return 0;
@@ -795,20 +808,16 @@ static int resync_candidates(struct flow *f, uint8_t op, int lost, int want,
 	 * apart (op_lists_apart), else united (op_list). */
 	const uint32_t *la, *lb = NULL;
 	size_t na, nb = 0, ia = 0, ib = 0;
-	/* by three opcodes or more, la's third opcodes, and what they must
-	 * be beside ops[2] and NO_THIRD: ops[1] where op can start a fused
-	 * pair (entry_third) */
+	/* by three opcodes or more, la's third opcodes (entry_third) */
 	const uint8_t *ta = NULL;
-	uint8_t t1 = NO_THIRD;
 	if (n >= 2) {
 		uint32_t base = lost == LOST_AT_ENTRY ? ENTRY_BASE : 0;
 		uint32_t ka = base + ((uint32_t)op << 8 | ops[1]);
 		uint32_t kb = base + ((uint32_t)op << 8 | 0xff);
-		if (n >= 3 && !base) {
+		if (n >= 3) {
 			if (list_thirds(f, ka))
 				return jpb_err_nomem;
 			ta = f->pairthird + f->pairstart[ka];
-			t1 = op == 0x2a || op == 0x15 ? ops[1] : NO_THIRD;
 		}
 		la = f->pairidx + f->pairstart[ka];
 		na = f->pairstart[ka + 1] - f->pairstart[ka];
@@ -825,7 +834,7 @@ static int resync_candidates(struct flow *f, uint8_t op, int lost, int want,
 	for (;;) {
 		/* lb's entries end the lookahead: no third opcode */
 		if (ta)
-			while (ia < na && ta[ia] != ops[2] && ta[ia] != t1 && ta[ia] != NO_THIRD)
+			while (ia < na && ta[ia] != ops[2] && ta[ia] != NO_THIRD)
 				ia++;
 		if (ia >= na && ib >= nb)
 			break;

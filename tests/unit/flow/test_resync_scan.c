@@ -43,6 +43,7 @@ static const char *src =
 	"    int fieldOfField() { return this.o.i; }\n"
 	"    int plusField(int a) { return a + this.i; }\n"
 	"    static int square(int a) { if (a == 0) return 1; return a * a; }\n"
+	"    static int pick(int a) { int r; if (a == 0) r = 3; else r = 4; return r; }\n"
 	"}\n";
 
 enum { CL_ENTRY = 1 };
@@ -213,6 +214,25 @@ static void test_branch_third(void **state)
 	expect_path(x, 5, "square", bci);
 }
 
+/* The index lists a fused pair's first instruction by what follows the
+ * pair too, and a goto by its target's opcode: aload_0 (with getfield)
+ * iadd ireturn is plusField's from bci 1, goto iload_1 ireturn pick's
+ * from bci 6. */
+static void test_index_two_ways(void **state)
+{
+	struct script_fx *x = *state;
+	if (!x)
+		skip();
+	x->s.n = 0;
+	script_ops(&x->s, 0x2a, 0x60, 0xac, -1);
+	static const int32_t pair[] = { 1, 5, 6 };
+	expect_path(x, 3, "plusField", pair);
+	x->s.n = 0;
+	script_ops(&x->s, 0xa7, 0x1b, 0xac, -1);
+	static const int32_t jump[] = { 6, 11, 12 };
+	expect_path(x, 3, "pick", jump);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -223,6 +243,7 @@ int main(void)
 		cmocka_unit_test(test_fused_third),
 		cmocka_unit_test(test_third_after_fused),
 		cmocka_unit_test(test_branch_third),
+		cmocka_unit_test(test_index_two_ways),
 	};
 	return cmocka_run_group_tests(tests, setup, script_fx_teardown);
 }

@@ -545,9 +545,11 @@ static int build_opidx(struct flow *f)
 	free(f->mscan); /* from a build that failed */
 	free(f->pairstart);
 	free(f->pairidx);
-	free(f->pairthird);
+	free(f->thirds);
+	u64map_fini(&f->third_at);
 	f->pairidx = NULL;
-	f->pairthird = NULL;
+	f->thirds = NULL;
+	f->nthirds = f->capthirds = 0;
 	int err = index_methods(f);
 	size_t nm = f->nmscan;
 	struct lists ls = { 0 };
@@ -703,35 +705,36 @@ static uint8_t entry_third(const uint8_t *code, size_t len, size_t bci, uint8_t 
 }
 
 /* The third opcodes (entry_third) of the entries of list KEY (a pair
- * list, or one of methods' first instructions) into f->pairthird, unless
- * made before: 0, or jpb_err_nomem.  Made for the lists that scans read
- * (fop: 0.2 M of 1.2 M entries), once each, where made for all in the
- * index's walk they cost more than the scans saved (jython: 18 M
- * instructions against 10 M). */
-static int list_thirds(struct flow *f, uint32_t key)
+ * list, or one of methods' first instructions), made on its first scan
+ * by three opcodes or more (fop: 0.2 M of 1.2 M entries, once each):
+ * *OUT (in f->thirds); 0, or jpb_err_nomem.  Made for all in the index's
+ * walk they cost more than the scans saved (jython: 18 M instructions
+ * against 10 M); a byte per entry of the index, touched a list here and
+ * there, took 2 MB more memory (a huge page). */
+static int list_thirds(struct flow *f, uint32_t key, const uint8_t **out)
 {
-	size_t total = f->pairstart[RESYNC_KEYS];
-	if (!f->pairthird) {
-		if (!(f->pairthird = malloc(total + RESYNC_KEYS / 8 + 1)))
-			return jpb_err_nomem;
-		f->thirdmade = f->pairthird + total;
-		memset(f->thirdmade, 0, RESYNC_KEYS / 8 + 1);
-	}
-	uint8_t bit = (uint8_t)(1u << (key & 7));
-	if (f->thirdmade[key >> 3] & bit)
+	uint32_t at;
+	if (u64map_get(&f->third_at, (uint64_t)key + 1, &at)) {
+		*out = f->thirds + at;
 		return 0;
-	uint8_t plain[256];
+	}
+	uint32_t first = f->pairstart[key], n = f->pairstart[key + 1] - first;
+	if (jpb_grow((void **)&f->thirds, &f->capthirds, f->nthirds + n, 1) ||
+	    u64map_put(&f->third_at, (uint64_t)key + 1, (uint32_t)f->nthirds))
+		return jpb_err_nomem;
+	uint8_t *t = f->thirds + f->nthirds, plain[256];
 	plain_kinds(plain);
 	int methods = key >= ENTRY_BASE;
 	uint32_t m = 0;
-	for (uint32_t i = f->pairstart[key]; i < f->pairstart[key + 1]; i++) {
-		uint32_t v = f->pairidx[i];
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t v = f->pairidx[first + i];
 		m = methods ? v : meth_at(f, m, v);
 		const struct flow_mscan *ms = &f->mscan[m];
-		f->pairthird[i] = entry_third(ms->code, ms->len, methods ? 0 : v - ms->start,
-					      (uint8_t)key, plain);
+		t[i] = entry_third(ms->code, ms->len, methods ? 0 : v - ms->start, (uint8_t)key,
+				   plain);
 	}
-	f->thirdmade[key >> 3] |= bit;
+	*out = t;
+	f->nthirds += n;
 	return 0;
 }
 
@@ -861,11 +864,8 @@ static int resync_candidates(struct flow *f, uint8_t op, int lost, int want,
 		uint32_t base = lost == LOST_AT_ENTRY ? ENTRY_BASE : 0;
 		uint32_t ka = base + ((uint32_t)op << 8 | ops[1]);
 		uint32_t kb = base + ((uint32_t)op << 8 | 0xff);
-		if (n >= 3) {
-			if (list_thirds(f, ka))
-				return jpb_err_nomem;
-			ta = f->pairthird + f->pairstart[ka];
-		}
+		if (n >= 3 && list_thirds(f, ka, &ta))
+			return jpb_err_nomem;
 		la = f->pairidx + f->pairstart[ka];
 		na = f->pairstart[ka + 1] - f->pairstart[ka];
 		lb = f->pairidx + f->pairstart[kb];

@@ -423,9 +423,9 @@ static size_t plain_run(const uint8_t *code, size_t len, size_t bci, uint32_t st
  * opcode), once per distinct next opcode (next_ops); one with none into
  * the lone lists, and at bci 0 also into the entry lists (put_pairs).
  * Read from the raw bytecode in one walk, so that no CFG is built for a
- * method no resynchronisation reaches.  Plain instructions past bci 0 go
- * straight into the pair lists (plain_run): most are; next_ops would
- * list them alike. */
+ * method no resynchronisation reaches.  Past bci 0, plain instructions,
+ * 3-byte branches and fused pairs go straight into the pair lists
+ * (plain_run, as next_ops and put_pairs would put them): most are. */
 static void method_lists(struct flow *f, uint32_t m, const uint8_t *plain, struct lists *ls)
 {
 	const uint8_t *code = f->mscan[m].code;
@@ -706,7 +706,7 @@ static uint8_t entry_third(const uint8_t *code, size_t len, size_t bci, uint8_t 
 
 /* The third opcodes (entry_third) of the entries of list KEY (a pair
  * list, or one of methods' first instructions), made on its first scan
- * by three opcodes or more (fop: 0.2 M of 1.2 M entries, once each):
+ * by three opcodes or more (fop: 0.2 M of 1.15 M entries, once each):
  * *OUT (in f->thirds); 0, or jpb_err_nomem.  Made for all in the index's
  * walk they cost more than the scans saved (jython: 18 M instructions
  * against 10 M); a byte per entry of the index, touched a list here and

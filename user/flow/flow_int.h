@@ -385,6 +385,13 @@ struct flow {
 	int rindex_built;
 	uint32_t *pairstart; /* RESYNC_KEYS + 1 entries */
 	uint32_t *pairidx;
+	/* the third opcodes (resync.c, entry_third) of the lists' entries,
+	 * made for a list when a scan first reads it by three opcodes or
+	 * more, lists side by side: a list's where third_at (its key + 1)
+	 * says */
+	uint8_t *thirds;
+	size_t nthirds, capthirds;
+	struct u64map third_at;
 	/* a one-opcode scan's scratch: a bit per byte of code */
 	uint64_t *opbits;
 	/* the code of each method the index lists, side by side (not

@@ -6,7 +6,10 @@
  * methods, each in other 64-byte pages of code: a search by one opcode
  * (the union of its lists), by two (a pair's list), at a method entry
  * (the lists of first instructions) and after a return must each find
- * exactly the instructions that fit, in their own methods.
+ * exactly the instructions that fit, in their own methods.  A search by
+ * three opcodes or more skips a list's entries by their third opcode:
+ * three methods test that it keeps those that fit after a fused pair and
+ * a branch.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -36,6 +39,11 @@ static const char *src =
 	"    static int long3(int a) { " LONG_BODY " }\n"
 	"    static int neg3(int a) { return -a; }\n"
 	"    static int callNeg(int a) { int r = neg2(a, 1); return r - 5; }\n"
+	"    Rs o; int i;\n"
+	"    int fieldOfField() { return this.o.i; }\n"
+	"    int plusField(int a) { return a + this.i; }\n"
+	"    static int square(int a) { if (a == 0) return 1; return a * a; }\n"
+	"    static int pick(int a) { int r; if (a == 0) r = 3; else r = 4; return r; }\n"
 	"}\n";
 
 enum { CL_ENTRY = 1 };
@@ -139,6 +147,92 @@ static void test_after_return(void **state)
 	expect(x, 12, names, bci, JPB_FLOW_CERTAIN, ncand);
 }
 
+/* Run X's script through a fresh flow: N events, all in method NAME, at
+ * BCI[i]. */
+static void expect_path(struct script_fx *x, size_t n, const char *name, const int32_t *bci)
+{
+	struct flow *f;
+	assert_int_equal(flow_alloc(&f, x->p, NULL), 0);
+	const struct jpb_flow_event *out;
+	size_t got;
+	assert_int_equal(flow_thread(f, x->s.ev, x->s.n, &out, &got, NULL), 0);
+	assert_int_equal(got, n);
+	for (size_t i = 0; i < n; i++) {
+		const struct flow_method_info *m = flow_method(f, out[i].method);
+		assert_non_null(m);
+		assert_string_equal(m->name, name);
+		assert_int_equal(out[i].bci, bci[i]);
+	}
+	assert_int_equal(out[0].ncand, 1);
+	flow_free(f);
+}
+
+/* fieldOfField's aload_0 getfield o getfield i ireturn, where both the
+ * pair's second instruction and the one after the pair run getfield:
+ * aload_0 getfield ireturn, the first two one dispatch, and aload_0
+ * getfield getfield ireturn, each its own.  plusField's aload_0 getfield
+ * i, followed by iadd, fits neither. */
+static void test_fused_third(void **state)
+{
+	struct script_fx *x = *state;
+	if (!x)
+		skip();
+	x->s.n = 0;
+	script_ops(&x->s, 0x2a, 0xb4, 0xac, -1);
+	static const int32_t fused[] = { 0, 4, 7 };
+	expect_path(x, 3, "fieldOfField", fused);
+	x->s.n = 0;
+	script_ops(&x->s, 0x2a, 0xb4, 0xb4, 0xac, -1);
+	static const int32_t apart[] = { 0, 1, 4, 7 };
+	expect_path(x, 4, "fieldOfField", apart);
+}
+
+/* iload_1, then aload_0 getfield as one dispatch, iadd, ireturn:
+ * plusField, whose iload_1 has no third opcode, as the instruction after
+ * it starts a fused pair. */
+static void test_third_after_fused(void **state)
+{
+	struct script_fx *x = *state;
+	if (!x)
+		skip();
+	x->s.n = 0;
+	script_ops(&x->s, 0x1b, 0x2a, 0x60, 0xac, -1);
+	static const int32_t bci[] = { 0, 1, 5, 6 };
+	expect_path(x, 4, "plusField", bci);
+}
+
+/* ifne, then iload_0 iload_0 imul ireturn: square's branch taken, where
+ * the way not taken runs iconst_1 ireturn. */
+static void test_branch_third(void **state)
+{
+	struct script_fx *x = *state;
+	if (!x)
+		skip();
+	x->s.n = 0;
+	script_ops(&x->s, 0x9a, 0x1a, 0x1a, 0x68, 0xac, -1);
+	static const int32_t bci[] = { 1, 6, 7, 8, 9 };
+	expect_path(x, 5, "square", bci);
+}
+
+/* The index lists a fused pair's first instruction by what follows the
+ * pair too, and a goto by its target's opcode: aload_0 (with getfield)
+ * iadd ireturn is plusField's from bci 1, goto iload_1 ireturn pick's
+ * from bci 6. */
+static void test_index_two_ways(void **state)
+{
+	struct script_fx *x = *state;
+	if (!x)
+		skip();
+	x->s.n = 0;
+	script_ops(&x->s, 0x2a, 0x60, 0xac, -1);
+	static const int32_t pair[] = { 1, 5, 6 };
+	expect_path(x, 3, "plusField", pair);
+	x->s.n = 0;
+	script_ops(&x->s, 0xa7, 0x1b, 0xac, -1);
+	static const int32_t jump[] = { 6, 11, 12 };
+	expect_path(x, 3, "pick", jump);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -146,6 +240,10 @@ int main(void)
 		cmocka_unit_test(test_opcode_pair),
 		cmocka_unit_test(test_entry),
 		cmocka_unit_test(test_after_return),
+		cmocka_unit_test(test_fused_third),
+		cmocka_unit_test(test_third_after_fused),
+		cmocka_unit_test(test_branch_third),
+		cmocka_unit_test(test_index_two_ways),
 	};
 	return cmocka_run_group_tests(tests, setup, script_fx_teardown);
 }

@@ -319,6 +319,8 @@ void flow_free(struct flow *f)
 	free(f->opbits);
 	free(f->pairstart);
 	free(f->pairidx);
+	free(f->thirds);
+	u64map_fini(&f->third_at);
 	free(f->mscan);
 	free(f->rc);
 	free(f->rpool);

@@ -345,26 +345,96 @@ static inline int plain_next(const uint8_t *code, size_t len, size_t bci, uint8_
 	return code[bci + *l];
 }
 
+/* The distinct next opcodes that next_ops gives (into NX, their count)
+ * for the instruction at BCI (not 0) of CODE (LEN bytes) where it is a
+ * branch of 3 bytes or the first of a fused pair with code after both
+ * ways, and its length in *L; 0 where next_ops must tell. */
+static inline unsigned two_next(const uint8_t *code, size_t len, size_t bci, uint8_t *nx,
+				size_t *l)
+{
+	uint8_t op = code[bci];
+	unsigned kind = jbc_table[op].kind, n = 0;
+	if ((kind == JBC_COND_BRANCH || kind == JBC_GOTO) && jbc_table[op].length == 3) {
+		if (len - bci <= 3)
+			return 0;
+		/* jbc_branch_target's */
+		long t = (long)bci + (int16_t)(code[bci + 1] << 8 | code[bci + 2]);
+		if (kind != JBC_GOTO)
+			nx[n++] = code[bci + 3];
+		if (t >= 0 && (size_t)t < len)
+			nx[n++] = code[t];
+		*l = 3;
+		return n == 2 && nx[1] == nx[0] ? 1 : n;
+	}
+	if (op != 0x2a && op != 0x15) /* the first of a fused pair */
+		return 0;
+	size_t next = bci + jbc_table[op].length;
+	if (next >= len || !jbc_fused_pair(op, code[next]))
+		return 0;
+	size_t after = next + jbc_table[code[next]].length; /* fixed lengths */
+	if (after >= len)
+		return 0;
+	nx[0] = code[next];
+	nx[1] = code[after];
+	*l = next - bci;
+	return nx[1] == nx[0] ? 1 : 2;
+}
+
+/* The plain instructions (PLAIN, plain_next) of CODE (LEN bytes, at
+ * code offset START) from BCI (not 0) on straight into the pair lists P,
+ * and the branches and fused pairs that two_next tells, up to the first
+ * that is neither or P's room: where they end.  P's fields are held in
+ * locals, not read through P again for each instruction (jython: 1.1 M
+ * of its 1.2 M entries). */
+static size_t plain_run(const uint8_t *code, size_t len, size_t bci, uint32_t start,
+			const uint8_t *plain, struct keyed *p)
+{
+	uint16_t *key = p->key;
+	uint32_t *off = p->off, *cnt = p->cnt;
+	size_t n = p->n, cap = p->cap;
+	while (bci < len && n + 1 < cap) {
+		uint8_t op = code[bci], nx[2];
+		size_t l;
+		int nop = plain[op] ? plain_next(code, len, bci, op, plain[op], &l) : -1;
+		uint32_t k = (uint32_t)op << 8 | (uint32_t)nop;
+		if (nop < 0) {
+			unsigned nn = two_next(code, len, bci, nx, &l);
+			if (!nn)
+				break;
+			k = (uint32_t)op << 8 | nx[0];
+			if (nn == 2) {
+				uint32_t k2 = (uint32_t)op << 8 | nx[1];
+				key[n] = (uint16_t)k;
+				off[n++] = start + (uint32_t)bci;
+				cnt[k]++;
+				k = k2;
+			}
+		}
+		key[n] = (uint16_t)k;
+		off[n++] = start + (uint32_t)bci;
+		cnt[k]++;
+		bci += l;
+	}
+	p->n = n;
+	return bci;
+}
+
 /* Every instruction of method M into the pair lists by (opcode, next
  * opcode), once per distinct next opcode (next_ops); one with none into
  * the lone lists, and at bci 0 also into the entry lists (put_pairs).
  * Read from the raw bytecode in one walk, so that no CFG is built for a
- * method no resynchronisation reaches.  Plain instructions (PLAIN,
- * plain_next) past bci 0 go straight into the pair lists: most are. */
+ * method no resynchronisation reaches.  Past bci 0, plain instructions,
+ * 3-byte branches and fused pairs go straight into the pair lists
+ * (plain_run, as next_ops and put_pairs would put them): most are. */
 static void method_lists(struct flow *f, uint32_t m, const uint8_t *plain, struct lists *ls)
 {
 	const uint8_t *code = f->mscan[m].code;
 	size_t len = f->mscan[m].len;
 	uint32_t start = f->mscan[m].start;
 	for (size_t bci = 0; bci < len;) {
+		if (bci && (bci = plain_run(code, len, bci, start, plain, &ls->pairs)) >= len)
+			break;
 		uint8_t op = code[bci], nx[256];
-		size_t pl;
-		int nop = plain[op] && bci ? plain_next(code, len, bci, op, plain[op], &pl) : -1;
-		if (nop >= 0) {
-			keyed_put(&ls->pairs, (uint32_t)op << 8 | (uint32_t)nop, start + (uint32_t)bci);
-			bci += pl;
-			continue;
-		}
 		int l = jbc_length(code, len, bci);
 		if (l <= 0)
 			return; /* undefined code: its CFG fails too */
@@ -475,7 +545,11 @@ static int build_opidx(struct flow *f)
 	free(f->mscan); /* from a build that failed */
 	free(f->pairstart);
 	free(f->pairidx);
+	free(f->thirds);
+	u64map_fini(&f->third_at);
 	f->pairidx = NULL;
+	f->thirds = NULL;
+	f->nthirds = f->capthirds = 0;
 	int err = index_methods(f);
 	size_t nm = f->nmscan;
 	struct lists ls = { 0 };
@@ -587,6 +661,81 @@ static uint32_t meth_at(const struct flow *f, uint32_t m, uint32_t off)
 	for (m = f->mpage[off >> MPAGE_SHIFT]; ms[m + 1].start <= off; m++)
 		;
 	return m;
+}
+
+/* An entry's third opcode where flow_raw_explains' walk from it has no
+ * test of one (no opcode of a lookahead is 0xff: flow_java_opcode maps
+ * none to it). */
+#define NO_THIRD 0xffu
+
+/* The third opcode of the instruction at BCI of CODE (LEN bytes; PLAIN
+ * from plain_kinds) in the list of next opcode O1, or NO_THIRD: where the
+ * instruction runs OPS[0] and the next OPS[1] (O1), the opcode that
+ * flow_raw_explains requires the instruction after that one to run, as
+ * OPS[2].  Its walk goes on only from a successor (raw_succs) of opcode
+ * O1; where that is one instruction, and a plain one that the walk
+ * passes without a test, its own successor must run OPS[2].  Where two
+ * successors run O1 (a fused pair's second instruction and the one after
+ * the pair, a branch's two ways), the first may use up the walk's budget
+ * before the second is tested: no third opcode. */
+static uint8_t entry_third(const uint8_t *code, size_t len, size_t bci, uint8_t o1,
+			   const uint8_t *plain)
+{
+	size_t s[3], at = len;
+	unsigned l = plain[code[bci]], ns = 1;
+	if (l & PLAIN_ENDS)
+		return NO_THIRD;
+	/* most fall through: raw_succs' answer without its calls */
+	if (l && l < len - bci && !jbc_fused_pair(code[bci], code[bci + l]))
+		s[0] = bci + l;
+	else
+		ns = raw_succs(code, len, bci, s);
+	for (unsigned k = 0; k < ns; k++) {
+		if (s[k] >= len || (code[s[k]] == o1 && at < len))
+			return NO_THIRD;
+		if (code[s[k]] == o1)
+			at = s[k];
+	}
+	if (at >= len)
+		return NO_THIRD;
+	l = plain[code[at]];
+	if (!l || (l & PLAIN_ENDS) || l >= len - at || jbc_fused_pair(code[at], code[at + l]))
+		return NO_THIRD;
+	return code[at + l];
+}
+
+/* The third opcodes (entry_third) of the entries of list KEY (a pair
+ * list, or one of methods' first instructions), made on its first scan
+ * by three opcodes or more (fop: 0.2 M of 1.15 M entries, once each):
+ * *OUT (in f->thirds); 0, or jpb_err_nomem.  Made for all in the index's
+ * walk they cost more than the scans saved (jython: 18 M instructions
+ * against 10 M); a byte per entry of the index, touched a list here and
+ * there, took 2 MB more memory (a huge page). */
+static int list_thirds(struct flow *f, uint32_t key, const uint8_t **out)
+{
+	uint32_t at;
+	if (u64map_get(&f->third_at, (uint64_t)key + 1, &at)) {
+		*out = f->thirds + at;
+		return 0;
+	}
+	uint32_t first = f->pairstart[key], n = f->pairstart[key + 1] - first;
+	if (jpb_grow((void **)&f->thirds, &f->capthirds, f->nthirds + n, 1) ||
+	    u64map_put(&f->third_at, (uint64_t)key + 1, (uint32_t)f->nthirds))
+		return jpb_err_nomem;
+	uint8_t *t = f->thirds + f->nthirds, plain[256];
+	plain_kinds(plain);
+	int methods = key >= ENTRY_BASE;
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t v = f->pairidx[first + i];
+		m = methods ? v : meth_at(f, m, v);
+		const struct flow_mscan *ms = &f->mscan[m];
+		t[i] = entry_third(ms->code, ms->len, methods ? 0 : v - ms->start, (uint8_t)key,
+				   plain);
+	}
+	*out = t;
+	f->nthirds += n;
+	return 0;
 }
 
 /* Is the instruction before BCI (an instruction of CODE) an invoke?
@@ -709,10 +858,14 @@ static int resync_candidates(struct flow *f, uint8_t op, int lost, int want,
 	 * apart (op_lists_apart), else united (op_list). */
 	const uint32_t *la, *lb = NULL;
 	size_t na, nb = 0, ia = 0, ib = 0;
+	/* by three opcodes or more, la's third opcodes (entry_third) */
+	const uint8_t *ta = NULL;
 	if (n >= 2) {
 		uint32_t base = lost == LOST_AT_ENTRY ? ENTRY_BASE : 0;
 		uint32_t ka = base + ((uint32_t)op << 8 | ops[1]);
 		uint32_t kb = base + ((uint32_t)op << 8 | 0xff);
+		if (n >= 3 && list_thirds(f, ka, &ta))
+			return jpb_err_nomem;
 		la = f->pairidx + f->pairstart[ka];
 		na = f->pairstart[ka + 1] - f->pairstart[ka];
 		lb = f->pairidx + f->pairstart[kb];
@@ -725,7 +878,13 @@ static int resync_candidates(struct flow *f, uint8_t op, int lost, int want,
 	/* the entry lists hold methods, in the same order as their code */
 	int methods = n >= 2 && lost == LOST_AT_ENTRY;
 	uint32_t m = 0;
-	while (ia < na || ib < nb) {
+	for (;;) {
+		/* lb's entries end the lookahead: no third opcode */
+		if (ta)
+			while (ia < na && ta[ia] != ops[2] && ta[ia] != NO_THIRD)
+				ia++;
+		if (ia >= na && ib >= nb)
+			break;
 		uint32_t v = ib >= nb || (ia < na && la[ia] < lb[ib]) ? la[ia++] : lb[ib++];
 		m = methods ? v : meth_at(f, m, v);
 		uint32_t bci = methods ? 0 : v - f->mscan[m].start;

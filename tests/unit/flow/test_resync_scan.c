@@ -167,6 +167,18 @@ static void expect_path(struct script_fx *x, size_t n, const char *name, const i
 	flow_free(f);
 }
 
+/* OPS alone (ending in -1), through a fresh flow: one event each, all in
+ * method NAME, at BCI. */
+static void expect_ops(struct script_fx *x, const int *ops, const char *name,
+		       const int32_t *bci)
+{
+	size_t n = 0;
+	x->s.n = 0;
+	for (; ops[n] >= 0; n++)
+		script_add(&x->s, JPB_DEV_INTERP)->opcode = (uint8_t)ops[n];
+	expect_path(x, n, name, bci);
+}
+
 /* fieldOfField's aload_0 getfield o getfield i ireturn, where both the
  * pair's second instruction and the one after the pair run getfield:
  * aload_0 getfield ireturn, the first two one dispatch, and aload_0
@@ -174,17 +186,12 @@ static void expect_path(struct script_fx *x, size_t n, const char *name, const i
  * i, followed by iadd, fits neither. */
 static void test_fused_third(void **state)
 {
-	struct script_fx *x = *state;
-	if (!x)
+	if (!*state)
 		skip();
-	x->s.n = 0;
-	script_ops(&x->s, 0x2a, 0xb4, 0xac, -1);
-	static const int32_t fused[] = { 0, 4, 7 };
-	expect_path(x, 3, "fieldOfField", fused);
-	x->s.n = 0;
-	script_ops(&x->s, 0x2a, 0xb4, 0xb4, 0xac, -1);
-	static const int32_t apart[] = { 0, 1, 4, 7 };
-	expect_path(x, 4, "fieldOfField", apart);
+	static const int fused[] = { 0x2a, 0xb4, 0xac, -1 }, apart[] = { 0x2a, 0xb4, 0xb4, 0xac, -1 };
+	static const int32_t fused_at[] = { 0, 4, 7 }, apart_at[] = { 0, 1, 4, 7 };
+	expect_ops(*state, fused, "fieldOfField", fused_at);
+	expect_ops(*state, apart, "fieldOfField", apart_at);
 }
 
 /* iload_1, then aload_0 getfield as one dispatch, iadd, ireturn:
@@ -192,26 +199,22 @@ static void test_fused_third(void **state)
  * it starts a fused pair. */
 static void test_third_after_fused(void **state)
 {
-	struct script_fx *x = *state;
-	if (!x)
+	if (!*state)
 		skip();
-	x->s.n = 0;
-	script_ops(&x->s, 0x1b, 0x2a, 0x60, 0xac, -1);
-	static const int32_t bci[] = { 0, 1, 5, 6 };
-	expect_path(x, 4, "plusField", bci);
+	static const int ops[] = { 0x1b, 0x2a, 0x60, 0xac, -1 };
+	static const int32_t at[] = { 0, 1, 5, 6 };
+	expect_ops(*state, ops, "plusField", at);
 }
 
 /* ifne, then iload_0 iload_0 imul ireturn: square's branch taken, where
  * the way not taken runs iconst_1 ireturn. */
 static void test_branch_third(void **state)
 {
-	struct script_fx *x = *state;
-	if (!x)
+	if (!*state)
 		skip();
-	x->s.n = 0;
-	script_ops(&x->s, 0x9a, 0x1a, 0x1a, 0x68, 0xac, -1);
-	static const int32_t bci[] = { 1, 6, 7, 8, 9 };
-	expect_path(x, 5, "square", bci);
+	static const int ops[] = { 0x9a, 0x1a, 0x1a, 0x68, 0xac, -1 };
+	static const int32_t at[] = { 1, 6, 7, 8, 9 };
+	expect_ops(*state, ops, "square", at);
 }
 
 /* The index lists a fused pair's first instruction by what follows the
@@ -220,17 +223,12 @@ static void test_branch_third(void **state)
  * from bci 6. */
 static void test_index_two_ways(void **state)
 {
-	struct script_fx *x = *state;
-	if (!x)
+	if (!*state)
 		skip();
-	x->s.n = 0;
-	script_ops(&x->s, 0x2a, 0x60, 0xac, -1);
-	static const int32_t pair[] = { 1, 5, 6 };
-	expect_path(x, 3, "plusField", pair);
-	x->s.n = 0;
-	script_ops(&x->s, 0xa7, 0x1b, 0xac, -1);
-	static const int32_t jump[] = { 6, 11, 12 };
-	expect_path(x, 3, "pick", jump);
+	static const int pair[] = { 0x2a, 0x60, 0xac, -1 }, jump[] = { 0xa7, 0x1b, 0xac, -1 };
+	static const int32_t pair_at[] = { 1, 5, 6 }, jump_at[] = { 6, 11, 12 };
+	expect_ops(*state, pair, "plusField", pair_at);
+	expect_ops(*state, jump, "pick", jump_at);
 }
 
 int main(void)

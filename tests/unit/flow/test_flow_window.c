@@ -152,6 +152,20 @@ static void same_as_one(struct script_fx *x)
 	free(one);
 }
 
+/* An overflow gap before the script's event AT, timed from its
+ * neighbours. */
+static void insert_gap(struct script_fx *x, size_t at)
+{
+	script_add(&x->s, JPB_DEV_TRANSITION); /* room for one more event */
+	memmove(&x->s.ev[at + 1], &x->s.ev[at], (x->s.n - 1 - at) * sizeof(*x->s.ev));
+	struct jpb_decoded_event *g = &x->s.ev[at];
+	memset(g, 0, sizeof(*g));
+	g->kind = JPB_DEV_GAP;
+	g->what = JPB_GAP_OVERFLOW;
+	g->tsc = g[-1].tsc;
+	g->end_tsc = g[1].tsc;
+}
+
 static void test_windows_same_as_one(void **state)
 {
 	struct script_fx *x = *state;
@@ -162,15 +176,7 @@ static void test_windows_same_as_one(void **state)
 	/* a gap in the middle of the unwinding: the position is found again
 	 * by resynchronisation, identically whatever the window */
 	build(x);
-	script_add(&x->s, JPB_DEV_TRANSITION); /* room for one more event */
-	size_t at = x->s.n - 1 - 3 * (DEPTH / 2);
-	memmove(&x->s.ev[at + 1], &x->s.ev[at], (x->s.n - 1 - at) * sizeof(*x->s.ev));
-	struct jpb_decoded_event *g = &x->s.ev[at];
-	memset(g, 0, sizeof(*g));
-	g->kind = JPB_DEV_GAP;
-	g->what = JPB_GAP_OVERFLOW;
-	g->tsc = g[-1].tsc;
-	g->end_tsc = g[1].tsc;
+	insert_gap(x, x->s.n - 3 * (DEPTH / 2));
 	same_as_one(x);
 }
 
@@ -235,15 +241,7 @@ static void test_gapless_window(void **state)
 	free(parts.v);
 	free(one.v);
 	/* a gap among the first events */
-	script_add(&x->s, JPB_DEV_TRANSITION);
-	size_t at = 100;
-	memmove(&x->s.ev[at + 1], &x->s.ev[at], (x->s.n - 1 - at) * sizeof(*x->s.ev));
-	struct jpb_decoded_event *g = &x->s.ev[at];
-	memset(g, 0, sizeof(*g));
-	g->kind = JPB_DEV_GAP;
-	g->what = JPB_GAP_OVERFLOW;
-	g->tsc = g[-1].tsc;
-	g->end_tsc = g[1].tsc;
+	insert_gap(x, 100);
 	run_gapless(x, 0, &one);
 	run_gapless(x, 1, &parts);
 	assert_int_equal(one.before_end, 0);

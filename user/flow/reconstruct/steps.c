@@ -584,6 +584,7 @@ int flow_run_compiled(struct flow *f, size_t end)
 	size_t at0 = flow_out_at(f);
 	struct jpb_flow_event *out = f->out + at0, *seg = out;
 	uint32_t meth = t->meth;
+	const struct jcfg *g = flow_meth_cfg(f, meth);
 	int32_t pos = -1;
 	for (; i < end; i++) {
 		const struct jpb_decoded_slim *e = &ev[i];
@@ -595,17 +596,19 @@ int flow_run_compiled(struct flow *f, size_t end)
 			run_prove(f, meth, (size_t)(out - seg));
 			seg = out;
 			meth = ra.meth[ra.cur][0];
+			g = flow_meth_cfg(f, meth);
 			pos = (int32_t)ra.pos[ra.cur][0];
 			one = ra.nf == 1;
 		} else {
-			/* same_frames keeps the run in b's method; the cache
-			 * holds its bcis side by side */
-			const struct cpos *c = flow_cpos(f, a[0].method_id, a[0].bci);
+			/* same_frames keeps the run in b's method, METH: its
+			 * CFG gives the position, where flow_cpos missed 103 k
+			 * times on jython (another method's pairs in the slot) */
+			int32_t at = g && a[0].bci >= 0 ? jcfg_index_of(g, (uint32_t)a[0].bci) : -1;
 			/* at instruction 0 a new call may start: compiled_fast */
-			if (c->pos < 0 || (one && c->pos == 0))
+			if (at < 0 || (one && at == 0))
 				break;
-			pos = c->pos;
-			op = c->op;
+			pos = at;
+			op = jcfg_insn(g, (uint32_t)at)->op;
 		}
 		flow_out_set(out++, meth + 1, a[0].bci, op, JPB_FLOW_DECODED, 1, e->tsc);
 		p = e;

@@ -346,7 +346,11 @@ struct flow {
 	struct flow_opts o;
 	struct fmeth *meths;
 	size_t nmeths, capm;
-	struct u64map by_m;  /* jcf_method pointer -> meths index */
+	/* a class-file method's meths index + 1 (0 none) at midx[at + its
+	 * index in the class], AT by class (class_slots) */
+	struct u64map by_cls;
+	uint32_t *midx;
+	size_t nmidx, capmidx;
 	struct u64map by_id; /* jmethodID -> meths index + 1, 0 unresolvable */
 	struct flow_method_info *named; /* flow_method's answer */
 	struct fcallee *callees; /* the fsite lists of every method */
@@ -532,8 +536,14 @@ struct flow {
 	struct flow_summary sum;
 };
 
+/* The meths index of HM, a method of the class file HM->cls, numbered
+ * when first asked for; 0, or jpb_err_nomem, or jpb_err_invalid when
+ * HM->m is not that class's method at its index. */
 int flow_meth_index(struct flow *f, const struct jhier_method *hm,
 		    uint32_t *out);
+/* Room for flow_meth_index to find the methods of NCLASSES classes with
+ * NMETHODS methods in all without growing on the way. */
+int flow_meth_lookup_reserve(struct flow *f, size_t nclasses, size_t nmethods);
 /* The candidate callees with a CFG of the invoke at T
  * (flow_is_invoke_at), in flow_call_targets' order; *OUT valid until
  * the next call.  Their count, or a negative error. */

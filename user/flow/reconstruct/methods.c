@@ -44,18 +44,54 @@ int flow_java_opcode(unsigned op, int *fused)
 
 /* ---- methods ------------------------------------------------------------ */
 
+/* The slots of CLS's methods in f->midx by their index in the class
+ * (meths index + 1, 0: none yet), made when first asked for; NULL when
+ * out of memory.  A map by class and 4 bytes a method, where a map by
+ * method took 16 bytes a slot at twice the methods (jython: 2 MB). */
+static uint32_t *class_slots(struct flow *f, const struct jcf *cls)
+{
+	uint32_t at;
+	if (u64map_get(&f->by_cls, (uint64_t)(uintptr_t)cls, &at))
+		return f->midx + at;
+	size_t n = jcf_method_count(cls);
+	if (f->nmidx + n > f->capmidx &&
+	    jpb_grow((void **)&f->midx, &f->capmidx, f->nmidx + n, sizeof(*f->midx)))
+		return NULL;
+	if (u64map_put(&f->by_cls, (uint64_t)(uintptr_t)cls, (uint32_t)f->nmidx))
+		return NULL;
+	memset(f->midx + f->nmidx, 0, n * sizeof(*f->midx));
+	f->nmidx += n;
+	return f->midx + f->nmidx - n;
+}
+
+int flow_meth_lookup_reserve(struct flow *f, size_t nclasses, size_t nmethods)
+{
+	if (nmethods > f->capmidx &&
+	    jpb_grow((void **)&f->midx, &f->capmidx, nmethods, sizeof(*f->midx)))
+		return jpb_err_nomem;
+	return u64map_reserve(&f->by_cls, nclasses) ? jpb_err_nomem : 0;
+}
+
 int flow_meth_index(struct flow *f, const struct jhier_method *hm,
 		    uint32_t *out)
 {
-	if (u64map_get(&f->by_m, (uint64_t)(uintptr_t)hm->m, out))
+	const struct jcf_method *m = hm->m;
+	if (!hm->cls || jcf_method(hm->cls, m->index) != m)
+		return jpb_err_invalid; /* not a method of that class file */
+	uint32_t *slot = class_slots(f, hm->cls);
+	if (!slot)
+		return jpb_err_nomem;
+	slot += m->index;
+	if (*slot) {
+		*out = *slot - 1;
 		return 0;
+	}
 	if (JPB_GROW(f->meths, f->nmeths, f->capm))
 		return jpb_err_nomem;
 	struct fmeth *fm = &f->meths[f->nmeths];
 	memset(fm, 0, sizeof(*fm));
 	fm->hm = *hm;
-	if (u64map_put(&f->by_m, (uint64_t)(uintptr_t)hm->m, (uint32_t)f->nmeths))
-		return jpb_err_nomem;
+	*slot = (uint32_t)f->nmeths + 1;
 	*out = (uint32_t)f->nmeths++;
 	return 0;
 }
@@ -131,8 +167,7 @@ int flow_add_method_code(struct flow *f, uint64_t id, const char *class_sig,
 	fm->cfg_tried = 1;
 	fm->method_id = id;
 	f->synth[f->nsynth++] = (uint32_t)f->nmeths;
-	if (u64map_put(&f->by_m, (uint64_t)(uintptr_t)m, (uint32_t)f->nmeths) ||
-	    u64map_put(&f->by_id, id, (uint32_t)f->nmeths + 1))
+	if (u64map_put(&f->by_id, id, (uint32_t)f->nmeths + 1))
 		return jpb_err_nomem;
 	f->nmeths++;
 	return 0;
@@ -324,7 +359,8 @@ void flow_free(struct flow *f)
 		free(f->link[k]);
 		free(f->lsig[k]);
 	}
-	u64map_fini(&f->by_m);
+	u64map_fini(&f->by_cls);
+	free(f->midx);
 	u64map_fini(&f->by_id);
 	for (size_t i = 0; i < f->ncodelets; i++)
 		free(f->codelets[i]);

@@ -173,10 +173,11 @@ static inline uint16_t be16(const uint8_t *p)
 typedef uint8_t bytes16 __attribute__((vector_size(16)));
 
 /* 0xff where a byte of V is one modified UTF-8 forbids: NUL (which would
- * also cut our C string short) or 0xF0-0xFF. */
+ * also cut our C string short) or 0xF0-0xFF, in one compare: less one,
+ * both are 0xEF-0xFF and no other byte is. */
 static inline bytes16 forbidden_bytes(bytes16 v)
 {
-	return (bytes16)((v == 0) | (v >= 0xf0));
+	return (bytes16)((bytes16)(v - 1) >= 0xef);
 }
 
 /* The bytes of the text S[0, N) that modified UTF-8 forbids, as 0xff
@@ -900,7 +901,10 @@ static void hash_method_names(struct cursor *c, struct jcf *cf)
 	if (c->err)
 		return;
 	for (unsigned i = 0; i < cf->nmethods; i++) {
-		cf->name_hash[i] = name_hash(cf->methods[i].name);
+		/* a name is a Utf8 of the pool's copy: its length is before
+		 * it (no NUL in it, so strlen's) */
+		const char *s = cf->methods[i].name;
+		cf->name_hash[i] = name_hash_n(s, be16((const uint8_t *)s - 2));
 		cf->name_bits |= 1ull << (cf->name_hash[i] & 63);
 	}
 }

@@ -92,7 +92,8 @@ int flow_thread(struct flow *f, const struct jpb_decoded_event *ev, size_t n,
 		const struct jpb_flow_event **out, size_t *nout,
 		struct flow_summary *sum);
 
-/* The method behind flow method index IDX (1-based), or NULL. */
+/* The method behind flow method index IDX (1-based), or NULL; valid until
+ * the next call (methods do not keep their names in this form). */
 struct flow_method_info {
 	uint64_t method_id;    /* jmethodID if known, else 0 */
 	const char *class_name; /* internal form "java/lang/String" */

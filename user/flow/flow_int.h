@@ -116,24 +116,27 @@ int flow_path(struct flow *f, const struct jpb_flow_event *pre,
 	      const struct jpb_flow_event *post, struct jpb_flow_event **out,
 	      size_t *nout);
 
-/* What a method entry asks of the calling method (hm.cls, cfg,
- * cfg_tried, sites: flow_is_invoke_at, flow_callees) comes first, in 48
- * bytes, so that one or two cache lines serve it. */
+/* A method, in 64 bytes: every loaded method has one once the resync
+ * index is built (jython: 45 k), so what the flow reads rarely is not
+ * kept here but found through hm (names: flow_meth_name), and what a
+ * method entry asks of the calling method (hm.cls, cfg, sites,
+ * cfg_tried: flow_is_invoke_at, flow_callees) lies in one cache line.
+ * A method of a class the program lacks (jvm_method_code) has hm.cls
+ * NULL, and owns hm.m (its strings and code in the same block: see
+ * flow_add_method_code) and cfg. */
 struct fmeth {
 	struct jhier_method hm;
 	const struct jcfg *cfg; /* NULL: no code or no CFG; see flow_meth_cfg */
-	int cfg_tried; /* cfg was asked for (CFGs are built on first use) */
-	int used; /* named by an output event */
 	/* per instruction of its CFG, the callees flow_callees found there
 	 * (allocated at its first invoke asked about) */
 	struct fsite *sites;
-	struct flow_method_info info;
-	/* A method of a class the program lacks (jvm_method_code): owned
-	 * copies; hm.cls is NULL. */
-	struct jcf_method *own;
-	struct jcfg *owncfg;
-	char *strs;
+	uint64_t method_id; /* jmethodID if known, else 0 */
+	uint8_t cfg_tried; /* cfg was asked for (CFGs are built on first use) */
+	uint8_t used; /* named by an output event */
 };
+
+/* The names of meths[M] (method_id, class, name, descriptor). */
+struct flow_method_info flow_meth_name(const struct flow *f, uint32_t m);
 
 /* What flow_entry_fits asks of a method: 1 + the locals a zerolocals
  * entry zeroes for it (max_locals minus the parameters' slots), 0 not
@@ -343,8 +346,13 @@ struct flow {
 	struct flow_opts o;
 	struct fmeth *meths;
 	size_t nmeths, capm;
-	struct u64map by_m;  /* jcf_method pointer -> meths index */
+	/* a class-file method's meths index + 1 (0 none) at midx[at + its
+	 * index in the class], AT by class (class_slots) */
+	struct u64map by_cls;
+	uint32_t *midx;
+	size_t nmidx, capmidx;
 	struct u64map by_id; /* jmethodID -> meths index + 1, 0 unresolvable */
+	struct flow_method_info *named; /* flow_method's answer */
 	struct fcallee *callees; /* the fsite lists of every method */
 	/* per meths index, flow_entry_key's answers: apart from meths, as
 	 * an entry asks of every callee it stages, and 8 bytes a method
@@ -528,8 +536,14 @@ struct flow {
 	struct flow_summary sum;
 };
 
+/* The meths index of HM, a method of the class file HM->cls, numbered
+ * when first asked for; 0, or jpb_err_nomem, or jpb_err_invalid when
+ * HM->m is not that class's method at its index. */
 int flow_meth_index(struct flow *f, const struct jhier_method *hm,
 		    uint32_t *out);
+/* Room for flow_meth_index to find the methods of NCLASSES classes with
+ * NMETHODS methods in all without growing on the way. */
+int flow_meth_lookup_reserve(struct flow *f, size_t nclasses, size_t nmethods);
 /* The candidate callees with a CFG of the invoke at T
  * (flow_is_invoke_at), in flow_call_targets' order; *OUT valid until
  * the next call.  Their count, or a negative error. */

@@ -354,7 +354,8 @@ static int write_methods(struct jpb_bundle *b, struct flow *f,
 	for (size_t i = 0; i < f->nmeths && !err; i++) {
 		if (!f->meths[i].used)
 			continue;
-		const struct flow_method_info *m = &f->meths[i].info;
+		struct flow_method_info n = flow_meth_name(f, (uint32_t)i);
+		const struct flow_method_info *m = &n;
 		char sig[1024];
 		snprintf(sig, sizeof(sig), "L%s;", m->class_name);
 		struct jpb_rec_flow_method r = { (uint32_t)i + 1, 0, m->method_id,

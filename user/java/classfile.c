@@ -43,6 +43,11 @@ struct jcf {
 			     * compares these first */
 	uint64_t name_bits;  /* bit hash % 64 of every method name: most
 			      * classes of a chain lack the name asked for */
+	/* a class of NAME_TAB_MIN methods or more: their indices + 1 by name
+	 * hash (linear probing, 0 empty; name_mask + 1 slots, after
+	 * name_hash), so that a lookup does not scan them all */
+	uint16_t *name_tab;
+	uint32_t name_mask;
 	uint16_t source_idx;
 	uint16_t nbsm;
 	struct jcf_bootstrap *bsm;
@@ -173,10 +178,11 @@ static inline uint16_t be16(const uint8_t *p)
 typedef uint8_t bytes16 __attribute__((vector_size(16)));
 
 /* 0xff where a byte of V is one modified UTF-8 forbids: NUL (which would
- * also cut our C string short) or 0xF0-0xFF. */
+ * also cut our C string short) or 0xF0-0xFF, in one compare: less one,
+ * both are 0xEF-0xFF and no other byte is. */
 static inline bytes16 forbidden_bytes(bytes16 v)
 {
-	return (bytes16)((v == 0) | (v >= 0xf0));
+	return (bytes16)((bytes16)(v - 1) >= 0xef);
 }
 
 /* The bytes of the text S[0, N) that modified UTF-8 forbids, as 0xff
@@ -895,13 +901,45 @@ static uint32_t name_hash(const char *s)
 	return name_hash_n(s, strlen(s));
 }
 
+/* Classes with fewer methods are scanned (jython's classes of a chain
+ * have 70 on average where a name's hash and bit match). */
+#define NAME_TAB_MIN 16
+
+/* The slots of the name table of a class of N methods, 0 for none: a
+ * power of two, at least twice N. */
+static size_t name_tab_size(unsigned n)
+{
+	size_t size = 2 * NAME_TAB_MIN;
+	if (n < NAME_TAB_MIN)
+		return 0;
+	while (size < 2 * (size_t)n)
+		size *= 2;
+	return size;
+}
+
+/* Method I in the name table by its hash H: in method order along each
+ * probe run, so that a lookup meets the first method of a name first,
+ * as a scan does. */
+static void name_tab_put(struct jcf *cf, unsigned i, uint32_t h)
+{
+	size_t j = h & cf->name_mask;
+	while (cf->name_tab[j])
+		j = (j + 1) & cf->name_mask;
+	cf->name_tab[j] = (uint16_t)(i + 1);
+}
+
 static void hash_method_names(struct cursor *c, struct jcf *cf)
 {
 	if (c->err)
 		return;
 	for (unsigned i = 0; i < cf->nmethods; i++) {
-		cf->name_hash[i] = name_hash(cf->methods[i].name);
+		/* a name is a Utf8 of the pool's copy: its length is before
+		 * it (no NUL in it, so strlen's) */
+		const char *s = cf->methods[i].name;
+		cf->name_hash[i] = name_hash_n(s, be16((const uint8_t *)s - 2));
 		cf->name_bits |= 1ull << (cf->name_hash[i] & 63);
+		if (cf->name_tab)
+			name_tab_put(cf, i, cf->name_hash[i]);
 	}
 }
 
@@ -962,16 +1000,23 @@ static void read_methods(struct cursor *c, struct jcf *cf)
 	cf->nmethods = u2(c, "methods_count");
 	if (c->err || !cf->nmethods)
 		return;
-	/* One block: the methods, then their name hashes; each method is
-	 * cleared as it is read, not before. */
+	/* One block: the methods, then their name hashes and name table;
+	 * each method is cleared as it is read, not before. */
+	size_t ntab = name_tab_size(cf->nmethods);
 	cf->methods = malloc(cf->nmethods *
-			     (sizeof(*cf->methods) + sizeof(*cf->name_hash)));
+			     (sizeof(*cf->methods) + sizeof(*cf->name_hash)) +
+			     ntab * sizeof(*cf->name_tab));
 	if (!cf->methods) {
 		fail(c, java_err_nomem, c->pos, "methods");
 		cf->nmethods = 0;
 		return;
 	}
 	cf->name_hash = (uint32_t *)(cf->methods + cf->nmethods);
+	if (ntab) {
+		cf->name_tab = (uint16_t *)(cf->name_hash + cf->nmethods);
+		cf->name_mask = (uint32_t)ntab - 1;
+		memset(cf->name_tab, 0, ntab * sizeof(*cf->name_tab));
+	}
 	for (unsigned i = 0; i < cf->nmethods && !c->err; i++) {
 		cf->methods[i] = (struct jcf_method){ .index = i };
 		read_method(c, cf, &cf->methods[i]);
@@ -1139,7 +1184,7 @@ void jcf_free(struct jcf *cf)
 		return;
 	free(cf->exc_tab);
 	free(cf->line_tab);
-	free(cf->methods); /* with name_hash */
+	free(cf->methods); /* with name_hash and name_tab */
 	free(cf->bsm);
 	free(cf->bsm_args);
 	free(cf->ifaces);
@@ -1202,18 +1247,34 @@ uint64_t jcf_name_bits(const struct jcf *cf)
 	return cf->name_bits;
 }
 
+/* Is method I NAME (of hash H) and DESCRIPTOR (any when NULL)? */
+static inline int method_is(const struct jcf *cf, unsigned i,
+			    const char *name, uint32_t h,
+			    const char *descriptor)
+{
+	const struct jcf_method *m = &cf->methods[i];
+	return cf->name_hash[i] == h && !strcmp(m->name, name) &&
+	       (!descriptor || !strcmp(m->descriptor, descriptor));
+}
+
 const struct jcf_method *jcf_method_find_hashed(const struct jcf *cf,
 						const char *name, uint32_t h,
 						const char *descriptor)
 {
 	if (!(cf->name_bits >> (h & 63) & 1))
 		return NULL;
-	for (unsigned i = 0; i < cf->nmethods; i++) {
-		const struct jcf_method *m = &cf->methods[i];
-		if (cf->name_hash[i] == h && !strcmp(m->name, name) &&
-		    (!descriptor || !strcmp(m->descriptor, descriptor)))
-			return m;
+	if (cf->name_tab) {
+		for (size_t j = h & cf->name_mask; cf->name_tab[j];
+		     j = (j + 1) & cf->name_mask) {
+			unsigned i = cf->name_tab[j] - 1u;
+			if (method_is(cf, i, name, h, descriptor))
+				return &cf->methods[i];
+		}
+		return NULL;
 	}
+	for (unsigned i = 0; i < cf->nmethods; i++)
+		if (method_is(cf, i, name, h, descriptor))
+			return &cf->methods[i];
 	return NULL;
 }
 

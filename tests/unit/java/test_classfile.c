@@ -722,6 +722,50 @@ static void test_name_hash_every_byte(void **state)
 	assert_int_not_equal(jcf_name_hash(""), jcf_name_hash("a"));
 }
 
+/* A class of 48 methods (its name table) finds each by name and
+ * descriptor, the first of a name when no descriptor is given (three
+ * overloads of "f", apart in method order), and nothing for a name or
+ * descriptor it lacks; a class of 15 (scanned) answers the same. */
+static void test_find_many_methods(void **state)
+{
+	(void)state;
+	for (unsigned total = 15; total <= 48; total += 33) {
+		struct jb j;
+		size_t len;
+		char name[16];
+		jb_init(&j, "M", "java/lang/Object", 0x421);
+		for (unsigned i = 0; i < total; i++) {
+			const char *desc = "()V";
+			if (i == 2 || i == 7 || i == 12) { /* f(D), f(J), f(I) */
+				snprintf(name, sizeof(name), "f");
+				desc = i == 2 ? "(D)V" : i == 7 ? "(J)V" : "(I)V";
+			} else {
+				snprintf(name, sizeof(name), "m%u", i);
+			}
+			jb_method(&j, 0x401, name, desc, NULL, 0, NULL, 0, NULL, 0);
+		}
+		uint8_t *data = jb_finish(&j, &len);
+		struct jcf *cf;
+		assert_int_equal(jcf_parse(&cf, data, len, NULL), java_ok);
+		free(data);
+		assert_int_equal(jcf_method_count(cf), total);
+		for (unsigned i = 0; i < total; i++) {
+			const struct jcf_method *m = jcf_method(cf, i);
+			if (strcmp(m->name, "f"))
+				assert_ptr_equal(jcf_method_find(cf, m->name, NULL), m);
+			assert_ptr_equal(jcf_method_find(cf, m->name, m->descriptor), m);
+		}
+		/* f(D) at 2, f(J) at 7, f(I) at 12: the first of the name */
+		assert_ptr_equal(jcf_method_find(cf, "f", NULL), jcf_method(cf, 2));
+		assert_ptr_equal(jcf_method_find(cf, "f", "(I)V"), jcf_method(cf, 12));
+		assert_null(jcf_method_find(cf, "f", "(F)V"));
+		assert_null(jcf_method_find(cf, "m2", NULL));
+		assert_null(jcf_method_find(cf, "m48", NULL));
+		assert_null(jcf_method_find(cf, "g", NULL));
+		jcf_free(cf);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -741,6 +785,7 @@ int main(void)
 		cmocka_unit_test(test_errstr),
 		cmocka_unit_test(test_param_slots),
 		cmocka_unit_test(test_name_hash_every_byte),
+		cmocka_unit_test(test_find_many_methods),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

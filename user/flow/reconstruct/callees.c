@@ -169,8 +169,8 @@ int flow_hidden_targets(struct flow *f, const struct frame *t, uint32_t from)
 	int err = 0;
 	for (size_t k = 0; k < f->nsynth && !err; k++) {
 		const struct fmeth *c = &f->meths[f->synth[k]];
-		if (!flow_meth_cfg(f, f->synth[k]) || strcmp(c->info.name, ref.name) ||
-		    strcmp(c->info.descriptor, ref.descriptor))
+		if (!flow_meth_cfg(f, f->synth[k]) || strcmp(c->hm.m->name, ref.name) ||
+		    strcmp(c->hm.m->descriptor, ref.descriptor))
 			continue;
 		err = flow_stage_callee(f, t, f->synth[k], from);
 	}
@@ -239,7 +239,7 @@ static uint64_t sig_hash(const char *s, size_t n)
 static uint64_t link_sig(const struct flow *f, uint32_t m)
 {
 	char b[256];
-	size_t n = basic_sig(f->meths[m].info.descriptor, "", "", b, sizeof(b));
+	size_t n = basic_sig(f->meths[m].hm.m->descriptor, "", "", b, sizeof(b));
 	return n ? sig_hash(b, n) : 0;
 }
 
@@ -328,9 +328,9 @@ static int build_link(struct flow *f)
 	 * LambdaForm$MH.linkToTargetMethod) serves call sites too */
 	for (size_t k = 0; k < f->nsynth && !err; k++) {
 		const struct fmeth *m = &f->meths[f->synth[k]];
-		if (!strstr(m->info.class_name, "LambdaForm$") || !m->cfg)
+		if (!strstr(flow_meth_name(f, f->synth[k]).class_name, "LambdaForm$") || !m->cfg)
 			continue;
-		if (!strncmp(m->info.name, "linkTo", 6))
+		if (!strncmp(m->hm.m->name, "linkTo", 6))
 			err = link_add(f, 0, f->synth[k]);
 		if (!err)
 			err = link_add(f, 1, f->synth[k]);

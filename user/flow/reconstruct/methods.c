@@ -44,21 +44,54 @@ int flow_java_opcode(unsigned op, int *fused)
 
 /* ---- methods ------------------------------------------------------------ */
 
+/* The slots of CLS's methods in f->midx by their index in the class
+ * (meths index + 1, 0: none yet), made when first asked for; NULL when
+ * out of memory.  A map by class and 4 bytes a method, where a map by
+ * method took 16 bytes a slot at twice the methods (jython: 2 MB). */
+static uint32_t *class_slots(struct flow *f, const struct jcf *cls)
+{
+	uint32_t at;
+	if (u64map_get(&f->by_cls, (uint64_t)(uintptr_t)cls, &at))
+		return f->midx + at;
+	size_t n = jcf_method_count(cls);
+	if (f->nmidx + n > f->capmidx &&
+	    jpb_grow((void **)&f->midx, &f->capmidx, f->nmidx + n, sizeof(*f->midx)))
+		return NULL;
+	if (u64map_put(&f->by_cls, (uint64_t)(uintptr_t)cls, (uint32_t)f->nmidx))
+		return NULL;
+	memset(f->midx + f->nmidx, 0, n * sizeof(*f->midx));
+	f->nmidx += n;
+	return f->midx + f->nmidx - n;
+}
+
+int flow_meth_lookup_reserve(struct flow *f, size_t nclasses, size_t nmethods)
+{
+	if (nmethods > f->capmidx &&
+	    jpb_grow((void **)&f->midx, &f->capmidx, nmethods, sizeof(*f->midx)))
+		return jpb_err_nomem;
+	return u64map_reserve(&f->by_cls, nclasses) ? jpb_err_nomem : 0;
+}
+
 int flow_meth_index(struct flow *f, const struct jhier_method *hm,
 		    uint32_t *out)
 {
-	if (u64map_get(&f->by_m, (uint64_t)(uintptr_t)hm->m, out))
+	const struct jcf_method *m = hm->m;
+	if (!hm->cls || jcf_method(hm->cls, m->index) != m)
+		return jpb_err_invalid; /* not a method of that class file */
+	uint32_t *slot = class_slots(f, hm->cls);
+	if (!slot)
+		return jpb_err_nomem;
+	slot += m->index;
+	if (*slot) {
+		*out = *slot - 1;
 		return 0;
+	}
 	if (JPB_GROW(f->meths, f->nmeths, f->capm))
 		return jpb_err_nomem;
 	struct fmeth *fm = &f->meths[f->nmeths];
 	memset(fm, 0, sizeof(*fm));
 	fm->hm = *hm;
-	fm->info.class_name = jcf_this_class(hm->cls);
-	fm->info.name = hm->m->name;
-	fm->info.descriptor = hm->m->descriptor;
-	if (u64map_put(&f->by_m, (uint64_t)(uintptr_t)hm->m, (uint32_t)f->nmeths))
-		return jpb_err_nomem;
+	*slot = (uint32_t)f->nmeths + 1;
 	*out = (uint32_t)f->nmeths++;
 	return 0;
 }
@@ -74,7 +107,7 @@ int64_t flow_meth_of_id(struct flow *f, uint64_t id)
 	int ok = jprog_method_by_id(f->p, id, &hm) == 0 &&
 		 flow_meth_index(f, &hm, &idx) == 0;
 	if (ok)
-		f->meths[idx].info.method_id = id;
+		f->meths[idx].method_id = id;
 	if (u64map_put(&f->by_id, id, ok ? idx + 1 : 0))
 		return -1;
 	return ok ? (int64_t)idx : -1;
@@ -101,16 +134,18 @@ int flow_add_method_code(struct flow *f, uint64_t id, const char *class_sig,
 	if (!len || len > 65535)
 		return jpb_err_invalid;
 	size_t lc = strlen(class_sig), ln = strlen(name), ls = strlen(sig);
-	struct jcf_method *m = calloc(1, sizeof(*m));
-	char *strs = malloc(lc + ln + ls + len + 3);
+	/* one block: the method, then its class name (flow_meth_name finds
+	 * it there), name, descriptor and code */
+	struct jcf_method *m = malloc(sizeof(*m) + lc + ln + ls + len + 3);
 	uint32_t *sy = realloc(f->synth, (f->nsynth + 1) * sizeof(*sy));
 	if (sy)
 		f->synth = sy;
-	if (!m || !strs || !sy || JPB_GROW(f->meths, f->nmeths, f->capm)) {
+	if (!m || !sy || JPB_GROW(f->meths, f->nmeths, f->capm)) {
 		free(m);
-		free(strs);
 		return jpb_err_nomem;
 	}
+	*m = (struct jcf_method){ 0 };
+	char *strs = (char *)(m + 1);
 	/* "LFoo;" -> "Foo" */
 	size_t cl = lc >= 2 && class_sig[0] == 'L' ? lc - 2 : lc;
 	memcpy(strs, class_sig + (cl != lc), cl);
@@ -126,25 +161,35 @@ int flow_add_method_code(struct flow *f, uint64_t id, const char *class_sig,
 	m->code_length = (uint32_t)len;
 	struct fmeth *fm = &f->meths[f->nmeths];
 	memset(fm, 0, sizeof(*fm));
-	fm->own = m;
-	fm->strs = strs;
 	fm->hm.m = m;
-	if (jcfg_build(&fm->owncfg, m, NULL))
-		fm->owncfg = NULL;
-	fm->cfg = fm->owncfg;
+	struct jcfg *g;
+	fm->cfg = jcfg_build(&g, m, NULL) ? NULL : g;
 	fm->cfg_tried = 1;
-	fm->info = (struct flow_method_info){ id, strs, nm, sg };
+	fm->method_id = id;
 	f->synth[f->nsynth++] = (uint32_t)f->nmeths;
-	if (u64map_put(&f->by_m, (uint64_t)(uintptr_t)m, (uint32_t)f->nmeths) ||
-	    u64map_put(&f->by_id, id, (uint32_t)f->nmeths + 1))
+	if (u64map_put(&f->by_id, id, (uint32_t)f->nmeths + 1))
 		return jpb_err_nomem;
 	f->nmeths++;
 	return 0;
 }
 
+_Static_assert(sizeof(struct fmeth) == 64, "a method is one cache line");
+
+struct flow_method_info flow_meth_name(const struct flow *f, uint32_t m)
+{
+	const struct fmeth *fm = &f->meths[m];
+	const char *cls = fm->hm.cls ? jcf_this_class(fm->hm.cls) :
+				       (const char *)(fm->hm.m + 1);
+	return (struct flow_method_info){ fm->method_id, cls, fm->hm.m->name,
+					  fm->hm.m->descriptor };
+}
+
 const struct flow_method_info *flow_method(const struct flow *f, uint32_t idx)
 {
-	return idx >= 1 && idx <= f->nmeths ? &f->meths[idx - 1].info : NULL;
+	if (idx < 1 || idx > f->nmeths)
+		return NULL;
+	*f->named = flow_meth_name(f, idx - 1);
+	return f->named;
 }
 
 uint32_t flow_method_count(const struct flow *f)
@@ -156,7 +201,7 @@ static int32_t zeroed_of(const struct fmeth *fm)
 {
 	const struct jcf_method *m = fm->hm.m;
 	/* a hidden-class method known by its bytecode only: no max_locals */
-	if (fm->own || !m || !m->code)
+	if (!fm->hm.cls || !m || !m->code)
 		return -1;
 	int slots = jcf_param_slots(m->descriptor, m->access_flags & JCF_ACC_STATIC);
 	return slots >= 0 && m->max_locals >= slots ? m->max_locals - slots : -1;
@@ -167,7 +212,7 @@ static struct ekey ekey_of(const struct fmeth *fm)
 	int32_t z = zeroed_of(fm);
 	/* a method of a class the program lacks has no access flags */
 	return (struct ekey){ z < 0 ? -1 : z + 1,
-			      fm->own ? -1 : !!(fm->hm.m->access_flags & JCF_ACC_SYNCHRONIZED) };
+			      !fm->hm.cls ? -1 : !!(fm->hm.m->access_flags & JCF_ACC_SYNCHRONIZED) };
 }
 
 struct ekey flow_entry_key(struct flow *f, uint32_t m)
@@ -217,7 +262,7 @@ static int hot_same(const struct jcfg_hot *a, const struct jcfg_hot *b, uint32_t
 /* G's hot array, or an earlier one that holds the same: twins (methods of
  * the same code in different classes, such as jython's exposers) are
  * often the states of one step, and read one array instead of one each.
- * CFGs live as long as the flow (jprog's cache, fmeth.owncfg). */
+ * CFGs live as long as the flow (jprog's cache, or a method's own). */
 static const struct jcfg_hot *hot_shared(struct flow *f, const struct jcfg *g)
 {
 	const struct jcfg_hot *hot = jcfg_hots(g);
@@ -268,9 +313,11 @@ int flow_alloc(struct flow **out, struct jprog *p, const struct flow_opts *o)
 	f->stage_want = -1;
 	f->cpos = malloc(CPOS_SIZE * sizeof(*f->cpos));
 	f->runs = calloc(RUNS_MEMO, sizeof(*f->runs));
-	if (!f->cpos || !f->runs) {
+	f->named = malloc(sizeof(*f->named));
+	if (!f->cpos || !f->runs || !f->named) {
 		free(f->cpos);
 		free(f->runs);
+		free(f->named);
 		free(f);
 		return jpb_err_nomem;
 	}
@@ -294,12 +341,14 @@ void flow_free(struct flow *f)
 	if (!f)
 		return;
 	for (size_t i = 0; i < f->nmeths; i++) {
-		free(f->meths[i].own);
-		free(f->meths[i].strs);
-		jcfg_free(f->meths[i].owncfg);
+		if (!f->meths[i].hm.cls) { /* its own method and CFG */
+			free((struct jcf_method *)f->meths[i].hm.m);
+			jcfg_free((struct jcfg *)f->meths[i].cfg);
+		}
 		free(f->meths[i].sites);
 	}
 	free(f->meths);
+	free(f->named);
 	free(f->callees);
 	free(f->ekey);
 	free(f->mhot);
@@ -310,7 +359,8 @@ void flow_free(struct flow *f)
 		free(f->link[k]);
 		free(f->lsig[k]);
 	}
-	u64map_fini(&f->by_m);
+	u64map_fini(&f->by_cls);
+	free(f->midx);
 	u64map_fini(&f->by_id);
 	for (size_t i = 0; i < f->ncodelets; i++)
 		free(f->codelets[i]);

@@ -500,12 +500,12 @@ static int index_methods(struct flow *f)
 {
 	struct jhier *h = jprog_hier(f->p);
 	size_t nc = jhier_class_count(h), nm = f->nmeths;
-	/* room for them all at once (jython: 45 k), in meths and by_m, not a
-	 * copy or a rehash at each doubling */
+	/* room for them all at once (jython: 45 k), in meths and the lookup
+	 * by method, not a copy or a rehash at each doubling */
 	for (size_t i = 0; i < nc; i++)
 		nm += jcf_method_count(jhier_class_at(h, i, NULL));
 	if (jpb_grow((void **)&f->meths, &f->capm, nm, sizeof(*f->meths)) ||
-	    u64map_reserve(&f->by_m, nm))
+	    flow_meth_lookup_reserve(f, nc, nm))
 		return jpb_err_nomem;
 	for (size_t i = 0; i < nc; i++) {
 		struct jhier_method hm = { 0 };

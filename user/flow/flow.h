@@ -92,15 +92,16 @@ int flow_thread(struct flow *f, const struct jpb_decoded_event *ev, size_t n,
 		const struct jpb_flow_event **out, size_t *nout,
 		struct flow_summary *sum);
 
-/* The method behind flow method index IDX (1-based), or NULL; valid until
- * the next call (methods do not keep their names in this form). */
+/* The method behind flow method index IDX (1-based), its names pointing
+ * into the program (valid until flow_free); all 0 (NULL names) when IDX
+ * names none. */
 struct flow_method_info {
 	uint64_t method_id;    /* jmethodID if known, else 0 */
 	const char *class_name; /* internal form "java/lang/String" */
 	const char *name;
 	const char *descriptor;
 };
-const struct flow_method_info *flow_method(const struct flow *f, uint32_t idx);
+struct flow_method_info flow_method(const struct flow *f, uint32_t idx);
 uint32_t flow_method_count(const struct flow *f);
 
 /* The JVMS opcode of HotSpot bytecode OP (fast bytecodes mapped back);

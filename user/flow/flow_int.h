@@ -352,7 +352,6 @@ struct flow {
 	uint32_t *midx;
 	size_t nmidx, capmidx;
 	struct u64map by_id; /* jmethodID -> meths index + 1, 0 unresolvable */
-	struct flow_method_info *named; /* flow_method's answer */
 	struct fcallee *callees; /* the fsite lists of every method */
 	/* per meths index, flow_entry_key's answers: apart from meths, as
 	 * an entry asks of every callee it stages, and 8 bytes a method

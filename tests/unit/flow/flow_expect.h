@@ -29,9 +29,9 @@ static inline void flow_expect_events(const struct flow *f, const struct jpb_flo
 				      const struct flow_want *w, size_t nw)
 {
 	for (size_t i = 0; i < n && i < nw; i++) {
-		const struct flow_method_info *m = flow_method(f, out[i].method);
+		struct flow_method_info m = flow_method(f, out[i].method);
 		char got[160];
-		snprintf(got, sizeof(got), "%s.%s", m ? m->class_name : "?", m ? m->name : "?");
+		snprintf(got, sizeof(got), "%s.%s", m.name ? m.class_name : "?", m.name ? m.name : "?");
 		if (strcmp(got, w[i].method) || out[i].bci != w[i].bci ||
 		    out[i].status != w[i].status || out[i].ncand != w[i].ncand)
 			fail_msg("max_states %u, event %zu: got %s bci %d %s/%u, want %s bci %d %s/%u",

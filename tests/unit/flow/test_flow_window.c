@@ -78,9 +78,9 @@ static struct jpb_flow_event *run(struct script_fx *x, unsigned window, size_t *
 	assert_non_null(v);
 	memcpy(v, out, *n * sizeof(*v));
 	if (*n) {
-		const struct flow_method_info *m = flow_method(f, v[0].method);
-		assert_non_null(m);
-		assert_string_equal(m->name, "down");
+		struct flow_method_info m = flow_method(f, v[0].method);
+		assert_non_null(m.name);
+		assert_string_equal(m.name, "down");
 	}
 	flow_free(f);
 	return v;

@@ -75,13 +75,14 @@ static void test_numbered_once_by_class(void **state)
 	assert_int_equal(flow_meth_index(f, &c, &again), 0);
 	assert_int_equal(again, ic);
 	assert_int_equal(flow_method_count(f), 3);
-	const struct flow_method_info *m = flow_method(f, ic + 1);
-	assert_string_equal(m->class_name, "Mj");
-	assert_string_equal(m->name, "c");
-	assert_string_equal(m->descriptor, "(I)I");
+	struct flow_method_info m = flow_method(f, ic + 1);
+	assert_string_equal(m.class_name, "Mj");
+	assert_string_equal(m.name, "c");
+	assert_string_equal(m.descriptor, "(I)I");
 	m = flow_method(f, ib + 1);
-	assert_string_equal(m->class_name, "Mi");
-	assert_string_equal(m->name, "b");
+	assert_string_equal(m.class_name, "Mi");
+	assert_string_equal(m.name, "b");
+	assert_null(flow_method(f, 4).name); /* past the last index */
 	/* Mj's method with Mi as its class: not Mi's method at that index */
 	struct jhier_method wrong = c;
 	wrong.cls = mi.cls;

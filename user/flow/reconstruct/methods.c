@@ -184,12 +184,11 @@ struct flow_method_info flow_meth_name(const struct flow *f, uint32_t m)
 					  fm->hm.m->descriptor };
 }
 
-const struct flow_method_info *flow_method(const struct flow *f, uint32_t idx)
+struct flow_method_info flow_method(const struct flow *f, uint32_t idx)
 {
 	if (idx < 1 || idx > f->nmeths)
-		return NULL;
-	*f->named = flow_meth_name(f, idx - 1);
-	return f->named;
+		return (struct flow_method_info){ 0 };
+	return flow_meth_name(f, idx - 1);
 }
 
 uint32_t flow_method_count(const struct flow *f)
@@ -313,11 +312,9 @@ int flow_alloc(struct flow **out, struct jprog *p, const struct flow_opts *o)
 	f->stage_want = -1;
 	f->cpos = malloc(CPOS_SIZE * sizeof(*f->cpos));
 	f->runs = calloc(RUNS_MEMO, sizeof(*f->runs));
-	f->named = malloc(sizeof(*f->named));
-	if (!f->cpos || !f->runs || !f->named) {
+	if (!f->cpos || !f->runs) {
 		free(f->cpos);
 		free(f->runs);
-		free(f->named);
 		free(f);
 		return jpb_err_nomem;
 	}
@@ -348,7 +345,6 @@ void flow_free(struct flow *f)
 		free(f->meths[i].sites);
 	}
 	free(f->meths);
-	free(f->named);
 	free(f->callees);
 	free(f->ekey);
 	free(f->mhot);

@@ -146,50 +146,41 @@ static int visit_jvm(void *arg, const struct jpb_record *rec)
 }
 
 /* A thread's flow events, in records of BATCH events (the record
- * boundaries do not depend on the reconstruction's windows). */
+ * boundaries do not depend on the reconstruction's windows), packed into
+ * scratch as they come: the open record's n events so far, its last. */
 struct tsink {
 	struct jpb_writer *w;
 	uint32_t tid;
-	uint64_t at; /* events written */
-	size_t n;    /* events pending */
-	struct jpb_flow_event pending[BATCH];
+	uint64_t at; /* events in records written */
+	size_t n;
+	struct jpb_flow_event last;
 	struct jpb_buf *scratch;
 };
-
-static int tsink_write(struct tsink *t, const struct jpb_flow_event *v, size_t n)
-{
-	int err = jpb_flow_events_write(t->w, t->tid, t->at, v, n, t->scratch);
-	t->at += n;
-	return err;
-}
 
 static int tsink_flush(struct tsink *t)
 {
 	if (!t->n)
 		return 0;
-	int err = tsink_write(t, t->pending, t->n);
+	int err = jpb_flow_events_end(t->w, t->scratch, (uint32_t)t->n);
+	t->at += t->n;
 	t->n = 0;
 	return err;
 }
 
-/* Whole batches go out straight from V; the rest waits in pending. */
 static int tsink_put(void *arg, const struct jpb_flow_event *v, size_t n)
 {
 	struct tsink *t = arg;
 	int err = 0;
 	while (n && !err) {
-		if (!t->n && n >= BATCH) {
-			err = tsink_write(t, v, BATCH);
-			v += BATCH;
-			n -= BATCH;
-			continue;
-		}
+		if (!t->n && (err = jpb_flow_events_begin(t->scratch, t->tid, t->at)))
+			break;
 		size_t k = BATCH - t->n < n ? BATCH - t->n : n;
-		memcpy(t->pending + t->n, v, k * sizeof(*v));
+		err = jpb_flow_events_add(t->scratch, t->n ? &t->last : NULL, v, k);
+		t->last = v[k - 1];
 		t->n += k;
 		v += k;
 		n -= k;
-		if (t->n == BATCH)
+		if (!err && t->n == BATCH)
 			err = tsink_flush(t);
 	}
 	return err;

@@ -426,14 +426,16 @@ static void test_large_payload_and_limits(void **state)
 /* Records on either side of the reader's read chunk (64 KB), of sizes
  * that leave padding, between small ones: a record larger than the
  * chunk is read up to its end, padding included, so that the next one
- * is found where it starts; a file cut in such a record or its padding
- * reads as far as the cut. */
+ * is found where it starts; a partial record is moved to the buffer's
+ * front when it does not fit after it (the sizes thrice: 2.5 MB, more than
+ * the buffer's 1 MB); a file cut in such a record or its padding reads
+ * as far as the cut. */
 static void test_records_around_the_read_chunk(void **state)
 {
 	struct fixture *f = *state;
 	static const uint32_t sizes[] = { 5, 65536 - 24 - 3, 65537, 1, 200003, 7,
 					  131075, 65513, 300001, 3 };
-	enum { N = sizeof(sizes) / sizeof(sizes[0]) };
+	enum { N = sizeof(sizes) / sizeof(sizes[0]), NR = 3 * N };
 	struct jpb_writer *w;
 	struct jpb_record rec;
 	char path[512], cut[512];
@@ -441,19 +443,19 @@ static void test_records_around_the_read_chunk(void **state)
 	for (size_t i = 0; i < 300001 + N; i++)
 		p[i] = (uint8_t)(i * 13 + 5);
 	assert_int_equal(jpb_writer_open(f->b, "chunks", &w), 0);
-	for (size_t k = 0; k < N; k++)
-		assert_int_equal(jpb_writer_put(w, 0x0301, k, p + k, sizes[k]), 0);
+	for (size_t k = 0; k < NR; k++)
+		assert_int_equal(jpb_writer_put(w, 0x0301, k, p + k % N, sizes[k % N]), 0);
 	assert_int_equal(jpb_writer_close(w), 0);
 	snprintf(path, sizeof(path), "%s/chunks.jpb", f->dir);
 	snprintf(cut, sizeof(cut), "%s/cut.jpb", f->dir);
 	struct jpb_reader *r;
-	uint64_t starts[N], ends[N];
+	uint64_t starts[NR], ends[NR];
 	assert_int_equal(jpb_reader_open_path(path, &r), 0);
-	for (size_t k = 0; k < N; k++) {
+	for (size_t k = 0; k < NR; k++) {
 		assert_int_equal(jpb_reader_next(r, &rec), 0);
 		assert_int_equal(rec.time_ns, k);
-		assert_int_equal(rec.size, sizes[k]);
-		assert_memory_equal(rec.payload, p + k, sizes[k]);
+		assert_int_equal(rec.size, sizes[k % N]);
+		assert_memory_equal(rec.payload, p + k % N, sizes[k % N]);
 		starts[k] = rec.offset;
 		ends[k] = rec.offset + JPB_REC_HDR_SIZE + rec.size;
 	}
@@ -461,12 +463,12 @@ static void test_records_around_the_read_chunk(void **state)
 	jpb_reader_free(r);
 	size_t len;
 	uint8_t *data = slurp(path, &len);
-	for (size_t k = 0; k < N; k++) {
+	for (size_t k = 0; k < NR; k++) {
 		/* in the header, in the payload, at its end, in its padding */
-		uint64_t at[] = { starts[k] + 10, starts[k] + JPB_REC_HDR_SIZE + sizes[k] / 2,
+		uint64_t at[] = { starts[k] + 10, starts[k] + JPB_REC_HDR_SIZE + sizes[k % N] / 2,
 				  ends[k] - 1, ends[k], ends[k] + 1 };
 		for (size_t j = 0; j < sizeof(at) / sizeof(at[0]); j++) {
-			if (at[j] > len || (k + 1 < N && at[j] > starts[k + 1]))
+			if (at[j] > len || (k + 1 < NR && at[j] > starts[k + 1]))
 				continue;
 			spit(cut, data, at[j]);
 			int status;

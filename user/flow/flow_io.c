@@ -26,42 +26,48 @@ struct pending_code {
 
 struct names {
 	struct u64map ids; /* method id -> index + 1 */
-	char **v;          /* 3 strings per method */
-	size_t n;
+	char **v;          /* 3 strings per method, in one block: v[3i] frees it */
+	size_t n, cap;     /* methods; room in v for cap */
 	struct pending_code *code;
-	size_t ncode;
+	size_t ncode, capcode;
 };
 
-static char *dup_str(const struct jpb_str *s)
+/* Class signature, name and signature of M, one block of three strings. */
+static char *dup_three(const struct jpb_rec_jvm_method *m, char *s[3])
 {
-	char *d = malloc(s->len + 1);
-	if (d) {
-		memcpy(d, s->ptr, s->len);
-		d[s->len] = 0;
+	const struct jpb_str *f[3] = { &m->class_sig, &m->name, &m->signature };
+	char *d = malloc((size_t)f[0]->len + f[1]->len + f[2]->len + 3);
+	size_t at = 0;
+	for (int i = 0; d && i < 3; i++) {
+		s[i] = d + at;
+		memcpy(s[i], f[i]->ptr, f[i]->len);
+		s[i][f[i]->len] = 0;
+		at += (size_t)f[i]->len + 1;
 	}
 	return d;
 }
 
 static int names_add(struct names *nm, const struct jpb_rec_jvm_method *m)
 {
-	char **v = realloc(nm->v, (nm->n + 1) * 3 * sizeof(*v));
-	if (!v)
+	if (nm->n == nm->cap) {
+		size_t cap = nm->cap ? 2 * nm->cap : 256;
+		char **v = realloc(nm->v, cap * 3 * sizeof(*v));
+		if (!v)
+			return jpb_err_nomem;
+		nm->v = v;
+		nm->cap = cap;
+	}
+	char **v = nm->v + nm->n * 3;
+	if (!dup_three(m, v))
 		return jpb_err_nomem;
-	nm->v = v;
-	v += nm->n * 3;
-	v[0] = dup_str(&m->class_sig);
-	v[1] = dup_str(&m->name);
-	v[2] = dup_str(&m->signature);
 	nm->n++;
-	if (!v[0] || !v[1] || !v[2] || u64map_put(&nm->ids, m->method_id, (uint32_t)nm->n))
-		return jpb_err_nomem;
-	return 0;
+	return u64map_put(&nm->ids, m->method_id, (uint32_t)nm->n) ? jpb_err_nomem : 0;
 }
 
 static void names_free(struct names *nm)
 {
-	for (size_t i = 0; i < nm->n * 3; i++)
-		free(nm->v[i]);
+	for (size_t i = 0; i < nm->n; i++)
+		free(nm->v[i * 3]);
 	free(nm->v);
 	for (size_t i = 0; i < nm->ncode; i++)
 		free(nm->code[i].code);
@@ -72,10 +78,9 @@ static void names_free(struct names *nm)
 static int pending_add(struct names *nm, uint64_t id, uint32_t name,
 		       const struct jpb_bytes *code)
 {
-	struct pending_code *v = realloc(nm->code, (nm->ncode + 1) * sizeof(*v));
-	if (!v)
+	if (JPB_GROW(nm->code, nm->ncode, nm->capcode))
 		return jpb_err_nomem;
-	nm->code = v;
+	struct pending_code *v = nm->code;
 	uint8_t *c = malloc(code->len ? code->len : 1);
 	if (!c)
 		return jpb_err_nomem;
@@ -141,50 +146,41 @@ static int visit_jvm(void *arg, const struct jpb_record *rec)
 }
 
 /* A thread's flow events, in records of BATCH events (the record
- * boundaries do not depend on the reconstruction's windows). */
+ * boundaries do not depend on the reconstruction's windows), packed into
+ * scratch as they come: the open record's n events so far, its last. */
 struct tsink {
 	struct jpb_writer *w;
 	uint32_t tid;
-	uint64_t at; /* events written */
-	size_t n;    /* events pending */
-	struct jpb_flow_event pending[BATCH];
+	uint64_t at; /* events in records written */
+	size_t n;
+	struct jpb_flow_event last;
 	struct jpb_buf *scratch;
 };
-
-static int tsink_write(struct tsink *t, const struct jpb_flow_event *v, size_t n)
-{
-	int err = jpb_flow_events_write(t->w, t->tid, t->at, v, n, t->scratch);
-	t->at += n;
-	return err;
-}
 
 static int tsink_flush(struct tsink *t)
 {
 	if (!t->n)
 		return 0;
-	int err = tsink_write(t, t->pending, t->n);
+	int err = jpb_flow_events_end(t->w, t->scratch, (uint32_t)t->n);
+	t->at += t->n;
 	t->n = 0;
 	return err;
 }
 
-/* Whole batches go out straight from V; the rest waits in pending. */
 static int tsink_put(void *arg, const struct jpb_flow_event *v, size_t n)
 {
 	struct tsink *t = arg;
 	int err = 0;
 	while (n && !err) {
-		if (!t->n && n >= BATCH) {
-			err = tsink_write(t, v, BATCH);
-			v += BATCH;
-			n -= BATCH;
-			continue;
-		}
+		if (!t->n && (err = jpb_flow_events_begin(t->scratch, t->tid, t->at)))
+			break;
 		size_t k = BATCH - t->n < n ? BATCH - t->n : n;
-		memcpy(t->pending + t->n, v, k * sizeof(*v));
+		err = jpb_flow_events_add(t->scratch, t->n ? &t->last : NULL, v, k);
+		t->last = v[k - 1];
 		t->n += k;
 		v += k;
 		n -= k;
-		if (t->n == BATCH)
+		if (!err && t->n == BATCH)
 			err = tsink_flush(t);
 	}
 	return err;

@@ -423,6 +423,65 @@ static void test_large_payload_and_limits(void **state)
 	free(p);
 }
 
+/* Records on either side of the reader's read chunk (64 KB), of sizes
+ * that leave padding, between small ones: a record larger than the
+ * chunk is read up to its end, padding included, so that the next one
+ * is found where it starts; a partial record is moved to the buffer's
+ * front when it does not fit after it (the sizes thrice: 2.5 MB, more than
+ * the buffer's 1 MB); a file cut in such a record or its padding reads
+ * as far as the cut. */
+static void test_records_around_the_read_chunk(void **state)
+{
+	struct fixture *f = *state;
+	static const uint32_t sizes[] = { 5, 65536 - 24 - 3, 65537, 1, 200003, 7,
+					  131075, 65513, 300001, 3 };
+	enum { N = sizeof(sizes) / sizeof(sizes[0]), NR = 3 * N };
+	struct jpb_writer *w;
+	struct jpb_record rec;
+	char path[512], cut[512];
+	uint8_t *p = malloc(300001 + N); /* record k's payload from p + k */
+	for (size_t i = 0; i < 300001 + N; i++)
+		p[i] = (uint8_t)(i * 13 + 5);
+	assert_int_equal(jpb_writer_open(f->b, "chunks", &w), 0);
+	for (size_t k = 0; k < NR; k++)
+		assert_int_equal(jpb_writer_put(w, 0x0301, k, p + k % N, sizes[k % N]), 0);
+	assert_int_equal(jpb_writer_close(w), 0);
+	snprintf(path, sizeof(path), "%s/chunks.jpb", f->dir);
+	snprintf(cut, sizeof(cut), "%s/cut.jpb", f->dir);
+	struct jpb_reader *r;
+	uint64_t starts[NR], ends[NR];
+	assert_int_equal(jpb_reader_open_path(path, &r), 0);
+	for (size_t k = 0; k < NR; k++) {
+		assert_int_equal(jpb_reader_next(r, &rec), 0);
+		assert_int_equal(rec.time_ns, k);
+		assert_int_equal(rec.size, sizes[k % N]);
+		assert_memory_equal(rec.payload, p + k % N, sizes[k % N]);
+		starts[k] = rec.offset;
+		ends[k] = rec.offset + JPB_REC_HDR_SIZE + rec.size;
+	}
+	assert_int_equal(jpb_reader_next(r, &rec), jpb_err_eos);
+	jpb_reader_free(r);
+	size_t len;
+	uint8_t *data = slurp(path, &len);
+	for (size_t k = 0; k < NR; k++) {
+		/* in the header, in the payload, at its end, in its padding */
+		uint64_t at[] = { starts[k] + 10, starts[k] + JPB_REC_HDR_SIZE + sizes[k % N] / 2,
+				  ends[k] - 1, ends[k], ends[k] + 1 };
+		for (size_t j = 0; j < sizeof(at) / sizeof(at[0]); j++) {
+			if (at[j] > len || (k + 1 < NR && at[j] > starts[k + 1]))
+				continue;
+			spit(cut, data, at[j]);
+			int status;
+			int64_t bad = -1;
+			size_t got = read_through(cut, &status, &bad);
+			assert_int_equal(got, at[j] >= ends[k] ? k + 1 : k);
+			assert_int_equal(status, at[j] >= ends[k] ? jpb_err_eos : jpb_err_truncated);
+		}
+	}
+	free(data);
+	free(p);
+}
+
 static void test_list_streams_and_meta(void **state)
 {
 	struct fixture *f = *state;
@@ -511,6 +570,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_magic_and_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_types_are_skippable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_large_payload_and_limits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_records_around_the_read_chunk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_streams_and_meta, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_rejects_non_bundles, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_full_disk_is_reported, setup, teardown),

@@ -170,10 +170,11 @@ static void test_flow_events_write_equals_put_rec(void **state)
 						(uint16_t)(i * 3), 0,
 						0x1122334455667788ull + i };
 	}
-	struct jpb_writer *w1, *w2;
+	struct jpb_writer *w1, *w2, *w3;
 	struct jpb_buf scratch = { 0 };
 	assert_int_equal(jpb_writer_open(b, "flow/a", &w1), 0);
 	assert_int_equal(jpb_writer_open(b, "flow/b", &w2), 0);
+	assert_int_equal(jpb_writer_open(b, "flow/c", &w3), 0);
 	struct jpb_buf pk = { 0 };
 	assert_int_equal(jpb_flow_events_pack(&pk, v, N), 0);
 	struct jpb_rec_flow_events_packed r = { 9, 0, 40, N,
@@ -182,8 +183,16 @@ static void test_flow_events_write_equals_put_rec(void **state)
 					    0, &r, &scratch), 0);
 	jpb_buf_fini(&pk);
 	assert_int_equal(jpb_flow_events_write(w2, 9, 40, v, N, &scratch), 0);
+	/* in pieces, each after the one before: the same record */
+	static const size_t cuts[] = { 0, 1, 8, 108, N };
+	assert_int_equal(jpb_flow_events_begin(&scratch, 9, 40), 0);
+	for (size_t k = 0; k + 1 < sizeof(cuts) / sizeof(cuts[0]); k++)
+		assert_int_equal(jpb_flow_events_add(&scratch, k ? &v[cuts[k] - 1] : NULL,
+						     v + cuts[k], cuts[k + 1] - cuts[k]), 0);
+	assert_int_equal(jpb_flow_events_end(w3, &scratch, N), 0);
 	assert_int_equal(jpb_writer_close(w1), 0);
 	assert_int_equal(jpb_writer_close(w2), 0);
+	assert_int_equal(jpb_writer_close(w3), 0);
 	char p1[300], p2[300];
 	snprintf(p1, sizeof(p1), "%s/flow/a.jpb", dir);
 	snprintf(p2, sizeof(p2), "%s/flow/b.jpb", dir);
@@ -197,6 +206,15 @@ static void test_flow_events_write_equals_put_rec(void **state)
 	assert_true(n1 > N * 4);
 	assert_int_equal(n1, n2);
 	assert_memory_equal(d1, d2, n1);
+	char p3[300];
+	static uint8_t d3[16384];
+	snprintf(p3, sizeof(p3), "%s/flow/c.jpb", dir);
+	FILE *f3 = fopen(p3, "rb");
+	assert_non_null(f3);
+	size_t n3 = fread(d3, 1, sizeof(d3), f3);
+	fclose(f3);
+	assert_int_equal(n3, n2);
+	assert_memory_equal(d3, d2, n3);
 	jpb_buf_fini(&scratch);
 	jpb_bundle_free(b);
 	char cmd[300];

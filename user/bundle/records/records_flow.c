@@ -169,8 +169,8 @@ static inline size_t pack_one(uint8_t *p, const struct jpb_flow_event *e,
 	return pack_any(p, e, prev, db);
 }
 
-int jpb_flow_events_pack(struct jpb_buf *buf, const struct jpb_flow_event *v,
-			 size_t n)
+int jpb_flow_events_add(struct jpb_buf *buf, const struct jpb_flow_event *prev,
+			const struct jpb_flow_event *v, size_t n)
 {
 	if (n > JPB_MAX_PAYLOAD / PK_MAX_EVENT)
 		return jpb_err_invalid;
@@ -180,11 +180,44 @@ int jpb_flow_events_pack(struct jpb_buf *buf, const struct jpb_flow_event *v,
 	static const struct jpb_flow_event zero;
 	uint8_t *p = buf->data + buf->len;
 	if (n)
-		p += pack_one(p, v, &zero);
+		p += pack_one(p, v, prev ? prev : &zero);
 	for (size_t i = 1; i < n; i++)
 		p += pack_one(p, &v[i], &v[i - 1]);
 	buf->len = (size_t)(p - buf->data);
 	return 0;
+}
+
+int jpb_flow_events_pack(struct jpb_buf *buf, const struct jpb_flow_event *v,
+			 size_t n)
+{
+	return jpb_flow_events_add(buf, NULL, v, n);
+}
+
+/* The fields before the events: tid, reserved, seq, count, the events'
+ * length. */
+#define PACKED_HEAD 24u
+
+int jpb_flow_events_begin(struct jpb_buf *scratch, uint32_t tid, uint64_t seq)
+{
+	/* the fields with an empty events field (the last: a u32 length,
+	 * then the bytes); jpb_flow_events_end sets count and length */
+	struct jpb_rec_flow_events_packed r = { tid, 0, seq, 0,
+						{ (const uint8_t *)"", 0 } };
+	jpb_buf_reset(scratch);
+	int err = jpb_rec_encode(jpb_rectype_find(JPB_REC_FLOW_EVENTS_PACKED), &r,
+				 scratch);
+	return err ? err : scratch->len == PACKED_HEAD ? 0 : jpb_err_internal;
+}
+
+int jpb_flow_events_end(struct jpb_writer *w, struct jpb_buf *scratch,
+			uint32_t count)
+{
+	if (scratch->len < PACKED_HEAD || scratch->len > JPB_MAX_PAYLOAD)
+		return jpb_err_invalid;
+	jpb_st32(scratch->data + PACKED_HEAD - 8, count);
+	jpb_st32(scratch->data + PACKED_HEAD - 4, (uint32_t)(scratch->len - PACKED_HEAD));
+	return jpb_writer_put(w, JPB_REC_FLOW_EVENTS_PACKED, 0, scratch->data,
+			      (uint32_t)scratch->len);
 }
 
 int jpb_flow_events_write(struct jpb_writer *w, uint32_t tid, uint64_t seq,
@@ -193,23 +226,10 @@ int jpb_flow_events_write(struct jpb_writer *w, uint32_t tid, uint64_t seq,
 {
 	if (n > UINT32_MAX)
 		return jpb_err_invalid;
-	/* The fields with an empty events field (the last: a u32 length,
-	 * then the bytes), the events packed behind it, then its length. */
-	struct jpb_rec_flow_events_packed r = { tid, 0, seq, (uint32_t)n,
-						{ (const uint8_t *)"", 0 } };
-	jpb_buf_reset(scratch);
-	int err = jpb_rec_encode(jpb_rectype_find(JPB_REC_FLOW_EVENTS_PACKED), &r,
-				 scratch);
-	size_t head = scratch->len;
+	int err = jpb_flow_events_begin(scratch, tid, seq);
 	if (!err)
-		err = jpb_flow_events_pack(scratch, v, n);
-	if (!err && scratch->len > JPB_MAX_PAYLOAD)
-		err = jpb_err_invalid;
-	if (err)
-		return err;
-	jpb_st32(scratch->data + head - 4, (uint32_t)(scratch->len - head));
-	return jpb_writer_put(w, JPB_REC_FLOW_EVENTS_PACKED, 0, scratch->data,
-			      (uint32_t)scratch->len);
+		err = jpb_flow_events_add(scratch, NULL, v, n);
+	return err ? err : jpb_flow_events_end(w, scratch, (uint32_t)n);
 }
 
 /* Where a packed record went wrong: what, at which event. */

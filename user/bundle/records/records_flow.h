@@ -104,6 +104,19 @@ struct jpb_buf;
 int jpb_flow_events_pack(struct jpb_buf *buf, const struct jpb_flow_event *v,
 			 size_t n);
 
+/* A flow_events_packed record built in pieces, as its events come:
+ * jpb_flow_events_begin puts the fields before the events in SCRATCH,
+ * jpb_flow_events_add appends the N events V (PREV: the record's event
+ * before V[0], NULL when V[0] is its first), jpb_flow_events_end writes
+ * the record of its COUNT events to W.  The same bytes as
+ * jpb_flow_events_write of all the events at once. */
+int jpb_flow_events_begin(struct jpb_buf *scratch, uint32_t tid, uint64_t seq);
+int jpb_flow_events_add(struct jpb_buf *scratch, const struct jpb_flow_event *prev,
+			const struct jpb_flow_event *v, size_t n);
+struct jpb_writer;
+int jpb_flow_events_end(struct jpb_writer *w, struct jpb_buf *scratch,
+			uint32_t count);
+
 /* A flow_events_packed record of the N events V (thread TID, first event
  * SEQ) written to W, as jpb_writer_put_rec would write it with
  * jpb_flow_events_pack's bytes (SCRATCH is reused). */

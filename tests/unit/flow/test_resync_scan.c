@@ -55,19 +55,28 @@ static int setup(void **state)
 	return 0;
 }
 
+/* X's script through a fresh flow (the entry codelet known), which must
+ * give N events (*OUT); the flow, to free. */
+static struct flow *reconstruct(struct script_fx *x, size_t n,
+				const struct jpb_flow_event **out)
+{
+	struct flow *f;
+	assert_int_equal(flow_alloc(&f, x->p, NULL), 0);
+	assert_int_equal(flow_set_codelet(f, CL_ENTRY, "zerolocals"), 0);
+	size_t got;
+	assert_int_equal(flow_thread(f, x->s.ev, x->s.n, out, &got, NULL), 0);
+	assert_int_equal(got, n);
+	return f;
+}
+
 /* Run X's script through a fresh flow: its events must be N, each of one
  * of the methods named in NAMES ("a|b"), at BCI[i], with STATUS and
  * NCAND. */
 static void expect(struct script_fx *x, size_t n, const char *const *names,
 		   const int32_t *bci, uint8_t status, const uint16_t *ncand)
 {
-	struct flow *f;
-	assert_int_equal(flow_alloc(&f, x->p, NULL), 0);
-	assert_int_equal(flow_set_codelet(f, CL_ENTRY, "zerolocals"), 0);
 	const struct jpb_flow_event *out;
-	size_t got;
-	assert_int_equal(flow_thread(f, x->s.ev, x->s.n, &out, &got, NULL), 0);
-	assert_int_equal(got, n);
+	struct flow *f = reconstruct(x, n, &out);
 	for (size_t i = 0; i < n; i++) {
 		struct flow_method_info m = flow_method(f, out[i].method);
 		assert_non_null(m.name);
@@ -151,12 +160,8 @@ static void test_after_return(void **state)
  * BCI[i]. */
 static void expect_path(struct script_fx *x, size_t n, const char *name, const int32_t *bci)
 {
-	struct flow *f;
-	assert_int_equal(flow_alloc(&f, x->p, NULL), 0);
 	const struct jpb_flow_event *out;
-	size_t got;
-	assert_int_equal(flow_thread(f, x->s.ev, x->s.n, &out, &got, NULL), 0);
-	assert_int_equal(got, n);
+	struct flow *f = reconstruct(x, n, &out);
 	for (size_t i = 0; i < n; i++) {
 		struct flow_method_info m = flow_method(f, out[i].method);
 		assert_non_null(m.name);

@@ -244,16 +244,21 @@ static int feed_thread(struct jpb_bundle *b, struct flow *f, const char *name,
 	return 0;
 }
 
+/* Threads by tid. */
+struct tid_set {
+	uint32_t *v;
+	size_t n;
+};
+
 /* The threads whose decoded stream holds no gap, by decoded/summary
- * (decode.c counts a thread's gap events there), into *TIDS (malloc'd,
- * *N of them).  A summary that cannot be read names none: every thread
+ * (decode.c counts a thread's gap events there), into *S (S->v
+ * malloc'd).  A summary that cannot be read names none: every thread
  * then gets the usual window. */
-static void gapless_tids(struct jpb_bundle *b, uint32_t **tids, size_t *n)
+static void gapless_tids(struct jpb_bundle *b, struct tid_set *s)
 {
 	struct jpb_reader *r;
 	size_t cap = 0;
-	*tids = NULL;
-	*n = 0;
+	*s = (struct tid_set){ 0 };
 	if (jpb_reader_open(b, "decoded/summary", &r))
 		return;
 	const struct jpb_rectype *t = jpb_rectype_find(JPB_REC_DECODED_THREAD);
@@ -264,31 +269,31 @@ static void gapless_tids(struct jpb_bundle *b, uint32_t **tids, size_t *n)
 		if (rec.type != JPB_REC_DECODED_THREAD ||
 		    jpb_rec_decode(t, rec.payload, rec.size, &th) || th.gaps)
 			continue;
-		err = JPB_GROW(*tids, *n, cap);
+		err = JPB_GROW(s->v, s->n, cap);
 		if (!err)
-			(*tids)[(*n)++] = th.tid;
+			s->v[s->n++] = th.tid;
 	}
 	jpb_reader_free(r);
 	if (err) { /* out of memory: none named, as without a summary */
-		free(*tids);
-		*tids = NULL;
-		*n = 0;
+		free(s->v);
+		*s = (struct tid_set){ 0 };
 	}
 }
 
-static int tid_in(const uint32_t *tids, size_t n, uint32_t tid)
+static int tid_in(const struct tid_set *s, uint32_t tid)
 {
-	for (size_t i = 0; i < n; i++)
-		if (tids[i] == tid)
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i] == tid)
 			return 1;
 	return 0;
 }
 
 /* Thread TID: decoded/tidTID in, flow/tidTID and its summary out;
- * GAPLESS: decoded/summary says its stream holds no gap. */
+ * GAPLESS: the threads decoded/summary says hold no gap. */
 static int do_thread(struct jpb_bundle *b, struct flow *f, const char *dname,
-		     int gapless, struct flow_summary *s, struct jpb_writer *sum,
-		     struct jpb_buf *scratch, char *errmsg, size_t size)
+		     const struct tid_set *gapless, struct flow_summary *s,
+		     struct jpb_writer *sum, struct jpb_buf *scratch, char *errmsg,
+		     size_t size)
 {
 	uint32_t tid = (uint32_t)strtoul(dname + 11, NULL, 10);
 	char name[64];
@@ -308,7 +313,7 @@ static int do_thread(struct jpb_bundle *b, struct flow *f, const char *dname,
 	t->tid = tid;
 	t->scratch = scratch;
 	struct flow_sink sk = { tsink_put, t };
-	err = flow_begin(f, &sk, gapless);
+	err = flow_begin(f, &sk, tid_in(gapless, tid));
 	if (!err)
 		err = feed_thread(b, f, dname, errmsg, size);
 	int ferr = flow_finish(f, s);
@@ -350,13 +355,12 @@ static int write_methods(struct jpb_bundle *b, struct flow *f,
 	for (size_t i = 0; i < f->nmeths && !err; i++) {
 		if (!f->meths[i].used)
 			continue;
-		struct flow_method_info n = flow_meth_name(f, (uint32_t)i);
-		const struct flow_method_info *m = &n;
+		struct flow_method_info m = flow_meth_name(f, (uint32_t)i);
 		char sig[1024];
-		snprintf(sig, sizeof(sig), "L%s;", m->class_name);
-		struct jpb_rec_flow_method r = { (uint32_t)i + 1, 0, m->method_id,
-						 str_of(sig), str_of(m->name),
-						 str_of(m->descriptor) };
+		snprintf(sig, sizeof(sig), "L%s;", m.class_name);
+		struct jpb_rec_flow_method r = { (uint32_t)i + 1, 0, m.method_id,
+						 str_of(sig), str_of(m.name),
+						 str_of(m.descriptor) };
 		err = jpb_writer_put_rec(w, t, 0, &r, scratch);
 	}
 	int cerr = jpb_writer_close(w);
@@ -382,9 +386,8 @@ static int run_threads(struct jpb_bundle *b, struct flow *f,
 	for (size_t i = 0; tids && i < count; i++)
 		if (!strncmp(names[i], "decoded/tid", 11) && strcmp(names[i], "decoded/tid0"))
 			tids[ntid++] = strdup(names[i]);
-	uint32_t *gapless;
-	size_t ngapless;
-	gapless_tids(b, &gapless, &ngapless);
+	struct tid_set gapless;
+	gapless_tids(b, &gapless);
 	struct jpb_writer *sum = NULL;
 	struct jpb_buf scratch = { 0 };
 	err = tids ? jpb_writer_open(b, "flow/summary", &sum) : jpb_err_nomem;
@@ -393,9 +396,7 @@ static int run_threads(struct jpb_bundle *b, struct flow *f,
 		all += jpb_bundle_stream_size(b, tids[i]);
 	for (size_t i = 0; i < ntid && !err; i++) {
 		struct flow_summary s = { 0 };
-		uint32_t tid = (uint32_t)strtoul(tids[i] + 11, NULL, 10);
-		err = do_thread(b, f, tids[i], tid_in(gapless, ngapless, tid), &s, sum,
-				&scratch, errmsg, size);
+		err = do_thread(b, f, tids[i], &gapless, &s, sum, &scratch, errmsg, size);
 		total->threads++;
 		total->events += s.events;
 		for (int k = 0; k < 6; k++)
@@ -418,7 +419,7 @@ static int run_threads(struct jpb_bundle *b, struct flow *f,
 	for (size_t i = 0; i < ntid; i++)
 		free(tids[i]);
 	free(tids);
-	free(gapless);
+	free(gapless.v);
 	jpb_buf_fini(&scratch);
 	return err;
 }

@@ -601,7 +601,7 @@ int flow_run_compiled(struct flow *f, size_t end)
 			one = ra.nf == 1;
 		} else {
 			/* same_frames keeps the run in b's method, METH: its
-			 * CFG gives the position, where flow_cpos missed 103 k
+			 * CFG gives the position, where flow_cpos missed 113 k
 			 * times on jython (another method's pairs in the slot) */
 			int32_t at = g && a[0].bci >= 0 ? jcfg_index_of(g, (uint32_t)a[0].bci) : -1;
 			/* at instruction 0 a new call may start: compiled_fast */

@@ -55,6 +55,8 @@ static const char *src =
 #define CALLEE_ID 0x7001u
 #define ANCHORED_ID 0x7002u
 #define OUTER_ID 0x7003u
+#define CALLGET_ID 0x7004u
+#define AGET_ID 0x7005u
 enum { CL_ENTRY = 1, CL_EXC = 2 };
 
 struct fx {
@@ -80,6 +82,9 @@ static int setup(void **state)
 					     "anchored", "(I)I"), 0);
 	assert_int_equal(jprog_add_method_id(x->p, OUTER_ID, "LCases;",
 					     "outer", "(LCases$Shape;)I"), 0);
+	assert_int_equal(jprog_add_method_id(x->p, CALLGET_ID, "LCases;",
+					     "callGet", "(LCases$Shape;)I"), 0);
+	assert_int_equal(jprog_add_method_id(x->p, AGET_ID, "LCases$A;", "get", "()I"), 0);
 	assert_int_equal(flow_alloc(&x->f, x->p, NULL), 0);
 	assert_int_equal(flow_set_codelet(x->f, CL_ENTRY, "zerolocals"), 0);
 	assert_int_equal(flow_set_codelet(x->f, CL_EXC, "exception_continuation"), 0);
@@ -262,6 +267,43 @@ static void test_compiled_anchor(void **state)
 		{ "Cases.anchored", 4, CH, 2 }, { "Cases.anchored", 5, CH, 2 },
 		{ "Cases.anchored", 6, CH, 2 }, { "Cases.anchored", 7, CH, 2 },
 		{ "Cases.anchored", 8, CH, 2 },
+	};
+	check(x, w, NW(w));
+}
+
+/* Compiled code at (INNER, IBCI) inlined into (OUTER, OBCI). */
+static void script_inlined(struct event_script *s, uint64_t inner, int32_t ibci,
+			   uint64_t outer, int32_t obci)
+{
+	script_compiled(s, inner, ibci);
+	struct jpb_decoded_event *e = &s->ev[s->n - 1];
+	e->nframes = 2;
+	e->frames[1] = (struct jpb_decoded_frame){ outer, obci };
+}
+
+/* Interpreted outer calls compiled callGet, with A.get inlined; the
+ * activation's last event is the inlined getter's ireturn, so the
+ * interpreted opcodes after it run in outer, the caller of the
+ * activation's outermost frame (callGet), not in callGet after its
+ * call of the getter. */
+static void test_inlined_return_to_interpreted(void **state)
+{
+	struct fx *x = *state;
+	SKIP_IF_NO_JAVAC(x);
+	x->s.n = 0;
+	script_ops(&x->s, 0x2a, 0xb8, -1); /* outer: aload_0 invokestatic */
+	script_transition(&x->s, JPB_TR_STUB, 1);
+	script_compiled(&x->s, CALLGET_ID, 0);
+	script_inlined(&x->s, AGET_ID, 0, CALLGET_ID, 1);
+	script_inlined(&x->s, AGET_ID, 1, CALLGET_ID, 1);
+	script_inlined(&x->s, AGET_ID, 4, CALLGET_ID, 1);
+	script_ops(&x->s, 0x04, 0x60, 0xac, -1); /* outer: iconst_1 iadd ireturn */
+	static const struct want w[] = {
+		{ "Cases.outer", 0, C, 1 }, { "Cases.outer", 1, C, 1 },
+		{ "Cases.callGet", 0, DEC, 1 }, { "Cases$A.get", 0, DEC, 1 },
+		{ "Cases$A.get", 1, DEC, 1 }, { "Cases$A.get", 4, DEC, 1 },
+		{ "Cases.outer", 4, C, 1 }, { "Cases.outer", 5, C, 1 },
+		{ "Cases.outer", 6, C, 1 },
 	};
 	check(x, w, NW(w));
 }
@@ -544,6 +586,7 @@ int main(void)
 		cmocka_unit_test(test_identical_getters),
 		cmocka_unit_test(test_exception_two_frames),
 		cmocka_unit_test(test_compiled_anchor),
+		cmocka_unit_test(test_inlined_return_to_interpreted),
 		cmocka_unit_test(test_recover_loop_iteration),
 		cmocka_unit_test(test_recover_recursion),
 		cmocka_unit_test(test_recover_lost_loop_exit),

@@ -561,10 +561,6 @@ int flow_meth_index(struct flow *f, const struct jhier_method *hm,
 /* Room for flow_meth_index to find the methods of NCLASSES classes with
  * NMETHODS methods in all without growing on the way. */
 int flow_meth_lookup_reserve(struct flow *f, size_t nclasses, size_t nmethods);
-/* Add the entry of callee M on the invoke at T (of state FROM) to the
- * step. */
-int flow_stage_fit(struct flow *f, const struct frame *t, uint32_t m,
-		   uint32_t from);
 /* The callees step_entry stages for the invoke at T (flow_is_invoke_at)
  * under its filters (f->stage_want, f->stage_nops, f->stage_ops): those
  * of flow_callees, then the linkage frames, then methods of hidden
@@ -872,6 +868,11 @@ static inline int flow_add_node(struct flow *f, struct frame *top, int lost, uin
  * all again by rank: every predecessor's likeliest successor before any
  * one's second (RECONSTRUCTION.md, "Pruning"). */
 void flow_stage_begin(struct flow *f);
+/* Stage the entries of callees M[0..N) on the invoke at T, each a state
+ * from node FROM, as flow_add_node of each new frame would while
+ * staging is held (flow_stage_begin; else jpb_err_internal). */
+int flow_stage_entries(struct flow *f, struct frame *t, const uint32_t *m, uint32_t n,
+		       uint32_t from);
 /* flow_stage_begin for a step whose states are added as they come while
  * they fit the cap (no join is looked for): they are added at once, and
  * staged only when more come than the cap (RECONSTRUCTION.md, "Flow

@@ -141,16 +141,6 @@ int flow_callee_runs(struct flow *f, struct fcallee *c)
 	return c->runs1 - 1;
 }
 
-int flow_stage_fit(struct flow *f, const struct frame *t, uint32_t m,
-		   uint32_t from)
-{
-	struct frame *n = flow_frame_new(f, (struct frame *)t, m, 0, 0);
-	if (!n)
-		return jpb_err_nomem;
-	n->doubt = t->doubt;
-	return flow_add_node(f, n, LOST_NONE, from);
-}
-
 /* Candidate C, if it passes step_entry's filters, appended to f->epool
  * (flow_cand_fits counts it otherwise). */
 static int pass(struct flow *f, struct fcallee *c)

@@ -178,9 +178,7 @@ static int stage_callees(struct flow *f, uint32_t p0, uint32_t pn, int want, siz
 		const uint32_t *c;
 		uint32_t unfit, opmiss;
 		int nc = flow_entry_cands(f, t, &c, &unfit, &opmiss);
-		err = nc < 0 ? nc : 0;
-		for (int j = 0; j < nc && !err; j++)
-			err = flow_stage_fit(f, t, c[j], k);
+		err = nc < 0 ? nc : flow_stage_entries(f, t, c, (uint32_t)nc, k);
 		f->nunfit += unfit;
 		f->nopmiss += opmiss;
 		if (!err && !nc && !unfit && !opmiss)

@@ -334,6 +334,18 @@ struct runs_memo {
 	uint32_t yes;
 };
 
+/* What step_entry's filters leave of the candidates of one call site
+ * (flow_entry_cands), by the invoke (METH1 - 1, POS), the filters' WANT,
+ * NOPS and (when NOPS) OPH: the N meths indices at f->epool[OFF] that
+ * pass, in staging order, and how many did not (NUNFIT, NOPMISS). */
+#define ENTRY_MEMO 16384u
+struct entry_memo {
+	uint64_t oph;
+	uint32_t meth1, pos; /* meth1 0: empty */
+	int32_t want;
+	uint32_t nops, off, n, nunfit, nopmiss;
+};
+
 #define CHUNK_FRAMES 4096u
 struct chunk {
 	struct chunk *next;
@@ -522,6 +534,12 @@ struct flow {
 	/* flow_callee_runs' answers by (callee, stage_oph): the same calls
 	 * are entered with the same next opcodes over and over */
 	struct runs_memo *runs;
+	/* flow_entry_cands' answers, and the pool of their callees (started
+	 * over when large, the table emptied with it), made while there were
+	 * ememo_synth methods of hidden classes (nsynth) */
+	struct entry_memo *ememo;
+	uint32_t *epool;
+	size_t nepool, capepool, ememo_synth;
 	/* joins (reconstruct/joins.c), alive while their window is: emptied
 	 * when the states restart from one */
 	struct fjoin *joins;
@@ -543,22 +561,14 @@ int flow_meth_index(struct flow *f, const struct jhier_method *hm,
 /* Room for flow_meth_index to find the methods of NCLASSES classes with
  * NMETHODS methods in all without growing on the way. */
 int flow_meth_lookup_reserve(struct flow *f, size_t nclasses, size_t nmethods);
-/* The candidate callees with a CFG of the invoke at T
- * (flow_is_invoke_at), in flow_call_targets' order; *OUT valid until
- * the next call.  Their count, or a negative error. */
-int flow_callees(struct flow *f, const struct frame *t, struct fcallee **out);
-/* Add the entry of callee M on the invoke at T (of state FROM) to the
- * step. */
-int flow_stage_fit(struct flow *f, const struct frame *t, uint32_t m,
-		   uint32_t from);
-/* Add callee C's entry on the invoke at T (of state FROM) to the step:
- * not when step_entry filters (f->stage_want, f->stage_ops) and C does
- * not fit.  Defined below flow_fits. */
-static inline int flow_stage_cand(struct flow *f, const struct frame *t,
-				  struct fcallee *c, uint32_t from);
-/* flow_stage_cand of meths[M]. */
-int flow_stage_callee(struct flow *f, const struct frame *t, uint32_t m,
-		      uint32_t from);
+/* The callees step_entry stages for the invoke at T (flow_is_invoke_at)
+ * under its filters (f->stage_want, f->stage_nops, f->stage_ops): those
+ * of flow_callees, then the linkage frames, then methods of hidden
+ * classes, that pass (flow_cand_fits); *OUT their meths indices, valid
+ * until the next call.  Their count, or a negative error; *NUNFIT and
+ * *NOPMISS those that did not pass. */
+int flow_entry_cands(struct flow *f, const struct frame *t, const uint32_t **out,
+		     uint32_t *nunfit, uint32_t *nopmiss);
 /* The meths index of jmethodID ID; -1 when the program lacks it. */
 int64_t flow_meth_of_id(struct flow *f, uint64_t id);
 const char *flow_codelet(const struct flow *f, uint64_t index);
@@ -634,11 +644,6 @@ static inline int flow_cand_fits(struct flow *f, struct fcallee *c)
 		return 0;
 	}
 	return 1;
-}
-static inline int flow_stage_cand(struct flow *f, const struct frame *t,
-				  struct fcallee *c, uint32_t from)
-{
-	return flow_cand_fits(f, c) ? flow_stage_fit(f, t, c->m, from) : 0;
 }
 /* What flow_fits needs of meths[M]. */
 struct ekey flow_entry_key(struct flow *f, uint32_t m);
@@ -863,6 +868,11 @@ static inline int flow_add_node(struct flow *f, struct frame *top, int lost, uin
  * all again by rank: every predecessor's likeliest successor before any
  * one's second (RECONSTRUCTION.md, "Pruning"). */
 void flow_stage_begin(struct flow *f);
+/* Stage the entries of callees M[0..N) on the invoke at T, each a state
+ * from node FROM, as flow_add_node of each new frame would while
+ * staging is held (flow_stage_begin; else jpb_err_internal). */
+int flow_stage_entries(struct flow *f, struct frame *t, const uint32_t *m, uint32_t n,
+		       uint32_t from);
 /* flow_stage_begin for a step whose states are added as they come while
  * they fit the cap (no join is looked for): they are added at once, and
  * staged only when more come than the cap (RECONSTRUCTION.md, "Flow
@@ -898,8 +908,6 @@ int flow_settle_interp(struct flow *f, uint32_t ev, uint8_t op, int emit_it,
 int flow_is_invoke_at(struct flow *f, const struct frame *t);
 int flow_call_targets(struct flow *f, const struct frame *t,
 		      const struct jhier_method **out);
-int flow_hidden_targets(struct flow *f, const struct frame *t, uint32_t from);
-int flow_linkage_targets(struct flow *f, const struct frame *t, uint32_t from);
 int flow_can_call(struct flow *f, const struct frame *t, uint32_t callee);
 
 /* resync.c: the whole program's search for a lost position */

@@ -283,6 +283,39 @@ static void test_shape_two_fit(void **state)
 	check_call2(state, h, NH(h), LFN("1400"), JPB_FLOW_CHOSEN, 2);
 }
 
+/* A method of a hidden class added once a flow has entered a call site
+ * (flow_add_method_code between two threads) is among the site's
+ * callees from then on: the site's filtered candidates, kept across
+ * entries and threads (flow_entry_cands), are made again.  The call's
+ * name and descriptor fit the method (a hidden-class target, no linkage
+ * frame in the group's fixture).  Without it the first thread's entry is
+ * an unknown callee, and so was the second's when the kept answer was
+ * used (its events unknown, 2 resyncs). */
+static void test_hidden_added_late(void **state)
+{
+	struct script_fx *x = *state;
+	if (!x)
+		skip();
+	script_call(x);
+	struct flow_summary sum;
+	struct flow *f;
+	const struct jpb_flow_event *out;
+	size_t n;
+	assert_int_equal(flow_alloc(&f, x->p, NULL), 0);
+	assert_int_equal(flow_set_codelet(f, CL_ENTRY, "zerolocals"), 0);
+	assert_int_equal(flow_thread(f, x->s.ev, x->s.n, &out, &n, &sum), 0);
+	assert_true(sum.resyncs > 1);
+	assert_int_equal(flow_add_method_code(f, 0x7001, "LLs$$Lambda$14.0x0000000800c02000;",
+					      "invokeExact", "(I)I", code_ii, sizeof(code_ii)),
+			 0);
+	assert_int_equal(flow_thread(f, x->s.ev, x->s.n, &out, &n, &sum), 0);
+	struct flow_want w[20];
+	want_call(w, "Ls$$Lambda$14.0x0000000800c02000.invokeExact", JPB_FLOW_CERTAIN, 1);
+	flow_expect_events(f, out, n, 256, w, 20);
+	assert_int_equal(sum.resyncs, 1);
+	flow_free(f);
+}
+
 /* The fixture of the rebuilt LambdaForm class cases: Ls again (call at
  * the same bcis), with lam and a nested class whose internal name,
  * Ls$LambdaForm$MH, contains LambdaForm$ as a hidden LambdaForm class's
@@ -390,6 +423,7 @@ int main(void)
 		cmocka_unit_test(test_shape_none_fits),
 		cmocka_unit_test(test_shape_basic_types),
 		cmocka_unit_test(test_shape_two_fit),
+		cmocka_unit_test(test_hidden_added_late),
 		cmocka_unit_test_setup_teardown(test_rebuilt_lambda_form, setup_rebuilt,
 						script_fx_teardown),
 		cmocka_unit_test_setup_teardown(test_rebuilt_call_site_adapter, setup_rebuilt,

@@ -40,7 +40,7 @@ static int has_cfg(struct flow *f, uint32_t m)
 	return yes < 0 ? flow_meth_cfg(f, m) != NULL : yes;
 }
 
-/* What flow_stage_cand asks of meths[M]: fixed, as the method is. */
+/* What flow_cand_fits asks of meths[M]: fixed, as the method is. */
 static struct fcallee callee_key(struct flow *f, uint32_t m)
 {
 	struct ekey k = flow_entry_key(f, m);
@@ -91,7 +91,10 @@ static struct fsite *site_at(struct flow *f, const struct frame *t)
 	return &fm->sites[t->pos];
 }
 
-int flow_callees(struct flow *f, const struct frame *t, struct fcallee **out)
+/* The candidate callees with a CFG of the invoke at T
+ * (flow_is_invoke_at), in flow_call_targets' order; *OUT valid until
+ * f->callees grows.  Their count, or a negative error. */
+static int flow_callees(struct flow *f, const struct frame *t, struct fcallee **out)
 {
 	struct fmeth *fm = &f->meths[t->meth];
 	*out = NULL;
@@ -138,26 +141,21 @@ int flow_callee_runs(struct flow *f, struct fcallee *c)
 	return c->runs1 - 1;
 }
 
-int flow_stage_fit(struct flow *f, const struct frame *t, uint32_t m,
-		   uint32_t from)
+/* Candidate C, if it passes step_entry's filters, appended to f->epool
+ * (flow_cand_fits counts it otherwise). */
+static int pass(struct flow *f, struct fcallee *c)
 {
-	struct frame *n = flow_frame_new(f, (struct frame *)t, m, 0, 0);
-	if (!n)
+	if (!flow_cand_fits(f, c))
+		return 0;
+	if (JPB_GROW(f->epool, f->nepool, f->capepool))
 		return jpb_err_nomem;
-	n->doubt = t->doubt;
-	return flow_add_node(f, n, LOST_NONE, from);
-}
-
-int flow_stage_callee(struct flow *f, const struct frame *t, uint32_t m,
-		      uint32_t from)
-{
-	struct fcallee c = callee_key(f, m);
-	return flow_stage_cand(f, t, &c, from);
+	f->epool[f->nepool++] = c->m;
+	return 0;
 }
 
 /* Methods of missing (hidden) classes that a virtual or interface call
- * at T may reach: same name and descriptor.  Adds them as callees. */
-int flow_hidden_targets(struct flow *f, const struct frame *t, uint32_t from)
+ * at T may reach, same name and descriptor: passed as callees. */
+static int hidden_pass(struct flow *f, const struct frame *t)
 {
 	const struct fmeth *fm = &f->meths[t->meth];
 	const struct jcfg_insn *in = flow_insn(f, t->meth, t->pos);
@@ -172,7 +170,8 @@ int flow_hidden_targets(struct flow *f, const struct frame *t, uint32_t from)
 		if (!flow_meth_cfg(f, f->synth[k]) || strcmp(c->hm.m->name, ref.name) ||
 		    strcmp(c->hm.m->descriptor, ref.descriptor))
 			continue;
-		err = flow_stage_callee(f, t, f->synth[k], from);
+		struct fcallee key = callee_key(f, f->synth[k]);
+		err = pass(f, &key);
 	}
 	return err;
 }
@@ -454,10 +453,14 @@ static int link_fill(struct flow *f, const struct frame *t, uint32_t *start1, ui
 	return err;
 }
 
-/* Kept per call site, as flow_callees: the shapes of ~200 linkage frames
- * were compared for each state at each entry. */
-int flow_linkage_targets(struct flow *f, const struct frame *t, uint32_t from)
+/* The linkage frames the invoke at T may run first: *N at
+ * f->callees[*START1 - 1].  Kept per call site, as flow_callees: the
+ * shapes of ~200 linkage frames were compared for each state at each
+ * entry. */
+static int site_linkage(struct flow *f, const struct frame *t, uint32_t *start1, uint32_t *n)
 {
+	*start1 = 1;
+	*n = 0;
 	if (!f->meths[t->meth].hm.cls) /* hidden-class code: no linkage known */
 		return 0;
 	struct fsite *s = site_at(f, t);
@@ -470,10 +473,91 @@ int flow_linkage_targets(struct flow *f, const struct frame *t, uint32_t from)
 			return err;
 		f->meths[t->meth].sites[t->pos] = v; /* meths may have moved */
 	}
-	int err = 0;
-	for (uint32_t k = 0; k < v.ln && !err; k++)
-		err = flow_stage_cand(f, t, &f->callees[v.lstart1 - 1 + k], from);
+	*start1 = v.lstart1;
+	*n = v.ln;
+	return 0;
+}
+
+/* flow_entry_cands' answer for T, made: the passing callees appended
+ * to f->epool, what did not pass counted in E. */
+static int entry_fill(struct flow *f, const struct frame *t, struct entry_memo *e)
+{
+	size_t unfit0 = f->nunfit, opmiss0 = f->nopmiss;
+	struct fcallee *c;
+	uint32_t ls = 1, ln = 0;
+	int nc = flow_callees(f, t, &c), err = nc < 0 ? nc : 0;
+	e->off = (uint32_t)f->nepool;
+	for (int j = 0; j < nc && !err; j++)
+		err = pass(f, &c[j]);
+	if (!err)
+		err = site_linkage(f, t, &ls, &ln);
+	for (uint32_t k = 0; k < ln && !err; k++)
+		err = pass(f, &f->callees[ls - 1 + k]);
+	if (!err)
+		err = hidden_pass(f, t);
+	e->n = (uint32_t)(f->nepool - e->off);
+	e->nunfit = (uint32_t)(f->nunfit - unfit0);
+	e->nopmiss = (uint32_t)(f->nopmiss - opmiss0);
+	f->nunfit = unfit0;
+	f->nopmiss = opmiss0;
 	return err;
+}
+
+/* The memo's slot for the invoke at T under the current filters, and
+ * whether it holds their answer. */
+static struct entry_memo *memo_slot(struct flow *f, const struct frame *t, uint64_t oph,
+				    int *hit)
+{
+	uint64_t h = (oph ^ ((uint64_t)t->meth << 32 | t->pos)) * 0x9e3779b97f4a7c15ull ^
+		     (uint64_t)(uint32_t)f->stage_want * 0xc2b2ae3d27d4eb4full;
+	struct entry_memo *e = &f->ememo[(h ^ h >> 29) >> 40 & (ENTRY_MEMO - 1)];
+	*hit = e->meth1 == t->meth + 1 && e->pos == t->pos && e->oph == oph &&
+	       e->want == f->stage_want && e->nops == f->stage_nops;
+	return e;
+}
+
+/* The memo, made at the first entry and emptied with its pool when the
+ * pool has grown large or new hidden-class methods may be callees. */
+static int memo_ready(struct flow *f)
+{
+	if (!f->ememo && !(f->ememo = calloc(ENTRY_MEMO, sizeof(*f->ememo))))
+		return jpb_err_nomem;
+	if (f->nepool > (1u << 20) || f->ememo_synth != f->nsynth) {
+		memset(f->ememo, 0, ENTRY_MEMO * sizeof(*f->ememo));
+		f->nepool = 0;
+		f->ememo_synth = f->nsynth;
+	}
+	return 0;
+}
+
+/* Kept by call site and filters: a site is entered over and over with
+ * the same locals and next opcodes, and its hundreds of candidates were
+ * filtered again for each of its states (jython: 466 k candidates of
+ * 69 k states, to stage 132 k). */
+int flow_entry_cands(struct flow *f, const struct frame *t, const uint32_t **out,
+		     uint32_t *nunfit, uint32_t *nopmiss)
+{
+	int hit, err = memo_ready(f);
+	*out = NULL;
+	*nunfit = *nopmiss = 0;
+	if (err)
+		return err;
+	uint64_t oph = f->stage_nops ? f->stage_oph : 0;
+	struct entry_memo *e = memo_slot(f, t, oph, &hit);
+	if (!hit) {
+		e->meth1 = 0;
+		if ((err = entry_fill(f, t, e)))
+			return err;
+		e->oph = oph;
+		e->meth1 = t->meth + 1;
+		e->pos = t->pos;
+		e->want = f->stage_want;
+		e->nops = (uint32_t)f->stage_nops;
+	}
+	*out = f->epool + e->off;
+	*nunfit = e->nunfit;
+	*nopmiss = e->nopmiss;
+	return (int)e->n;
 }
 
 static int can_call(struct flow *f, const struct frame *t, uint32_t callee)

@@ -391,6 +391,8 @@ void flow_free(struct flow *f)
 	free(f->all);
 	free(f->cpos);
 	free(f->runs);
+	free(f->ememo);
+	free(f->epool);
 	free(f);
 }
 

@@ -149,6 +149,28 @@ void flow_stage_begin(struct flow *f)
 	f->nstage = 0;
 }
 
+/* stage's work for each callee, its room made once: flow_add_node for
+ * each went through two calls to it (jython: 132 k entries). */
+int flow_stage_entries(struct flow *f, struct frame *t, const uint32_t *m, uint32_t n,
+		       uint32_t from)
+{
+	if (f->staging != STAGE_HELD)
+		return jpb_err_internal;
+	if (jpb_grow((void **)&f->stage, &f->capstage, f->nstage + n, sizeof(*f->stage)))
+		return jpb_err_nomem;
+	for (uint32_t k = 0; k < n; k++) {
+		struct frame *c = flow_frame_new(f, t, m[k], 0, 0);
+		if (!c)
+			return jpb_err_nomem;
+		c->doubt = t->doubt;
+		f->stage[f->nstage] = (struct staged){ c, NULL, from, (uint32_t)f->nstage,
+						       top_evidence(f, c), 0, f->cur_link,
+						       LOST_NONE };
+		f->nstage++;
+	}
+	return 0;
+}
+
 /* States that fit the cap are added as staged (flow_stage_end): until
  * more come than the cap, they are added at once, not held back and
  * added again (a call and a copy each, ~400 k states on jython), and

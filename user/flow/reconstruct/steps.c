@@ -175,17 +175,13 @@ static int stage_callees(struct flow *f, uint32_t p0, uint32_t pn, int want, siz
 		}
 		if (!flow_is_invoke_at(f, t))
 			continue;
-		struct fcallee *c;
-		int nc = flow_callees(f, t, &c);
-		size_t before = f->nstage + f->nunfit + f->nopmiss;
-		err = nc < 0 ? nc : 0;
-		for (int j = 0; j < nc && !err; j++)
-			err = flow_stage_cand(f, t, &c[j], k);
-		if (!err)
-			err = flow_linkage_targets(f, t, k);
-		if (!err)
-			err = flow_hidden_targets(f, t, k);
-		if (!err && f->nstage + f->nunfit + f->nopmiss == before)
+		const uint32_t *c;
+		uint32_t unfit, opmiss;
+		int nc = flow_entry_cands(f, t, &c, &unfit, &opmiss);
+		err = nc < 0 ? nc : flow_stage_entries(f, t, c, (uint32_t)nc, k);
+		f->nunfit += unfit;
+		f->nopmiss += opmiss;
+		if (!err && !nc && !unfit && !opmiss)
 			/* an unknown callee: found by resynchronisation, on top
 			 * of its caller's known frames */
 			err = flow_add_node_below(f, NULL, LOST_AT_ENTRY, k, t);

@@ -540,6 +540,10 @@ struct flow {
  * HM->m is not that class's method at its index. */
 int flow_meth_index(struct flow *f, const struct jhier_method *hm,
 		    uint32_t *out);
+/* flow_meth_index for each method with code of the class file CLS (of
+ * LOADER), in its order, with its class's slots found once (resync.c's
+ * index numbers every loaded method: jython 45 k); 0, or jpb_err_nomem. */
+int flow_meth_index_class(struct flow *f, const struct jcf *cls, uint64_t loader);
 /* Room for flow_meth_index to find the methods of NCLASSES classes with
  * NMETHODS methods in all without growing on the way. */
 int flow_meth_lookup_reserve(struct flow *f, size_t nclasses, size_t nmethods);

@@ -541,14 +541,10 @@ static int index_methods(struct flow *f)
 	    flow_meth_lookup_reserve(f, nc, nm))
 		return jpb_err_nomem;
 	for (size_t i = 0; i < nc; i++) {
-		struct jhier_method hm = { 0 };
-		hm.cls = jhier_class_at(h, i, &hm.loader);
-		for (unsigned k = 0; k < jcf_method_count(hm.cls); k++) {
-			hm.m = jcf_method(hm.cls, k);
-			uint32_t idx;
-			if (hm.m->code && flow_meth_index(f, &hm, &idx))
-				return jpb_err_nomem;
-		}
+		uint64_t loader;
+		const struct jcf *cls = jhier_class_at(h, i, &loader);
+		if (flow_meth_index_class(f, cls, loader))
+			return jpb_err_nomem;
 	}
 	return place_code(f);
 }

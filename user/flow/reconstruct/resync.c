@@ -355,19 +355,42 @@ static void plain_kinds(uint8_t *plain)
 	}
 }
 
-/* The next opcode that next_ops would give alone for the plain (PK)
- * instruction OP at BCI (not 0) of CODE (LEN bytes) and its length in
- * *L; -1 where next_ops must decide (the code ends after it, or it is
- * the first of a fused pair). */
-static inline int plain_next(const uint8_t *code, size_t len, size_t bci, uint8_t op,
-			     unsigned pk, size_t *l)
+/* walk_kinds: the first of a fused pair (aload_0, iload), beside its
+ * length and PLAIN_ENDS. */
+#define PLAIN_FUSES 0x40u
+#define PLAIN_LEN 0x07u
+
+/* Per opcode, plain_kinds' answer where the length fits PLAIN_LEN (else
+ * 0), with PLAIN_FUSES for an opcode that can start a fused pair: in
+ * plain_run, most instructions (1..PLAIN_LEN) then need no other test
+ * than their room in the code. */
+static void walk_kinds(uint8_t *walk)
 {
-	*l = pk & ~PLAIN_ENDS;
-	if (pk & PLAIN_ENDS)
-		return *l <= len - bci ? 0xff : -1;
-	if (*l >= len - bci || jbc_fused_pair(op, code[bci + *l]))
+	uint8_t plain[256];
+	plain_kinds(plain);
+	for (unsigned op = 0; op < 256; op++) {
+		unsigned pk = plain[op];
+		int fuses = op == 0x2a || op == 0x15; /* jbc_fused_pair's */
+		walk[op] = (pk & ~PLAIN_ENDS) > PLAIN_LEN ? 0 :
+			   (uint8_t)(pk | (pk && fuses ? PLAIN_FUSES : 0));
+	}
+}
+
+/* The next opcode that next_ops would give alone for the instruction OP
+ * (walk_kinds: WK) at BCI (not 0) of CODE (LEN bytes), whose length is
+ * WK's; -1 where next_ops must decide (not plain, the code ends after
+ * it, or it is the first of a fused pair). */
+static inline int plain_next(const uint8_t *code, size_t len, size_t bci, uint8_t op,
+			     unsigned wk)
+{
+	size_t l = wk & PLAIN_LEN;
+	if (wk - 1u < PLAIN_LEN) /* most: falls through, starts no pair */
+		return l < len - bci ? code[bci + l] : -1;
+	if (wk & PLAIN_ENDS)
+		return l <= len - bci ? 0xff : -1;
+	if (!wk || l >= len - bci || jbc_fused_pair(op, code[bci + l]))
 		return -1;
-	return code[bci + *l];
+	return code[bci + l];
 }
 
 /* The distinct next opcodes that next_ops gives (into NX, their count)
@@ -405,20 +428,20 @@ static inline unsigned two_next(const uint8_t *code, size_t len, size_t bci, uin
 	return nx[1] == nx[0] ? 1 : 2;
 }
 
-/* The plain instructions (PLAIN, plain_next) of CODE (LEN bytes, at
+/* The plain instructions (WALK, plain_next) of CODE (LEN bytes, at
  * code offset START) from BCI (not 0) on straight into the pair lists of
  * L (list_put), and the branches and fused pairs that two_next tells, up
  * to the first that is neither: where they end.  L's fields are held in
  * locals, not read through L again for each entry (jython: 1.1 M of its
  * 1.2 M entries); 0 when out of memory (then L->err). */
 static size_t plain_run(const uint8_t *code, size_t len, size_t bci, uint32_t start,
-			const uint8_t *plain, struct lists *l)
+			const uint8_t *walk, struct lists *l)
 {
 	uint32_t *blk = l->blk, *tail = l->tail;
 	while (bci < len) {
 		uint8_t op = code[bci], nx[2];
-		size_t sz;
-		int nop = plain[op] ? plain_next(code, len, bci, op, plain[op], &sz) : -1;
+		size_t sz = walk[op] & PLAIN_LEN;
+		int nop = plain_next(code, len, bci, op, walk[op]);
 		uint32_t v = start + (uint32_t)bci;
 		if (nop >= 0) {
 			if (list_put_at(l, &blk, tail, (uint32_t)op << 8 | (uint32_t)nop, v))
@@ -444,13 +467,13 @@ static size_t plain_run(const uint8_t *code, size_t len, size_t bci, uint32_t st
  * method no resynchronisation reaches.  Past bci 0, plain instructions,
  * 3-byte branches and fused pairs go straight into the pair lists
  * (plain_run, as next_ops and put_pairs would put them): most are. */
-static void method_lists(struct flow *f, uint32_t m, const uint8_t *plain, struct lists *ls)
+static void method_lists(struct flow *f, uint32_t m, const uint8_t *walk, struct lists *ls)
 {
 	const uint8_t *code = f->mscan[m].code;
 	size_t len = f->mscan[m].len;
 	uint32_t start = f->mscan[m].start;
 	for (size_t bci = 0; bci < len;) {
-		if (bci && (bci = plain_run(code, len, bci, start, plain, ls)) >= len)
+		if (bci && (bci = plain_run(code, len, bci, start, walk, ls)) >= len)
 			break;
 		if (ls->err)
 			return;
@@ -574,10 +597,10 @@ static int build_opidx(struct flow *f)
 		err = jpb_err_nomem;
 	else
 		ls.nb = f->pairstart + 1; /* key k's blocks counted at start[k + 1] */
-	uint8_t plain[256];
-	plain_kinds(plain);
+	uint8_t walk[256];
+	walk_kinds(walk);
 	for (size_t m = 0; m < nm && !err; m++) {
-		method_lists(f, (uint32_t)m, plain, &ls);
+		method_lists(f, (uint32_t)m, walk, &ls);
 		err = ls.err;
 	}
 	if (!err && !(err = copy_lists(f, &ls)))

@@ -393,11 +393,12 @@ struct flow {
 	uint32_t *pairstart; /* RESYNC_KEYS + 1 entries */
 	uint32_t *pairidx;
 	/* the third opcodes (resync.c, entry_third) of the lists' entries,
-	 * made for a list when a scan first reads it by three opcodes or
-	 * more, lists side by side: a list's where third_at (its key + 1)
-	 * says */
+	 * made as scans by three opcodes or more reach them, lists side by
+	 * side: a list's where third_at (its key + 1) says, after a 4-byte
+	 * count of those made */
 	uint8_t *thirds;
 	size_t nthirds, capthirds;
+	uint8_t plain[256]; /* per opcode, resync.c's plain_kinds */
 	struct u64map third_at;
 	/* a one-opcode scan's scratch: a bit per byte of code */
 	uint64_t *opbits;

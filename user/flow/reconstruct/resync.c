@@ -599,6 +599,7 @@ static int build_opidx(struct flow *f)
 		ls.nb = f->pairstart + 1; /* key k's blocks counted at start[k + 1] */
 	uint8_t walk[256];
 	walk_kinds(walk);
+	plain_kinds(f->plain);
 	for (size_t m = 0; m < nm && !err; m++) {
 		method_lists(f, (uint32_t)m, walk, &ls);
 		err = ls.err;
@@ -731,38 +732,52 @@ static uint8_t entry_third(const uint8_t *code, size_t len, size_t bci, uint8_t 
 	return code[at + l];
 }
 
-/* The third opcodes (entry_third) of the entries of list KEY (a pair
- * list, or one of methods' first instructions), made on its first scan
- * by three opcodes or more (fop: 0.2 M of 1.15 M entries, once each):
- * *OUT (in f->thirds); 0, or jpb_err_nomem.  Made for all in the index's
- * walk they cost more than the scans saved (jython: 18 M instructions
- * against 10 M); a byte per entry of the index, touched a list here and
- * there, took 2 MB more memory (a huge page). */
-static int list_thirds(struct flow *f, uint32_t key, const uint8_t **out)
+/* The third opcodes (entry_third) of list KEY (a pair list, or one of
+ * methods' first instructions) in f->thirds, made as the scans by three
+ * opcodes or more reach them (thirds_more; jython: 0.11 M of the 0.16 M
+ * entries of the lists they read, fop 0.14 of 0.16 M), once each: at the
+ * offset third_at says (key + 1), how many are made (4 bytes), then
+ * the list's.  *AT; 0, or jpb_err_nomem.  Made for all in
+ * the index's walk they cost more than the scans saved (jython: 18 M
+ * instructions against 10 M), and so did a fourth opcode beside each
+ * third; a byte per entry of the index, touched a list here and there,
+ * took 2 MB more memory (a huge page). */
+static int list_thirds(struct flow *f, uint32_t key, uint32_t *at)
 {
-	uint32_t at;
-	if (u64map_get(&f->third_at, (uint64_t)key + 1, &at)) {
-		*out = f->thirds + at;
+	if (u64map_get(&f->third_at, (uint64_t)key + 1, at))
 		return 0;
-	}
-	uint32_t first = f->pairstart[key], n = f->pairstart[key + 1] - first;
-	if (jpb_grow((void **)&f->thirds, &f->capthirds, f->nthirds + n, 1) ||
+	uint32_t n = f->pairstart[key + 1] - f->pairstart[key], none = 0;
+	if (jpb_grow((void **)&f->thirds, &f->capthirds, f->nthirds + sizeof(none) + n, 1) ||
+	    f->nthirds > UINT32_MAX ||
 	    u64map_put(&f->third_at, (uint64_t)key + 1, (uint32_t)f->nthirds))
 		return jpb_err_nomem;
-	uint8_t *t = f->thirds + f->nthirds, plain[256];
-	plain_kinds(plain);
+	*at = (uint32_t)f->nthirds;
+	memcpy(f->thirds + *at, &none, sizeof(none));
+	f->nthirds += sizeof(none) + n;
+	return 0;
+}
+
+/* The third opcodes of list KEY's entries from I on (list_thirds, at AT)
+ * where a scan reached the last one made: a further 256 at most, so that
+ * a scan that stops early (at max_resync) makes no more.  How many are
+ * made now. */
+static uint32_t thirds_more(struct flow *f, uint32_t key, uint32_t at, uint32_t i)
+{
+	uint32_t first = f->pairstart[key], n = f->pairstart[key + 1] - first;
+	uint32_t end = n - i > 256 ? i + 256 : n;
+	uint8_t *t = f->thirds + at + sizeof(end);
+	const uint8_t *plain = f->plain;
 	int methods = key >= ENTRY_BASE;
 	uint32_t m = 0;
-	for (uint32_t i = 0; i < n; i++) {
+	for (; i < end; i++) {
 		uint32_t v = f->pairidx[first + i];
 		m = methods ? v : meth_at(f, m, v);
 		const struct flow_mscan *ms = &f->mscan[m];
 		t[i] = entry_third(ms->code, ms->len, methods ? 0 : v - ms->start, (uint8_t)key,
 				   plain);
 	}
-	*out = t;
-	f->nthirds += n;
-	return 0;
+	memcpy(f->thirds + at, &end, sizeof(end));
+	return end;
 }
 
 /* Is the instruction before BCI (an instruction of CODE) an invoke?
@@ -896,14 +911,20 @@ static int resync_candidates(struct flow *f, uint8_t op, int lost, int want,
 	 * apart (op_lists_apart), else united (op_list). */
 	const uint32_t *la, *lb = NULL;
 	size_t na, nb = 0, ia = 0, ib = 0;
-	/* by three opcodes or more, la's third opcodes (entry_third) */
+	/* by three opcodes or more, la's third opcodes (entry_third): the
+	 * first DONE made, at TAT in f->thirds (list_thirds) */
 	const uint8_t *ta = NULL;
+	uint32_t ka = 0, tat = 0, done = 0;
 	if (n >= 2) {
 		uint32_t base = lost == LOST_AT_ENTRY ? ENTRY_BASE : 0;
-		uint32_t ka = base + ((uint32_t)op << 8 | ops[1]);
 		uint32_t kb = base + ((uint32_t)op << 8 | 0xff);
-		if (n >= 3 && list_thirds(f, ka, &ta))
-			return jpb_err_nomem;
+		ka = base + ((uint32_t)op << 8 | ops[1]);
+		if (n >= 3) {
+			if (list_thirds(f, ka, &tat))
+				return jpb_err_nomem;
+			memcpy(&done, f->thirds + tat, sizeof(done));
+			ta = f->thirds + tat + sizeof(done);
+		}
 		la = f->pairidx + f->pairstart[ka];
 		na = f->pairstart[ka + 1] - f->pairstart[ka];
 		lb = f->pairidx + f->pairstart[kb];
@@ -918,9 +939,13 @@ static int resync_candidates(struct flow *f, uint8_t op, int lost, int want,
 	uint32_t m = 0;
 	for (;;) {
 		/* lb's entries end the lookahead: no third opcode */
-		if (ta)
-			while (ia < na && ta[ia] != ops[2] && ta[ia] != NO_THIRD)
+		while (ta) {
+			while (ia < done && ta[ia] != ops[2] && ta[ia] != NO_THIRD)
 				ia++;
+			if (ia < done || ia >= na)
+				break;
+			done = thirds_more(f, ka, tat, done);
+		}
 		if (ia >= na && ib >= nb)
 			break;
 		uint32_t v = ib >= nb || (ia < na && la[ia] < lb[ib]) ? la[ia++] : lb[ib++];

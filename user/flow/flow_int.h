@@ -405,11 +405,12 @@ struct flow {
 	uint32_t *pairstart; /* RESYNC_KEYS + 1 entries */
 	uint32_t *pairidx;
 	/* the third opcodes (resync.c, entry_third) of the lists' entries,
-	 * made for a list when a scan first reads it by three opcodes or
-	 * more, lists side by side: a list's where third_at (its key + 1)
-	 * says */
+	 * made as scans by three opcodes or more reach them, lists side by
+	 * side: a list's where third_at (its key + 1) says, after a 4-byte
+	 * count of those made */
 	uint8_t *thirds;
 	size_t nthirds, capthirds;
+	uint8_t plain[256]; /* per opcode, resync.c's plain_kinds */
 	struct u64map third_at;
 	/* a one-opcode scan's scratch: a bit per byte of code */
 	uint64_t *opbits;
@@ -558,6 +559,10 @@ struct flow {
  * HM->m is not that class's method at its index. */
 int flow_meth_index(struct flow *f, const struct jhier_method *hm,
 		    uint32_t *out);
+/* flow_meth_index for each method with code of the class file CLS (of
+ * LOADER), in its order, with its class's slots found once (resync.c's
+ * index numbers every loaded method: jython 45 k); 0, or jpb_err_nomem. */
+int flow_meth_index_class(struct flow *f, const struct jcf *cls, uint64_t loader);
 /* Room for flow_meth_index to find the methods of NCLASSES classes with
  * NMETHODS methods in all without growing on the way. */
 int flow_meth_lookup_reserve(struct flow *f, size_t nclasses, size_t nmethods);

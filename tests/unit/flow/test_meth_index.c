@@ -6,6 +6,9 @@
  * classes' methods of the same index are two methods, a method asked again
  * is the same one, and a method that is not its class's method at its
  * index is refused.  The names come back through flow_method.
+ * flow_meth_index_class numbers a class's other methods with code in its
+ * order, after those already numbered, as flow_meth_index would one by
+ * one.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -92,10 +95,43 @@ static void test_numbered_once_by_class(void **state)
 	jprog_free(p);
 }
 
+static void test_class_numbered_in_order(void **state)
+{
+	(void)state;
+	static const char *const cls[] = { "Mi", "Mj" };
+	struct jprog *p = java_fixture_program(src, cls, 2);
+	if (!p)
+		skip();
+	struct flow *f;
+	assert_int_equal(flow_alloc(&f, p, NULL), 0);
+	struct jhier_method mi = method_of(p, "Mi", 0);
+	unsigned n = jcf_method_count(mi.cls), kb = index_of(mi.cls, "b");
+	assert_int_equal(n, 3); /* <init>, a, b */
+	struct jhier_method b = method_of(p, "Mi", kb);
+	uint32_t ib, idx;
+	assert_int_equal(flow_meth_index(f, &b, &ib), 0);
+	assert_int_equal(flow_meth_index_class(f, mi.cls, mi.loader), 0);
+	assert_int_equal(flow_method_count(f), 3);
+	/* b keeps its number; the others follow in the class's order */
+	uint32_t next = 1;
+	for (unsigned k = 0; k < n; k++) {
+		struct jhier_method hm = method_of(p, "Mi", k);
+		assert_int_equal(flow_meth_index(f, &hm, &idx), 0);
+		assert_int_equal(idx, k == kb ? ib : next++);
+		assert_string_equal(flow_method(f, idx + 1).name, hm.m->name);
+	}
+	/* a second time: nothing new */
+	assert_int_equal(flow_meth_index_class(f, mi.cls, mi.loader), 0);
+	assert_int_equal(flow_method_count(f), 3);
+	flow_free(f);
+	jprog_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_numbered_once_by_class),
+		cmocka_unit_test(test_class_numbered_in_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

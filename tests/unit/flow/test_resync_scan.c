@@ -9,7 +9,9 @@
  * exactly the instructions that fit, in their own methods.  A search by
  * three opcodes or more skips a list's entries by their third opcode:
  * three methods test that it keeps those that fit after a fused pair and
- * a branch.
+ * a branch.  Third opcodes are made as scans reach them, 256 entries at a
+ * time: many's one iload_1 bipush that goes on to iadd is its list's
+ * last, past the first 256.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,6 +32,14 @@
 	" s = s * 61 + 31; s = s * 67 + 37; s = s * 71 + 41; s = s * 73 + 43;" \
 	" s = s * 79 + 47; s = s * 83 + 53; s = s * 89 + 59; return s;"
 
+#define TEN_STEPS                                                           \
+	"s = s * 31 + 7; s = s * 31 + 7; s = s * 31 + 7; s = s * 31 + 7;"      \
+	" s = s * 31 + 7; s = s * 31 + 7; s = s * 31 + 7; s = s * 31 + 7;"     \
+	" s = s * 31 + 7; s = s * 31 + 7; "
+#define HUNDRED_STEPS                                                       \
+	TEN_STEPS TEN_STEPS TEN_STEPS TEN_STEPS TEN_STEPS TEN_STEPS TEN_STEPS  \
+	TEN_STEPS TEN_STEPS TEN_STEPS
+
 static const char *src =
 	"public class Rs {\n"
 	"    static int long1(int a) { " LONG_BODY " }\n"
@@ -44,6 +54,8 @@ static const char *src =
 	"    int plusField(int a) { return a + this.i; }\n"
 	"    static int square(int a) { if (a == 0) return 1; return a * a; }\n"
 	"    static int pick(int a) { int r; if (a == 0) r = 3; else r = 4; return r; }\n"
+	"    static int many(int a) { int s = a; " HUNDRED_STEPS HUNDRED_STEPS HUNDRED_STEPS
+	"s = s + 31; return s; }\n"
 	"}\n";
 
 enum { CL_ENTRY = 1 };
@@ -236,6 +248,17 @@ static void test_index_two_ways(void **state)
 	expect_ops(*state, jump, "pick", jump_at);
 }
 
+/* iload_1 bipush iadd istore_1 iload_1 ireturn: many's last statements,
+ * after 300 of iload_1 bipush imul (8 bytes each, from bci 2). */
+static void test_third_far_in_list(void **state)
+{
+	if (!*state)
+		skip();
+	static const int ops[] = { 0x1b, 0x10, 0x60, 0x3c, 0x1b, 0xac, -1 };
+	static const int32_t at[] = { 2402, 2403, 2405, 2406, 2407, 2408 };
+	expect_ops(*state, ops, "many", at);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -247,6 +270,7 @@ int main(void)
 		cmocka_unit_test(test_third_after_fused),
 		cmocka_unit_test(test_branch_third),
 		cmocka_unit_test(test_index_two_ways),
+		cmocka_unit_test(test_third_far_in_list),
 	};
 	return cmocka_run_group_tests(tests, setup, script_fx_teardown);
 }

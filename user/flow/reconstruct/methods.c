@@ -96,6 +96,25 @@ int flow_meth_index(struct flow *f, const struct jhier_method *hm,
 	return 0;
 }
 
+int flow_meth_index_class(struct flow *f, const struct jcf *cls, uint64_t loader)
+{
+	uint32_t *slot = class_slots(f, cls);
+	unsigned n = jcf_method_count(cls);
+	if (!slot || jpb_grow((void **)&f->meths, &f->capm, f->nmeths + n, sizeof(*f->meths)))
+		return jpb_err_nomem;
+	/* method k of the class file is at index k (jcf_parse): its slot */
+	for (unsigned k = 0; k < n; k++) {
+		struct jhier_method hm = { cls, jcf_method(cls, k), loader, 0 };
+		if (!hm.m->code || slot[k])
+			continue;
+		struct fmeth *fm = &f->meths[f->nmeths];
+		memset(fm, 0, sizeof(*fm));
+		fm->hm = hm;
+		slot[k] = (uint32_t)++f->nmeths;
+	}
+	return 0;
+}
+
 /* The meths index of jmethodID ID; -1 when the program lacks it. */
 int64_t flow_meth_of_id(struct flow *f, uint64_t id)
 {

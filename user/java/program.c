@@ -42,6 +42,7 @@ struct cfg_slot {
 
 struct jprog {
 	struct jhier *hier;
+	struct jcf_arena *classes; /* every class file's parts */
 	size_t bad;
 	struct java_diag first_bad;
 	struct method_id *ids;
@@ -73,6 +74,8 @@ int jprog_alloc(struct jprog **out)
 	if (!p)
 		return java_err_nomem;
 	int err = jhier_alloc(&p->hier);
+	if (!err && (err = jcf_arena_alloc(&p->classes)))
+		jhier_free(p->hier);
 	if (err) {
 		free(p);
 		return err;
@@ -97,6 +100,7 @@ void jprog_free(struct jprog *p)
 		jcfg_free(p->cfgs[i].g);
 	free(p->cfgs);
 	jhier_free(p->hier);
+	jcf_arena_free(p->classes); /* after the classes' last use */
 	free(p);
 }
 
@@ -115,7 +119,7 @@ int jprog_add_class(struct jprog *p, const uint8_t *data, size_t len,
 	struct jcf *cf;
 	if (!diag)
 		diag = &local;
-	int err = jcf_parse(&cf, data, len, diag);
+	int err = jcf_parse_in(p->classes, &cf, data, len, diag);
 	if (err) {
 		if (!p->bad++)
 			p->first_bad = *diag;

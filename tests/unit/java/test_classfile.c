@@ -846,6 +846,39 @@ static void test_shared_arena(void **state)
 	jcf_arena_free(a);
 }
 
+/* Failed parses between good ones, in one arena: each gives back only
+ * its own room, so the good classes stay whole (under ASan a block
+ * given back too many would be a use after free). */
+static void test_arena_failures(void **state)
+{
+	(void)state;
+	size_t len;
+	uint8_t *rich = rich_class(&len);
+	struct jcf_arena *a;
+	struct jcf *kept[64];
+	unsigned nkept = 0;
+	assert_int_equal(jcf_arena_alloc(&a), java_ok);
+	for (size_t n = 0; n < len; n++) {
+		struct jcf *cf;
+		size_t before = jcf_arena_size(a);
+		assert_int_not_equal(jcf_parse_in(a, &cf, rich, n, NULL), java_ok);
+		assert_int_equal(jcf_arena_size(a), before);
+		if (n % 16 == 0 && nkept < 64)
+			assert_int_equal(jcf_parse_in(a, &kept[nkept++], rich,
+						      len, NULL), java_ok);
+	}
+	free(rich);
+	for (unsigned i = 0; i < nkept; i++) {
+		const struct jcf_method *m = jcf_method(kept[i], 0);
+		assert_string_equal(jcf_this_class(kept[i]), "pkg/Rich");
+		assert_string_equal(jcf_source_file(kept[i]), "Rich.java");
+		assert_memory_equal(m->code, rich_code, sizeof(rich_code));
+		assert_string_equal(m->exc[0].catch_class, "java/lang/Exception");
+		assert_int_equal(jcf_line_at(m, 2), 11);
+	}
+	jcf_arena_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -867,6 +900,7 @@ int main(void)
 		cmocka_unit_test(test_name_hash_every_byte),
 		cmocka_unit_test(test_find_many_methods),
 		cmocka_unit_test(test_shared_arena),
+		cmocka_unit_test(test_arena_failures),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

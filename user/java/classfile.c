@@ -341,8 +341,9 @@ static void read_utf8_text(struct cursor *c, size_t n)
 	c->pos += n;
 }
 
-/* Bytes after the tag by tag, 0 for none (see jcf_cp_entry_size). */
-static const int8_t entry_size[JCF_CONSTANT_Package + 1] = {
+/* Bytes after the tag by tag, 0 for none (see jcf_cp_entry_size); a
+ * slot for every byte, so that read_entries looks a tag up unchecked. */
+static const int8_t entry_size[256] = {
 	[JCF_CONSTANT_Utf8] = -1,
 	[JCF_CONSTANT_Class] = 2, [JCF_CONSTANT_String] = 2,
 	[JCF_CONSTANT_MethodType] = 2, [JCF_CONSTANT_Module] = 2,
@@ -428,9 +429,10 @@ static int read_cpe(struct cursor *c, struct jcf *cf, unsigned i)
 	return 0;
 }
 
+/* tags[0] is 0 (read_cpool), so index 0 needs no test of its own. */
 static int cp_tag(const struct jcf *cf, unsigned idx)
 {
-	return idx > 0 && idx < cf->ncp ? cf->tags[idx] : 0;
+	return idx < cf->ncp ? cf->tags[idx] : 0;
 }
 
 /* The pool's copy of the entry IDX after its tag, for a Utf8 or a
@@ -657,7 +659,7 @@ static int read_entries(struct cursor *c, struct jcf *cf)
 		if (len - pos < 9)
 			return 0;
 		unsigned tag = p[0];
-		int size = cpe_size(tag);
+		int size = entry_size[tag];
 		if (!size)
 			return 0;
 		tags[i] = (uint8_t)tag;

@@ -19,15 +19,27 @@
  * (names are most of a class) and the methods' code; the rest (fields,
  * other attributes, StackMapTables: about a third of jython's class
  * bytes) is parsed and dropped. */
+/* Where an arena's end was, to go back to. */
+struct arena_mark {
+	struct chunk *top;
+	size_t used;
+	size_t taken; /* jcf_arena_size */
+};
+
 struct jcf {
+	/* its arena when jcf_parse made one for it alone, else NULL */
+	struct jcf_arena *own;
+	struct jcf_arena *arena;
+	struct arena_mark start; /* the arena's end before this class */
 	char *pool;    /* file bytes [CP_START, end of pool), see keep_pool */
 	uint8_t *code; /* every method's code, in method order */
 	/* Every method's exception and line tables, in method order: two
-	 * blocks, not two per method (place_tables). */
+	 * blocks, not two per method (place_tables); gathered in the
+	 * arena's scratch tables while the class is parsed. */
 	struct jcf_exc *exc_tab;
-	size_t exc_count, exc_cap;
+	size_t exc_count;
 	struct jcf_line *line_tab;
-	size_t line_count, line_cap;
+	size_t line_count;
 	unsigned major, minor;
 	uint16_t access;
 	uint16_t this_idx, super_idx;
@@ -59,7 +71,109 @@ struct cursor {
 	size_t len, pos;
 	int err;
 	struct java_diag *diag;
+	struct jcf_arena *arena;
 };
+
+/* ---- arena -------------------------------------------------------------- */
+
+/* A chunk's room follows its header; 16 bytes keep it aligned. */
+struct chunk {
+	struct chunk *prev;
+	size_t size;
+};
+
+/* Chunks start small, for a class parsed alone, and grow to CHUNK_MAX. */
+#define CHUNK_MIN (4u << 10)
+#define CHUNK_MAX (256u << 10)
+
+struct jcf_arena {
+	struct chunk *top; /* the chunk allocated from, NULL before any */
+	size_t used;       /* bytes of top's room taken */
+	size_t taken;      /* in all chunks, alignment included */
+	size_t next_size;
+	const struct jcf *last; /* the class parsed last, while its room is
+				 * the arena's end (jcf_free gives it back) */
+	/* A class's tables as they are read, before place_tables copies
+	 * them out: reused by every class, so they grow a few times in
+	 * all, not a few times a class. */
+	struct jcf_exc *exc;
+	size_t exc_cap;
+	struct jcf_line *lines;
+	size_t lines_cap;
+};
+
+int jcf_arena_alloc(struct jcf_arena **out)
+{
+	if (!out)
+		return java_err_invalid;
+	*out = calloc(1, sizeof(**out));
+	if (!*out)
+		return java_err_nomem;
+	(*out)->next_size = CHUNK_MIN;
+	return java_ok;
+}
+
+static struct arena_mark arena_mark(const struct jcf_arena *a)
+{
+	return (struct arena_mark){ a->top, a->used, a->taken };
+}
+
+/* Free the chunks taken since M, and its room after M. */
+static void arena_reset(struct jcf_arena *a, struct arena_mark m)
+{
+	while (a->top != m.top) {
+		struct chunk *prev = a->top->prev;
+		free(a->top);
+		a->top = prev;
+	}
+	a->used = m.used;
+	a->taken = m.taken;
+}
+
+size_t jcf_arena_size(const struct jcf_arena *a)
+{
+	return a->taken;
+}
+
+void jcf_arena_free(struct jcf_arena *a)
+{
+	if (!a)
+		return;
+	arena_reset(a, (struct arena_mark){ NULL, 0, 0 });
+	free(a->exc);
+	free(a->lines);
+	free(a);
+}
+
+/* N bytes, 8-aligned.  Under ASan each block is a chunk of its own, so
+ * that its bounds are checked as a malloc's are. */
+static void *arena_take(struct jcf_arena *a, size_t n)
+{
+	size_t at = (a->used + 7) & ~(size_t)7;
+#ifdef __SANITIZE_ADDRESS__
+	at = SIZE_MAX;
+#endif
+	if (!a->top || at > a->top->size || n > a->top->size - at) {
+		size_t size = n > a->next_size ? n : a->next_size;
+#ifdef __SANITIZE_ADDRESS__
+		size = n;
+#endif
+		if (size > SIZE_MAX - sizeof(struct chunk))
+			return NULL;
+		struct chunk *c = malloc(sizeof(*c) + size);
+		if (!c)
+			return NULL;
+		c->prev = a->top;
+		c->size = size;
+		a->top = c;
+		if (a->next_size < CHUNK_MAX)
+			a->next_size *= 2;
+		at = a->used = 0;
+	}
+	a->taken += at + n - a->used;
+	a->used = at + n;
+	return (char *)(a->top + 1) + at;
+}
 
 static const char *const errstr[] = {
 	[0] = "success",
@@ -227,8 +341,9 @@ static void read_utf8_text(struct cursor *c, size_t n)
 	c->pos += n;
 }
 
-/* Bytes after the tag by tag, 0 for none (see jcf_cp_entry_size). */
-static const int8_t entry_size[JCF_CONSTANT_Package + 1] = {
+/* Bytes after the tag by tag, 0 for none (see jcf_cp_entry_size); a
+ * slot for every byte, so that read_entries looks a tag up unchecked. */
+static const int8_t entry_size[256] = {
 	[JCF_CONSTANT_Utf8] = -1,
 	[JCF_CONSTANT_Class] = 2, [JCF_CONSTANT_String] = 2,
 	[JCF_CONSTANT_MethodType] = 2, [JCF_CONSTANT_Module] = 2,
@@ -314,9 +429,10 @@ static int read_cpe(struct cursor *c, struct jcf *cf, unsigned i)
 	return 0;
 }
 
+/* tags[0] is 0 (read_cpool), so index 0 needs no test of its own. */
 static int cp_tag(const struct jcf *cf, unsigned idx)
 {
-	return idx > 0 && idx < cf->ncp ? cf->tags[idx] : 0;
+	return idx < cf->ncp ? cf->tags[idx] : 0;
 }
 
 /* The pool's copy of the entry IDX after its tag, for a Utf8 or a
@@ -464,7 +580,7 @@ static void keep_pool(struct cursor *c, struct jcf *cf)
 	if (c->err)
 		return;
 	size_t n = c->pos - CP_START;
-	char *pool = cf->pool = malloc(n + 1);
+	char *pool = cf->pool = arena_take(c->arena, n + 1);
 	if (!pool) {
 		fail(c, java_err_nomem, c->pos, "constant pool bytes");
 		return;
@@ -543,7 +659,7 @@ static int read_entries(struct cursor *c, struct jcf *cf)
 		if (len - pos < 9)
 			return 0;
 		unsigned tag = p[0];
-		int size = cpe_size(tag);
+		int size = entry_size[tag];
 		if (!size)
 			return 0;
 		tags[i] = (uint8_t)tag;
@@ -588,7 +704,8 @@ static void read_cpool(struct cursor *c, struct jcf *cf)
 	}
 	/* One block: the entries, then their tags; each entry is written
 	 * as it is read (an unusable slot as zeros), not cleared first. */
-	cf->cp = malloc(cf->ncp * (sizeof(*cf->cp) + sizeof(*cf->tags)));
+	cf->cp = arena_take(c->arena,
+			    cf->ncp * (sizeof(*cf->cp) + sizeof(*cf->tags)));
 	if (!cf->cp) {
 		fail(c, java_err_nomem, c->pos, "constant pool");
 		return;
@@ -692,8 +809,9 @@ static int lines_sorted(const struct jcf_line *l, uint32_t n)
 	return 1;
 }
 
-/* Append a LineNumberTable to M's lines, which end cf->line_tab.  Its
- * length is checked once, so the entries are read from the bytes. */
+/* Append a LineNumberTable to M's lines, which end cf->line_tab (the
+ * arena's scratch table).  Its length is checked once, so the entries
+ * are read from the bytes. */
 static void read_lines(struct cursor *c, struct jcf *cf, struct jcf_method *m,
 		       size_t end)
 {
@@ -709,13 +827,14 @@ static void read_lines(struct cursor *c, struct jcf *cf, struct jcf_method *m,
 		return;
 	size_t at = cf->line_count + m->nlines;
 	/* room for the last, at + n - 1 */
-	if (at + n > cf->line_cap && /* a call only to grow */
-	    jpb_grow((void **)&cf->line_tab, &cf->line_cap, at + n - 1,
-		     sizeof(*cf->line_tab))) {
+	struct jcf_arena *a = c->arena;
+	if (at + n > a->lines_cap && /* a call only to grow */
+	    jpb_grow((void **)&a->lines, &a->lines_cap, at + n - 1,
+		     sizeof(*a->lines))) {
 		fail(c, java_err_nomem, c->pos, "line numbers");
 		return;
 	}
-	struct jcf_line *l = cf->line_tab + at;
+	struct jcf_line *l = (cf->line_tab = a->lines) + at;
 	const uint8_t *p = c->p + c->pos;
 	for (unsigned i = 0; i < n; i++, p += 4) {
 		l[i].start_pc = be16(p);
@@ -738,12 +857,13 @@ static void read_exc_table(struct cursor *c, struct jcf *cf,
 	m->nexc = u2(c, "exception_table_length");
 	if (!need(c, (size_t)m->nexc * 8, "exception_table") || !m->nexc)
 		return;
-	if (jpb_grow((void **)&cf->exc_tab, &cf->exc_cap,
-		     cf->exc_count + m->nexc - 1, sizeof(*cf->exc_tab))) {
+	struct jcf_arena *a = c->arena;
+	if (jpb_grow((void **)&a->exc, &a->exc_cap,
+		     cf->exc_count + m->nexc - 1, sizeof(*a->exc))) {
 		fail(c, java_err_nomem, c->pos, "exception table");
 		return;
 	}
-	struct jcf_exc *x = cf->exc_tab + cf->exc_count;
+	struct jcf_exc *x = (cf->exc_tab = a->exc) + cf->exc_count;
 	for (unsigned i = 0; i < m->nexc; i++, c->pos += 8) {
 		const uint8_t *p = c->p + c->pos;
 		x[i].start_pc = be16(p);
@@ -953,7 +1073,7 @@ static void keep_code(struct cursor *c, struct jcf *cf)
 		total += cf->methods[i].code_length;
 	if (!total)
 		return;
-	cf->code = malloc(total);
+	cf->code = arena_take(c->arena, total);
 	if (!cf->code) {
 		fail(c, java_err_nomem, c->pos, "code");
 		return;
@@ -968,24 +1088,34 @@ static void keep_code(struct cursor *c, struct jcf *cf)
 	}
 }
 
-/* The tables are complete: trim them and point each method at its own
- * run (they were appended in method order). */
+/* Copy of the N elements of SIZE bytes at V into C's arena, or NULL
+ * for none (or the failure). */
+static void *keep_table(struct cursor *c, const void *v, size_t n, size_t size)
+{
+	if (!n)
+		return NULL;
+	void *copy = arena_take(c->arena, n * size);
+	if (!copy) {
+		fail(c, java_err_nomem, c->pos, "exception or line table");
+		return NULL;
+	}
+	return memcpy(copy, v, n * size);
+}
+
+/* The tables are complete: copy them out of the arena's scratch tables
+ * and point each method at its own run (they were appended in method
+ * order). */
 static void place_tables(struct cursor *c, struct jcf *cf)
 {
 	size_t exc_at = 0, line_at = 0;
 	if (c->err)
 		return;
-	/* A failed trim keeps the larger block. */
-	if (cf->exc_count && cf->exc_count < cf->exc_cap) {
-		void *v = realloc(cf->exc_tab,
-				  cf->exc_count * sizeof(*cf->exc_tab));
-		cf->exc_tab = v ? v : cf->exc_tab;
-	}
-	if (cf->line_count && cf->line_count < cf->line_cap) {
-		void *v = realloc(cf->line_tab,
-				  cf->line_count * sizeof(*cf->line_tab));
-		cf->line_tab = v ? v : cf->line_tab;
-	}
+	cf->exc_tab = keep_table(c, cf->exc_tab, cf->exc_count,
+				 sizeof(*cf->exc_tab));
+	cf->line_tab = keep_table(c, cf->line_tab, cf->line_count,
+				  sizeof(*cf->line_tab));
+	if (c->err)
+		return;
 	for (unsigned i = 0; i < cf->nmethods; i++) {
 		struct jcf_method *m = &cf->methods[i];
 		m->exc = m->nexc ? cf->exc_tab + exc_at : NULL;
@@ -1003,9 +1133,10 @@ static void read_methods(struct cursor *c, struct jcf *cf)
 	/* One block: the methods, then their name hashes and name table;
 	 * each method is cleared as it is read, not before. */
 	size_t ntab = name_tab_size(cf->nmethods);
-	cf->methods = malloc(cf->nmethods *
-			     (sizeof(*cf->methods) + sizeof(*cf->name_hash)) +
-			     ntab * sizeof(*cf->name_tab));
+	cf->methods = arena_take(c->arena,
+				 cf->nmethods * (sizeof(*cf->methods) +
+						 sizeof(*cf->name_hash)) +
+				 ntab * sizeof(*cf->name_tab));
 	if (!cf->methods) {
 		fail(c, java_err_nomem, c->pos, "methods");
 		cf->nmethods = 0;
@@ -1042,12 +1173,13 @@ static void read_bootstrap(struct cursor *c, struct jcf *cf, size_t end)
 	 * attribute length bounds the argument total. */
 	if (!need(c, (size_t)cf->nbsm * 4, "bootstrap_methods") || !cf->nbsm)
 		return;
-	cf->bsm = calloc(cf->nbsm, sizeof(*cf->bsm));
-	cf->bsm_args = malloc(end - c->pos + 1);
+	cf->bsm = arena_take(c->arena, cf->nbsm * sizeof(*cf->bsm));
+	cf->bsm_args = arena_take(c->arena, end - c->pos + 1);
 	if (!cf->bsm || !cf->bsm_args) {
 		fail(c, java_err_nomem, c->pos, "bootstrap methods");
 		return;
 	}
+	memset(cf->bsm, 0, cf->nbsm * sizeof(*cf->bsm));
 	uint16_t *args = cf->bsm_args;
 	for (unsigned i = 0; i < cf->nbsm && !c->err; i++) {
 		size_t off = c->pos;
@@ -1142,7 +1274,8 @@ static void read_class(struct cursor *c, struct jcf *cf)
 	if (!need(c, (size_t)cf->nifaces * 2, "interfaces"))
 		return;
 	if (cf->nifaces) {
-		cf->ifaces = calloc(cf->nifaces, sizeof(*cf->ifaces));
+		cf->ifaces = arena_take(c->arena,
+					cf->nifaces * sizeof(*cf->ifaces));
 		if (!cf->ifaces) {
 			fail(c, java_err_nomem, c->pos, "interfaces");
 			return;
@@ -1159,22 +1292,49 @@ static void read_class(struct cursor *c, struct jcf *cf)
 		     c->len - c->pos);
 }
 
+int jcf_parse_in(struct jcf_arena *a, struct jcf **out, const uint8_t *data,
+		 size_t len, struct java_diag *diag)
+{
+	if (!a || !out || (!data && len))
+		return java_err_invalid;
+	*out = NULL;
+	struct arena_mark m = arena_mark(a);
+	struct jcf *cf = arena_take(a, sizeof(*cf));
+	if (!cf)
+		return java_err_nomem;
+	*cf = (struct jcf){ .arena = a, .start = m };
+	struct cursor c = { .p = data, .len = len, .diag = diag, .arena = a };
+	read_class(&c, cf);
+	if (c.err) {
+		arena_reset(a, m);
+		return c.err;
+	}
+	a->last = cf;
+	*out = cf;
+	return java_ok;
+}
+
 int jcf_parse(struct jcf **out, const uint8_t *data, size_t len,
 	      struct java_diag *diag)
 {
+	struct jcf_arena *a;
 	if (!out || (!data && len))
 		return java_err_invalid;
 	*out = NULL;
-	struct jcf *cf = calloc(1, sizeof(*cf));
-	if (!cf)
-		return java_err_nomem;
-	struct cursor c = { .p = data, .len = len, .diag = diag };
-	read_class(&c, cf);
-	if (c.err) {
-		jcf_free(cf);
-		return c.err;
+	int err = jcf_arena_alloc(&a);
+	if (!err)
+		err = jcf_parse_in(a, out, data, len, diag);
+	if (err) {
+		jcf_arena_free(a);
+		return err;
 	}
-	*out = cf;
+	(*out)->own = a;
+	/* a class alone keeps no room for another's tables */
+	free(a->exc);
+	free(a->lines);
+	a->exc = NULL;
+	a->lines = NULL;
+	a->exc_cap = a->lines_cap = 0;
 	return java_ok;
 }
 
@@ -1182,16 +1342,13 @@ void jcf_free(struct jcf *cf)
 {
 	if (!cf)
 		return;
-	free(cf->exc_tab);
-	free(cf->line_tab);
-	free(cf->methods); /* with name_hash and name_tab */
-	free(cf->bsm);
-	free(cf->bsm_args);
-	free(cf->ifaces);
-	free(cf->cp);
-	free(cf->code);
-	free(cf->pool);
-	free(cf);
+	struct jcf_arena *a = cf->arena;
+	if (cf->own) {
+		jcf_arena_free(cf->own);
+	} else if (a->last == cf) { /* e.g. a class the hierarchy had */
+		a->last = NULL;
+		arena_reset(a, cf->start);
+	}
 }
 
 /* ---- accessors ---------------------------------------------------------- */

@@ -164,6 +164,22 @@ int jcf_parse(struct jcf **out, const uint8_t *data, size_t len,
 	      struct java_diag *diag);
 void jcf_free(struct jcf *cf);
 
+/* Room for the parts of many class files: a program keeps thousands
+ * (jython: 4 206 classes), and a block for each part cost a malloc at
+ * the parse and a free at the end, ten a class.  An arena is freed
+ * whole, with every jcf parsed into it. */
+struct jcf_arena;
+int jcf_arena_alloc(struct jcf_arena **out);
+void jcf_arena_free(struct jcf_arena *a);
+/* The bytes A's classes take. */
+size_t jcf_arena_size(const struct jcf_arena *a);
+/* jcf_parse with *OUT and its parts in A: they live until A is freed.
+ * jcf_free(*OUT) gives their room back while *OUT is the last class
+ * parsed into A, and does nothing after that.  A failed parse leaves
+ * A as it was. */
+int jcf_parse_in(struct jcf_arena *a, struct jcf **out, const uint8_t *data,
+		 size_t len, struct java_diag *diag);
+
 void jcf_version(const struct jcf *cf, unsigned *major, unsigned *minor);
 uint16_t jcf_access_flags(const struct jcf *cf);
 const char *jcf_this_class(const struct jcf *cf);

@@ -766,6 +766,119 @@ static void test_find_many_methods(void **state)
 	}
 }
 
+/* A class of tables E and L, one method, parsed into A. */
+static struct jcf *parse_tables_in(struct jcf_arena *a, const char *name,
+				   const struct jb_exc *e, uint16_t *l,
+				   unsigned nl)
+{
+	static const uint8_t code[] = { 0x03, 0x3c, 0x1b, 0x3c, 0xb1 };
+	struct jb j;
+	size_t len;
+	jb_init(&j, name, "java/lang/Object", 0x421);
+	jb_method(&j, 9, "a", "()V", code, sizeof(code), e, 1, l, nl);
+	uint8_t *data = jb_finish(&j, &len);
+	struct jcf *cf;
+	assert_int_equal(jcf_parse_in(a, &cf, data, len, NULL), java_ok);
+	free(data);
+	return cf;
+}
+
+/* Classes of one arena keep their own tables (gathered in the arena's
+ * scratch tables, which the next class reuses), survive a failed parse
+ * and a class given back after them, and span chunks; a failed parse
+ * takes no room, and only the last class gives its room back. */
+static void test_shared_arena(void **state)
+{
+	(void)state;
+	struct jb_exc e1[] = { { 0, 4, 4, "java/lang/Error" } };
+	struct jb_exc e2[] = { { 1, 3, 2, NULL } };
+	uint16_t l1[] = { 0, 10, 2, 11 }, l2[] = { 4, 21, 0, 20, 3, 22 };
+	struct jcf_arena *a;
+	assert_int_equal(jcf_arena_alloc(&a), java_ok);
+	assert_int_equal(jcf_arena_size(a), 0);
+	struct jcf *x = parse_tables_in(a, "X", e1, l1, 2);
+	size_t after_x = jcf_arena_size(a);
+	assert_true(after_x > 0);
+
+	size_t len;
+	uint8_t *rich = rich_class(&len);
+	struct jcf *bad;
+	struct java_diag d = { 0 };
+	assert_int_equal(jcf_parse_in(a, &bad, rich, len - 1, &d),
+			 java_err_truncated);
+	assert_null(bad);
+	assert_int_equal(jcf_arena_size(a), after_x);
+
+	struct jcf *y = parse_tables_in(a, "Y", e2, l2, 3);
+	jcf_free(x); /* not the last: kept */
+	assert_int_equal(jcf_arena_size(a) > after_x, 1);
+	/* 300 rich classes take more than a chunk's 256 KB */
+	struct jcf *many[300];
+	for (unsigned i = 0; i < 300; i++)
+		assert_int_equal(jcf_parse_in(a, &many[i], rich, len, NULL),
+				 java_ok);
+	free(rich);
+	size_t full = jcf_arena_size(a);
+	assert_true(full > (256u << 10));
+	jcf_free(many[299]); /* the last: its room given back */
+	size_t less = jcf_arena_size(a);
+	assert_true(less < full);
+	jcf_free(many[298]); /* now no class is the last */
+	assert_int_equal(jcf_arena_size(a), less);
+
+	const struct jcf_method *mx = jcf_method(x, 0), *my = jcf_method(y, 0);
+	assert_string_equal(jcf_this_class(x), "X");
+	assert_string_equal(mx->exc[0].catch_class, "java/lang/Error");
+	assert_int_equal(mx->nlines, 2);
+	assert_int_equal(jcf_line_at(mx, 3), 11);
+	assert_string_equal(jcf_this_class(y), "Y");
+	assert_int_equal(my->exc[0].start_pc, 1);
+	assert_null(my->exc[0].catch_class);
+	assert_int_equal(my->nlines, 3);
+	assert_int_equal(jcf_line_at(my, 0), 20);
+	assert_int_equal(jcf_line_at(my, 4), 21);
+	for (unsigned i = 0; i < 298; i++) {
+		const struct jcf_method *m = jcf_method(many[i], 0);
+		assert_string_equal(jcf_this_class(many[i]), "pkg/Rich");
+		assert_memory_equal(m->code, rich_code, sizeof(rich_code));
+		assert_int_equal(jcf_line_at(m, 4), 12);
+	}
+	jcf_arena_free(a);
+}
+
+/* Failed parses between good ones, in one arena: each gives back only
+ * its own room, so the good classes stay whole (under ASan a block
+ * given back too many would be a use after free). */
+static void test_arena_failures(void **state)
+{
+	(void)state;
+	size_t len;
+	uint8_t *rich = rich_class(&len);
+	struct jcf_arena *a;
+	struct jcf *kept[64];
+	unsigned nkept = 0;
+	assert_int_equal(jcf_arena_alloc(&a), java_ok);
+	for (size_t n = 0; n < len; n++) {
+		struct jcf *cf;
+		size_t before = jcf_arena_size(a);
+		assert_int_not_equal(jcf_parse_in(a, &cf, rich, n, NULL), java_ok);
+		assert_int_equal(jcf_arena_size(a), before);
+		if (n % 16 == 0 && nkept < 64)
+			assert_int_equal(jcf_parse_in(a, &kept[nkept++], rich,
+						      len, NULL), java_ok);
+	}
+	free(rich);
+	for (unsigned i = 0; i < nkept; i++) {
+		const struct jcf_method *m = jcf_method(kept[i], 0);
+		assert_string_equal(jcf_this_class(kept[i]), "pkg/Rich");
+		assert_string_equal(jcf_source_file(kept[i]), "Rich.java");
+		assert_memory_equal(m->code, rich_code, sizeof(rich_code));
+		assert_string_equal(m->exc[0].catch_class, "java/lang/Exception");
+		assert_int_equal(jcf_line_at(m, 2), 11);
+	}
+	jcf_arena_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -786,6 +899,8 @@ int main(void)
 		cmocka_unit_test(test_param_slots),
 		cmocka_unit_test(test_name_hash_every_byte),
 		cmocka_unit_test(test_find_many_methods),
+		cmocka_unit_test(test_shared_arena),
+		cmocka_unit_test(test_arena_failures),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -506,6 +506,19 @@ static void select_chain(struct jhier *h, uint32_t s, const struct selq *q,
 			 uint32_t *decl, const struct jcf_method **m)
 {
 	uint32_t gen = q->gen;
+	struct jclass *c0 = &h->cls[s];
+	/* Most receivers of a selection over subtypes do not declare NAME
+	 * (its hash bit is clear) and their superclass has its answer
+	 * already: the loops below would find just that, at ~100
+	 * instructions a class (jython: 86 k selections, 9 M). */
+	if (c0->mark[MARK_SELECT] != gen &&
+	    !(c0->name_bits >> (q->hash & 63) & 1) && c0->super != NONE &&
+	    h->n > 1 && h->cls[c0->super].mark[MARK_SELECT] == gen) {
+		c0->mark[MARK_SELECT] = gen;
+		*decl = c0->sel_decl = h->cls[c0->super].sel_decl;
+		*m = c0->sel_m = h->cls[c0->super].sel_m;
+		return;
+	}
 	uint32_t ci = s, depth = 0;
 	*decl = NONE;
 	*m = NULL;

@@ -231,6 +231,18 @@ static int late_fault(const uint8_t *code, uint32_t bci)
 	return op > 0xc9 || (op == JBC_WIDE && !wide_ok(code[bci + 1]));
 }
 
+/* The length of the instruction at BCI when its opcode's length is
+ * fixed, the code holds it and its opcode is no later than jsr_w, so
+ * that nothing insn_fault tests rejects it (its kind is then the
+ * table's); 0 for the careful path.  Most instructions are such, and
+ * the careful tests cost ~20 instructions each in every walk. */
+static inline uint32_t plain_len(const uint8_t *code, uint32_t len, uint32_t bci)
+{
+	uint8_t op = code[bci];
+	uint32_t n = jbc_table[op].length; /* 0: variable or undefined */
+	return n && n <= len - bci && op <= 0xc9 ? n : 0;
+}
+
 /* What the first walk finds: how many instructions there are, room
  * enough for their normal successors (a ret may return after every
  * jsr), and the first instruction that insn_fault rejects though its
@@ -251,12 +263,15 @@ static int scan(struct builder *b, struct shape *s)
 	size_t njsr = 0, nret = 0;
 	*s = (struct shape){ .late = -1 };
 	for (uint32_t bci = 0; bci < len; s->ninsn++) {
-		int n = jbc_length(code, len, bci);
-		if (n <= 0)
-			return insn_bad(b, bci);
-		if (s->late < 0 && late_fault(code, bci))
-			s->late = bci;
-		unsigned kind = kind_at(code, bci);
+		int n = (int)plain_len(code, len, bci);
+		unsigned kind = jbc_table[code[bci]].kind;
+		if (!n) {
+			if ((n = jbc_length(code, len, bci)) <= 0)
+				return insn_bad(b, bci);
+			if (s->late < 0 && late_fault(code, bci))
+				s->late = bci;
+			kind = kind_at(code, bci);
+		}
 		njsr += kind == JBC_JSR;
 		nret += kind == JBC_RET;
 		s->nsucc += (size_t)falls_through(kind) + branches(kind);
@@ -382,9 +397,12 @@ static int fill(struct builder *b)
 		/* field by field (a compound literal was built aside and
 		 * copied); block is make_blocks' */
 		in->bci = (uint16_t)bci;
-		in->len = (uint16_t)jbc_length(code, len, bci);
+		/* scan checked every instruction: a fixed length is the
+		 * table's */
+		uint32_t ilen = jbc_table[op].length;
+		in->len = (uint16_t)(ilen ? ilen : (uint32_t)jbc_length(code, len, bci));
 		in->op = op;
-		in->kind = (uint8_t)kind_at(code, bci);
+		in->kind = (uint8_t)(op == JBC_WIDE ? kind_at(code, bci) : jbc_table[op].kind);
 		in->wide_op = op == JBC_WIDE ? code[bci + 1] : 0;
 		in->can_throw = (uint8_t)can_throw(op);
 		in->cp_index = cp_operand(code, bci, op);
@@ -700,11 +718,12 @@ static int check(const struct jcf_method *m, uint64_t *starts)
 	uint16_t jumps[CHECK_JUMPS];
 	memset(starts, 0, ((len + 63) / 64) * sizeof(*starts));
 	for (uint32_t bci = 0; bci < len;) {
-		int n;
-		if (!insn_ok(code, len, bci, &n))
+		int n = (int)plain_len(code, len, bci);
+		/* the last instruction may fall off the end */
+		if ((!n || bci + (uint32_t)n == len) && !insn_ok(code, len, bci, &n))
 			return java_err_bad_code;
 		starts[bci >> 6] |= 1ull << (bci & 63);
-		unsigned kind = jbc_info(code[bci])->kind;
+		unsigned kind = jbc_table[code[bci]].kind;
 		if (kind == JBC_SWITCH || branches(kind)) {
 			if (njumps < CHECK_JUMPS)
 				jumps[njumps] = (uint16_t)bci;

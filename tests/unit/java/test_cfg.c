@@ -409,6 +409,49 @@ static void test_bad_code(void **state)
 	assert_int_equal(jcfg_build(NULL, &none, NULL), java_err_invalid);
 }
 
+/* Random code over opcodes of every shape (fixed lengths, wide, ret,
+ * switches, branches, reserved and undefined opcodes, returns), operand
+ * bytes small so that targets often land in the code: jcfg_check says
+ * what jcfg_build does, and a built instruction has the length and kind
+ * the opcode table and jbc_length give (the walks take fixed lengths
+ * from the table without the careful tests). */
+static void test_check_agrees_random(void **state)
+{
+	(void)state;
+	static const uint8_t ops[] = { 0x00, 0x03, 0x10, 0x11, 0x12, 0x15,
+		0x2a, 0x57, 0x84, 0x99, 0xa7, 0xa8, 0xa9, 0xaa, 0xab, 0xac,
+		0xb1, 0xb6, 0xb9, 0xba, 0xbf, 0xc4, 0xc8, 0xc9, 0xca, 0xcb,
+		0xfe };
+	uint64_t x = 88172645463325252ull;
+	uint8_t code[48];
+	unsigned built = 0;
+	for (int it = 0; it < 200000; it++) {
+		for (size_t i = 0; i < sizeof(code); i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			code[i] = x % 3 ? (uint8_t)(x >> 8) % 8 :
+					   ops[(x >> 8) % sizeof(ops)];
+		}
+		size_t len = 1 + (size_t)(x >> 40) % sizeof(code);
+		if (x >> 32 & 1)
+			code[len - 1] = 0xb1; /* most often well ended */
+		struct jcf_method m = method(code, len);
+		struct jcfg *g = NULL;
+		int want = jcfg_build(&g, &m, NULL);
+		assert_int_equal(jcfg_check(&m), want);
+		for (uint32_t i = 0; g && i < jcfg_insn_count(g); i++) {
+			const struct jcfg_insn *in = jcfg_insn(g, i);
+			uint8_t op = code[in->bci];
+			unsigned kind = op == 0xc4 && code[in->bci + 1] == 0xa9 ?
+				JBC_RET : jbc_info(op)->kind;
+			assert_int_equal(in->len, jbc_length(code, len, in->bci));
+			assert_int_equal(in->kind, kind);
+		}
+		built += g != NULL;
+		jcfg_free(g);
+	}
+	assert_true(built > 1000); /* the walks' good paths were taken */
+}
+
 /* jcfg_check lists the jumps it meets and checks their targets after
  * its walk, or walks the code again when there are more than it lists:
  * on either side of that count, a goto into the middle of an
@@ -452,6 +495,7 @@ int main(void)
 		cmocka_unit_test(test_lines),
 		cmocka_unit_test(test_code_size),
 		cmocka_unit_test(test_check_many_jumps),
+		cmocka_unit_test(test_check_agrees_random),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -376,6 +376,40 @@ static void test_cycles(void **state)
 	jhier_free(h);
 }
 
+/* A receiver whose superclass was answered earlier in the same selection
+ * takes its answer (select_quick), but where that answer is no method it
+ * still looks for the most specific default itself: Q inherits nothing
+ * for d from P, which gets I.d, and its own interface K gives K.d. */
+static void test_default_below_answered(void **state)
+{
+	(void)state;
+	struct jhier *h;
+	struct jb j;
+	assert_int_equal(jhier_alloc(&h), 0);
+	jb_init(&j, "java/lang/Object", NULL, 0x21);
+	add(h, &j, 0, 0);
+	jb_init(&j, "I", "java/lang/Object", 0x0601);
+	jb_method(&j, 1, "d", "()V", ret, 1, NULL, 0, NULL, 0);
+	add(h, &j, 0, 0);
+	/* P before K: I's subtypes are walked P, Q, K, so that P is
+	 * answered before Q */
+	jb_init(&j, "P", "java/lang/Object", 0x21);
+	jb_iface(&j, "I");
+	add(h, &j, 0, 0);
+	jb_init(&j, "K", "java/lang/Object", 0x0601);
+	jb_iface(&j, "I");
+	jb_method(&j, 1, "d", "()V", ret, 1, NULL, 0, NULL, 0);
+	add(h, &j, 0, 0);
+	jb_init(&j, "Q", "P", 0x21);
+	jb_iface(&j, "K");
+	add(h, &j, 0, 0);
+	jb_init(&j, "Caller2", "java/lang/Object", 0x21);
+	uint16_t i_d = jb_ref(&j, 11, "I", "d", "()V");
+	add(h, &j, 0, 0);
+	expect_targets(h, "Caller2", JBC_INVOKE_INTERFACE, i_d, "I.d K.d", 0);
+	jhier_free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -385,6 +419,7 @@ int main(void)
 		cmocka_unit_test(test_exact_and_special),
 		cmocka_unit_test(test_loaders),
 		cmocka_unit_test(test_cycles),
+		cmocka_unit_test(test_default_below_answered),
 		cmocka_unit_test_setup_teardown(test_targets_after_adding,
 						setup, teardown),
 	};

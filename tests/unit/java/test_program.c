@@ -324,6 +324,56 @@ static void test_call_cache(void **state)
 	jprog_free(p);
 }
 
+/* Candidates are kept in chunks of room for many sites: 1500 sites,
+ * more than a chunk holds, each get their own room that stays theirs
+ * when asked again, and the chunks go with the classes' next change. */
+static void test_call_chunks(void **state)
+{
+	(void)state;
+	enum { NSITES = 1500 };
+	static const uint8_t ret[] = { 0xb1 };
+	static uint8_t code[3 * NSITES + 1];
+	static const struct jhier_method *t[NSITES];
+	struct jprog *p;
+	struct jb j;
+	assert_int_equal(jprog_alloc(&p), 0);
+	jb_init(&j, "java/lang/Object", NULL, 0x21);
+	add_bytes(p, &j);
+	jb_init(&j, "app/Many", "java/lang/Object", 0x21);
+	uint16_t g = jb_ref(&j, 10, "app/Many", "g", "()V");
+	for (int k = 0; k < NSITES; k++) {
+		code[3 * k] = 0xb8;
+		code[3 * k + 1] = (uint8_t)(g >> 8);
+		code[3 * k + 2] = (uint8_t)g;
+	}
+	code[3 * NSITES] = 0xb1;
+	jb_method(&j, 9, "f", "()V", code, sizeof(code), NULL, 0, NULL, 0);
+	jb_method(&j, 9, "g", "()V", ret, 1, NULL, 0, NULL, 0);
+	add_bytes(p, &j);
+	const struct jcf *many = jhier_class(jprog_hier(p), "app/Many", 0);
+	const struct jcf_method *f = jcf_method_find(many, "f", "()V");
+	const struct jcf_method *gm = jcf_method_find(many, "g", "()V");
+	for (int round = 0; round < 2; round++) {
+		for (uint32_t k = 0; k < NSITES; k++) {
+			assert_int_equal(jprog_call_targets(p, many, 0, f, k,
+							    &t[k]), 1);
+			assert_ptr_equal(t[k][0].m, gm);
+			assert_true(k == 0 || t[k] != t[k - 1]);
+		}
+		for (uint32_t k = 0; k < NSITES; k++) {
+			const struct jhier_method *again;
+			assert_int_equal(jprog_call_targets(p, many, 0, f, k,
+							    &again), 1);
+			assert_ptr_equal(again, t[k]);
+			assert_ptr_equal(t[k][0].m, gm);
+		}
+		jb_init(&j, round ? "app/Other1" : "app/Other0",
+			"java/lang/Object", 0x21);
+		add_bytes(p, &j); /* drops every site's candidates */
+	}
+	jprog_free(p);
+}
+
 /* Flip one byte of the first record holding NEEDLE in DIR's jvm stream:
  * its checksum fails, its length still holds. */
 static void damage_record_with(const char *needle)
@@ -384,6 +434,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_call_cache),
+		cmocka_unit_test(test_call_chunks),
 		cmocka_unit_test(test_load_bundle),
 		cmocka_unit_test(test_load_bundle_visit),
 		cmocka_unit_test(test_load_bundle_skips_damaged_record),

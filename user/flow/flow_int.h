@@ -289,6 +289,7 @@ struct staged {
 	uint32_t rank; /* its place among FROM's successors, by evidence */
 	uint32_t link; /* its edge's (struct edge) */
 	uint8_t lost;
+	uint8_t alone; /* equals no other state of its step (flow_stage_entries) */
 };
 
 struct step {
@@ -458,6 +459,13 @@ struct flow {
 	/* flow_join_staged's scratch: chain heads, links, members */
 	uint32_t *jscratch;
 	size_t capjscratch;
+	/* flow_stage_entries' stamps by method (resolve.c): mgen when seen
+	 * in the current caller's callees; the last caller staged, and
+	 * whether callers came out of order (no state is then alone) */
+	uint32_t *mstamp;
+	size_t capmstamp;
+	uint32_t mgen, alone_last;
+	int alone_off;
 	/* the current step's states by a hash of their stacks, once it
 	 * has HIDX_MIN (flow_add_node_below): valid while hepoch is nepoch,
 	 * which every change of a step's states but an addition bumps

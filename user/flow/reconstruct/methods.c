@@ -399,6 +399,7 @@ void flow_free(struct flow *f)
 	free(f->joins);
 	free(f->jalts);
 	free(f->jscratch);
+	free(f->mstamp);
 	free(f->jreq);
 	free(f->steps);
 	free(f->hidx);

@@ -52,15 +52,24 @@ static unsigned index_of(const struct jcf *cls, const char *name)
 	return 0;
 }
 
+/* A flow over classes Mi and Mj (*P their program); skips the test
+ * without javac. */
+static struct flow *mi_mj_flow(struct jprog **p)
+{
+	static const char *const cls[] = { "Mi", "Mj" };
+	struct flow *f;
+	*p = java_fixture_program(src, cls, 2);
+	if (!*p)
+		skip();
+	assert_int_equal(flow_alloc(&f, *p, NULL), 0);
+	return f;
+}
+
 static void test_numbered_once_by_class(void **state)
 {
 	(void)state;
-	static const char *const cls[] = { "Mi", "Mj" };
-	struct jprog *p = java_fixture_program(src, cls, 2);
-	if (!p)
-		skip();
-	struct flow *f;
-	assert_int_equal(flow_alloc(&f, p, NULL), 0);
+	struct jprog *p;
+	struct flow *f = mi_mj_flow(&p);
 	struct jhier_method mi = method_of(p, "Mi", 0);
 	struct jhier_method b = method_of(p, "Mi", index_of(mi.cls, "b"));
 	struct jhier_method a = method_of(p, "Mi", index_of(mi.cls, "a"));
@@ -98,12 +107,8 @@ static void test_numbered_once_by_class(void **state)
 static void test_class_numbered_in_order(void **state)
 {
 	(void)state;
-	static const char *const cls[] = { "Mi", "Mj" };
-	struct jprog *p = java_fixture_program(src, cls, 2);
-	if (!p)
-		skip();
-	struct flow *f;
-	assert_int_equal(flow_alloc(&f, p, NULL), 0);
+	struct jprog *p;
+	struct flow *f = mi_mj_flow(&p);
 	struct jhier_method mi = method_of(p, "Mi", 0);
 	unsigned n = jcf_method_count(mi.cls), kb = index_of(mi.cls, "b");
 	assert_int_equal(n, 3); /* <init>, a, b */

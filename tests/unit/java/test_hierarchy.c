@@ -304,14 +304,21 @@ static void test_exact_and_special(void **state)
 			 java_err_bad_cpool);
 }
 
+/* A hierarchy holding java/lang/Object alone (J the builder's room). */
+static struct jhier *hier_with_object(struct jb *j)
+{
+	struct jhier *h;
+	assert_int_equal(jhier_alloc(&h), 0);
+	jb_init(j, "java/lang/Object", NULL, 0x21);
+	add(h, j, 0, 0);
+	return h;
+}
+
 static void test_loaders(void **state)
 {
 	(void)state;
-	struct jhier *h;
 	struct jb j;
-	assert_int_equal(jhier_alloc(&h), 0);
-	jb_init(&j, "java/lang/Object", NULL, 0x21);
-	add(h, &j, 0, 0);
+	struct jhier *h = hier_with_object(&j);
 	jb_init(&j, "P", "java/lang/Object", 0x21);
 	jb_method(&j, 1, "one", "()V", ret, 1, NULL, 0, NULL, 0);
 	add(h, &j, 7, 0);
@@ -383,11 +390,8 @@ static void test_cycles(void **state)
 static void test_default_below_answered(void **state)
 {
 	(void)state;
-	struct jhier *h;
 	struct jb j;
-	assert_int_equal(jhier_alloc(&h), 0);
-	jb_init(&j, "java/lang/Object", NULL, 0x21);
-	add(h, &j, 0, 0);
+	struct jhier *h = hier_with_object(&j);
 	jb_init(&j, "I", "java/lang/Object", 0x0601);
 	jb_method(&j, 1, "d", "()V", ret, 1, NULL, 0, NULL, 0);
 	add(h, &j, 0, 0);

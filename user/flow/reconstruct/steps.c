@@ -23,6 +23,16 @@ static inline __attribute__((always_inline)) int add_at(struct flow *f, const st
 static int interp_from(struct flow *f, uint32_t i, struct frame *t, uint8_t op,
 		       uint32_t from);
 
+/* The outermost frame of compiled frame T's activation (the bottom of
+ * the stack where no frame below is marked act). */
+static inline const struct frame *activation_outer(const struct frame *t)
+{
+	while (!t->act && t->up)
+		t = t->up;
+	return t;
+}
+
+
 /* The callers of join frame J a transition may go on in: f->jalts[*FIRST
  * ..*FIRST + their count); none when the transition already crossed a
  * join (one join per transition: an edge names one caller). */
@@ -70,9 +80,7 @@ static int return_to(struct flow *f, uint32_t i, struct frame *up, uint8_t op,
 static int interp_over_compiled(struct flow *f, uint32_t i, struct frame *t,
 				uint8_t op, uint32_t from)
 {
-	const struct frame *a = t;
-	while (!a->act && a->up)
-		a = a->up;
+	const struct frame *a = activation_outer(t);
 	if (flow_insn(f, t->meth, t->pos)->kind == JBC_RETURN)
 		return return_to(f, i, a->up, op, from);
 	struct frame *up = a->up, *top = NULL;
@@ -336,9 +344,7 @@ static struct frame *compiled_below(struct frame *g, uint32_t outer, int *ok,
 			g = g->up;
 			continue;
 		}
-		struct frame *a = g;
-		while (!a->act && a->up)
-			a = a->up;
+		const struct frame *a = activation_outer(g);
 		if (a->meth == outer)
 			return a->up;
 		g = a->up;
@@ -493,9 +499,7 @@ struct run_act {
 static void run_act_of(const struct frame *t, const struct jpb_decoded_slim *p,
 		       const struct jpb_decoded_frame *b, struct run_act *ra)
 {
-	const struct frame *a = t;
-	while (!a->act && a->up)
-		a = a->up;
+	const struct frame *a = activation_outer(t);
 	ra->base = a->up;
 	ra->outer = t->comp ? a->meth : FLOW_JOIN;
 	ra->outer_id = p->nframes ? b[p->nframes - 1].method_id : 0;
@@ -800,13 +804,10 @@ static struct frame *one_next(struct flow *f, struct frame *t, uint8_t op, uint3
 	if (t->comp || (t->done && flow_meth_hot(f, t->meth)[t->pos].kind == JBC_RETURN)) {
 		/* interp_over_compiled: a compiled frame that does not return
 		 * was deoptimised */
-		if (t->comp) {
-			if (flow_insn(f, t->meth, t->pos)->kind != JBC_RETURN)
-				return NULL;
-			while (!t->act && t->up) /* the activation's outermost */
-				t = t->up;
-		}
-		t = t->up; /* return_to's caller */
+		if (t->comp && flow_insn(f, t->meth, t->pos)->kind != JBC_RETURN)
+			return NULL;
+		/* return_to's caller */
+		t = t->comp ? activation_outer(t)->up : t->up;
 		if (!t || t->comp || flow_is_join(t))
 			return NULL;
 	}

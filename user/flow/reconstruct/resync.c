@@ -360,14 +360,12 @@ static void plain_kinds(uint8_t *plain)
 #define PLAIN_FUSES 0x40u
 #define PLAIN_LEN 0x07u
 
-/* Per opcode, plain_kinds' answer where the length fits PLAIN_LEN (else
- * 0), with PLAIN_FUSES for an opcode that can start a fused pair: in
+/* Per opcode, PLAIN's (plain_kinds') answer where the length fits
+ * PLAIN_LEN (else 0), with PLAIN_FUSES for an opcode that can start a fused pair: in
  * plain_run, most instructions (1..PLAIN_LEN) then need no other test
  * than their room in the code. */
-static void walk_kinds(uint8_t *walk)
+static void walk_kinds(const uint8_t *plain, uint8_t *walk)
 {
-	uint8_t plain[256];
-	plain_kinds(plain);
 	for (unsigned op = 0; op < 256; op++) {
 		unsigned pk = plain[op];
 		int fuses = op == 0x2a || op == 0x15; /* jbc_fused_pair's */
@@ -598,8 +596,8 @@ static int build_opidx(struct flow *f)
 	else
 		ls.nb = f->pairstart + 1; /* key k's blocks counted at start[k + 1] */
 	uint8_t walk[256];
-	walk_kinds(walk);
 	plain_kinds(f->plain);
+	walk_kinds(f->plain, walk);
 	for (size_t m = 0; m < nm && !err; m++) {
 		method_lists(f, (uint32_t)m, walk, &ls);
 		err = ls.err;
